@@ -1,0 +1,177 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_EVENT_EVENT_HPP
+#define LIBRETTO_EVENT_EVENT_HPP
+
+#include <libretto/event/event_actions.hpp>
+#include <libretto/event/event_type.hpp>
+#include <libretto/event/parts.hpp>
+#include <libretto/event/usage.hpp>
+
+#include <boost/json/value.hpp>
+#include <boost/uuid/random_generator.hpp>
+#include <boost/uuid/uuid_io.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace libretto {
+
+namespace detail {
+
+/// Python truthiness of a JSON value: null, false, 0, "", [] and {} are false.
+inline bool truthy(const json::value& v) noexcept {
+    switch (v.kind()) {
+    case json::kind::null: return false;
+    case json::kind::bool_: return v.get_bool();
+    case json::kind::int64: return v.get_int64() != 0;
+    case json::kind::uint64: return v.get_uint64() != 0;
+    case json::kind::double_: return v.get_double() != 0.0;
+    case json::kind::string: return !v.get_string().empty();
+    case json::kind::array: return !v.get_array().empty();
+    case json::kind::object: return !v.get_object().empty();
+    }
+    return false;
+}
+
+inline bool metadata_flag(const json::object& md, std::string_view key) noexcept {
+    auto it = md.find(key);
+    return it != md.end() && truthy(it->value());
+}
+
+} // namespace detail
+
+/// One entry of a session's append-only transcript.
+///
+/// An aggregate: construct with designated initialisers, or with `event::make`, which
+/// also fills a fresh `id` and the current `timestamp`. `sequence` is 0 until a store
+/// assigns the per-session order of truth (1, 2, 3, ...).
+struct event {
+    std::string id;
+    std::int64_t sequence = 0;
+    double timestamp = 0; ///< UTC seconds since the epoch
+    std::string invocation_id;
+    std::string session_id;
+    std::string author;
+    std::string branch; ///< dot-separated agent path, e.g. "pipeline.research.a"
+    event_type type = event_type::agent_message;
+    libretto::content content;
+    event_actions actions;
+    json::object metadata;
+    bool partial = false; ///< a streaming chunk: yielded to callers, never stored
+    std::optional<libretto::usage> usage;
+    std::optional<std::string> signature;
+    std::string signer_did;
+    std::optional<std::string> prev_signature;
+
+    // ---- construction helpers -------------------------------------------------------
+
+    /// A random UUID (version 4) in its canonical 36-character text form.
+    static std::string new_id() {
+        thread_local boost::uuids::random_generator gen;
+        return boost::uuids::to_string(gen());
+    }
+
+    /// Seconds since the epoch, now.
+    static double now() noexcept {
+        using namespace std::chrono;
+        return duration<double>(system_clock::now().time_since_epoch()).count();
+    }
+
+    /// An event of type `t` with a fresh id and the current time.
+    static event make(event_type t, std::string author = {}, libretto::content c = {}) {
+        event e;
+        e.id = new_id();
+        e.timestamp = now();
+        e.type = t;
+        e.author = std::move(author);
+        e.content = std::move(c);
+        return e;
+    }
+
+    // ---- convenience accessors (orxhestra semantics) -------------------------------
+
+    /// Concatenation of every text part (thinking and data are not text).
+    std::string text() const {
+        std::string out;
+        for (const auto& p : part_view<text_part>(content.parts)) out += p.text;
+        return out;
+    }
+
+    /// Concatenation of every thinking part.
+    std::string thinking() const {
+        std::string out;
+        for (const auto& p : part_view<thinking_part>(content.parts)) out += p.thinking;
+        return out;
+    }
+
+    /// The first data part's object, or nullptr.
+    const json::object* data() const noexcept {
+        for (const auto& p : content.parts)
+            if (auto d = std::get_if<data_part>(&p)) return &d->data;
+        return nullptr;
+    }
+
+    /// Every tool-call request, in order.
+    part_view<tool_call_part> tool_calls() const noexcept { return part_view<tool_call_part>(content.parts); }
+
+    /// Every tool response, in order.
+    part_view<tool_response_part> tool_responses() const noexcept {
+        return part_view<tool_response_part>(content.parts);
+    }
+
+    bool has_tool_calls() const noexcept { return !tool_calls().empty(); }
+
+    /// The tool name of the first tool call or tool response part, whichever comes first.
+    std::optional<std::string_view> tool_name() const noexcept {
+        for (const auto& p : content.parts) {
+            if (auto c = std::get_if<tool_call_part>(&p)) return std::string_view(c->tool_name);
+            if (auto r = std::get_if<tool_response_part>(&p)) return std::string_view(r->tool_name);
+        }
+        return std::nullopt;
+    }
+
+    /// The arguments of the first tool call, or nullptr.
+    const json::object* tool_input() const noexcept {
+        for (const auto& p : content.parts)
+            if (auto c = std::get_if<tool_call_part>(&p)) return &c->args;
+        return nullptr;
+    }
+
+    /// The first tool response's error; else, if `metadata["error"]` is truthy, the text.
+    std::optional<std::string> error() const {
+        for (const auto& r : tool_responses())
+            if (r.error) return r.error;
+        if (detail::metadata_flag(metadata, "error")) return text();
+        return std::nullopt;
+    }
+
+    /// True for an agent's final answer: a non-partial agent message without tool calls
+    /// that is neither a ReAct step nor an error, and that has text or data (or asks to
+    /// skip summarisation).
+    bool is_final_response() const {
+        if (partial) return false;
+        if (type != event_type::agent_message) return false;
+        if (has_tool_calls()) return false;
+        if (detail::metadata_flag(metadata, "react_step") || detail::metadata_flag(metadata, "error")) return false;
+        if (actions.skip_summarization.value_or(false)) return true;
+        for (const auto& p : part_view<text_part>(content.parts))
+            if (!p.text.empty()) return true;
+        const json::object* d = data();
+        return d != nullptr && !d->empty();
+    }
+
+    /// True if the event carries a compaction summary.
+    bool is_compaction() const noexcept { return actions.compaction.has_value(); }
+
+    /// True if the event carries a signature.
+    bool is_signed() const noexcept { return signature.has_value() && !signature->empty(); }
+
+    friend bool operator==(const event&, const event&) = default;
+};
+
+} // namespace libretto
+
+#endif

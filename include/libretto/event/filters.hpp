@@ -1,0 +1,328 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_EVENT_FILTERS_HPP
+#define LIBRETTO_EVENT_FILTERS_HPP
+
+// What a model gets to see of a session. Three steps, each a pure function over a
+// context_view (a list of pointers to events, never copies of stored events):
+//
+//   1. should_include_event   drops partials, lifecycle, error and scratchpad events, empty replies
+//   2. apply_compaction       shows each summary in place of the sequence range it covers
+//   3. repair_tool_pairs      drops unanswered tool calls and orphan tool responses
+//
+// make_context_view runs all three. Stored events are never modified: where a step must
+// change an event (a summary, a reply with one of its two calls removed) the view owns a
+// new event and points at it.
+
+#include <libretto/event/event.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace libretto {
+
+/// True if `e` belongs in a model's context (orxhestra's rules). Excluded: partial
+/// chunks; agent_start/agent_end; events whose `metadata["error"]` or
+/// `metadata["scratchpad"]` is truthy; agent messages with no text, no non-empty data and
+/// no tool calls. Compaction events are always kept (apply_compaction needs them), even
+/// though they carry no content of their own.
+inline bool should_include_event(const event& e) noexcept {
+    if (e.partial) return false;
+    if (e.type == event_type::agent_start || e.type == event_type::agent_end) return false;
+    if (e.is_compaction()) return true;
+    if (detail::metadata_flag(e.metadata, "error") || detail::metadata_flag(e.metadata, "scratchpad")) return false;
+    if (e.type == event_type::agent_message) {
+        for (const auto& p : e.content.parts) {
+            if (auto t = std::get_if<text_part>(&p); t && !t->text.empty()) return true;
+            if (auto d = std::get_if<data_part>(&p); d && !d->data.empty()) return true;
+            if (std::holds_alternative<tool_call_part>(p)) return true;
+        }
+        return false;
+    }
+    return true;
+}
+
+/// An ordered view of events for a model's context. It points at the caller's events
+/// (which must outlive it) and owns the few events a step had to synthesise. Move-only:
+/// moving keeps every pointer valid.
+class context_view {
+public:
+    class iterator {
+    public:
+        using iterator_category = std::random_access_iterator_tag;
+        using value_type = event;
+        using difference_type = std::ptrdiff_t;
+        using pointer = const event*;
+        using reference = const event&;
+
+        iterator() = default;
+        explicit iterator(const event* const* p) : p_(p) {}
+        reference operator*() const { return **p_; }
+        pointer operator->() const { return *p_; }
+        reference operator[](difference_type n) const { return *p_[n]; }
+        iterator& operator++() { ++p_; return *this; }
+        iterator operator++(int) { auto t = *this; ++p_; return t; }
+        iterator& operator--() { --p_; return *this; }
+        iterator operator--(int) { auto t = *this; --p_; return t; }
+        iterator& operator+=(difference_type n) { p_ += n; return *this; }
+        iterator& operator-=(difference_type n) { p_ -= n; return *this; }
+        friend iterator operator+(iterator a, difference_type n) { return a += n; }
+        friend iterator operator+(difference_type n, iterator a) { return a += n; }
+        friend iterator operator-(iterator a, difference_type n) { return a -= n; }
+        friend difference_type operator-(iterator a, iterator b) { return a.p_ - b.p_; }
+        friend bool operator==(iterator a, iterator b) { return a.p_ == b.p_; }
+        friend auto operator<=>(iterator a, iterator b) { return a.p_ <=> b.p_; }
+
+    private:
+        const event* const* p_ = nullptr;
+    };
+
+    context_view() = default;
+    context_view(context_view&&) noexcept = default;
+    context_view& operator=(context_view&&) noexcept = default;
+    context_view(const context_view&) = delete;
+    context_view& operator=(const context_view&) = delete;
+
+    /// A view of every event of `events`, in order.
+    explicit context_view(std::span<const event> events) {
+        items_.reserve(events.size());
+        for (const auto& e : events) items_.push_back(&e);
+    }
+
+    /// A view of the given events, in the given order.
+    explicit context_view(std::vector<const event*> items) : items_(std::move(items)) {}
+
+    iterator begin() const noexcept { return iterator(items_.data()); }
+    iterator end() const noexcept { return iterator(items_.data() + items_.size()); }
+    std::size_t size() const noexcept { return items_.size(); }
+    bool empty() const noexcept { return items_.empty(); }
+    const event& operator[](std::size_t i) const noexcept { return *items_[i]; }
+    const event& front() const noexcept { return *items_.front(); }
+    const event& back() const noexcept { return *items_.back(); }
+
+    /// The pointers themselves, for algorithms that want them.
+    std::span<const event* const> pointers() const noexcept { return items_; }
+
+    /// True if the i-th event was made by a step (a summary or a repaired copy), rather
+    /// than being one of the caller's events.
+    bool is_synthesized(std::size_t i) const noexcept {
+        for (const auto& o : owned_)
+            if (o.get() == items_[i]) return true;
+        return false;
+    }
+
+    /// Keeps only the events for which `pred(const event&)` is true.
+    template <class Pred>
+    context_view& filter(Pred pred) {
+        std::erase_if(items_, [&](const event* e) { return !pred(*e); });
+        return *this;
+    }
+
+    // Used by the steps: the raw item list and a way to own a synthesised event.
+    std::vector<const event*>& items() noexcept { return items_; }
+    const event* own(event e) {
+        owned_.push_back(std::make_unique<event>(std::move(e)));
+        return owned_.back().get();
+    }
+
+private:
+    std::vector<const event*> items_;
+    std::vector<std::unique_ptr<event>> owned_;
+};
+
+/// Applies should_include_event to every event of the view.
+inline context_view filter_events(context_view view) {
+    view.filter([](const event& e) { return should_include_event(e); });
+    return view;
+}
+
+/// The text a summary is shown with in a model's context.
+inline std::string summary_text(const event_compaction& c) {
+    std::string t = "[Summary of ";
+    t += std::to_string(c.event_count > 0 ? c.event_count : c.last_sequence - c.first_sequence + 1);
+    t += " earlier events]\n\n";
+    t += c.summary;
+    return t;
+}
+
+/// Replaces compacted ranges by their summaries.
+///
+/// Every event with `actions.compaction` names a sequence range [first, last]. A range
+/// contained in another is subsumed and dropped; of two identical ranges the one appended
+/// later wins. Each remaining summary is shown as a user_message (text: summary_text,
+/// metadata `compaction_summary: true`, `first_sequence`, `last_sequence`) placed where
+/// its range ended, i.e. before the first shown event whose sequence is above `last`.
+/// Partially overlapping summaries are both shown, in order of their range ends. Raw
+/// events whose sequence lies in any shown range are hidden; events without a sequence
+/// (0: not yet stored) are never hidden. The compaction events themselves are not shown
+/// in their own position. Input must be in sequence order (a session's order).
+inline context_view apply_compaction(context_view view) {
+    struct summary {
+        const event* source;
+        std::size_t position; // index in the input view: later appended wins ties
+    };
+    std::vector<summary> all;
+    for (std::size_t i = 0; i < view.size(); ++i) {
+        const auto& c = view[i].actions.compaction;
+        if (c && c->first_sequence <= c->last_sequence) all.push_back({&view[i], i});
+    }
+    auto& items = view.items();
+    if (all.empty()) {
+        std::erase_if(items, [](const event* e) { return e->is_compaction(); });
+        return view;
+    }
+
+    // Drop subsumed ranges: sort by first asc, last desc, later-appended first; a range
+    // is subsumed when an earlier one in that order reaches at least as far.
+    std::sort(all.begin(), all.end(), [](const summary& a, const summary& b) {
+        const auto& ca = *a.source->actions.compaction;
+        const auto& cb = *b.source->actions.compaction;
+        if (ca.first_sequence != cb.first_sequence) return ca.first_sequence < cb.first_sequence;
+        if (ca.last_sequence != cb.last_sequence) return ca.last_sequence > cb.last_sequence;
+        return a.position > b.position;
+    });
+    std::vector<const event*> kept;
+    std::int64_t reach = std::numeric_limits<std::int64_t>::min();
+    for (const auto& s : all) {
+        const auto& c = *s.source->actions.compaction;
+        if (c.last_sequence <= reach) continue;
+        reach = c.last_sequence;
+        kept.push_back(s.source);
+    }
+
+    // Hidden sequences: the union of kept ranges, as disjoint sorted intervals.
+    std::vector<std::pair<std::int64_t, std::int64_t>> hidden;
+    for (const event* k : kept) {
+        const auto& c = *k->actions.compaction;
+        if (!hidden.empty() && c.first_sequence <= hidden.back().second + 1)
+            hidden.back().second = std::max(hidden.back().second, c.last_sequence);
+        else
+            hidden.emplace_back(c.first_sequence, c.last_sequence);
+    }
+    auto is_hidden = [&](std::int64_t seq) {
+        if (seq <= 0) return false;
+        auto it = std::upper_bound(hidden.begin(), hidden.end(), seq,
+                                   [](std::int64_t s, const auto& iv) { return s < iv.first; });
+        return it != hidden.begin() && seq <= std::prev(it)->second;
+    };
+
+    // Materialise the summaries, in order of range end.
+    std::sort(kept.begin(), kept.end(), [](const event* a, const event* b) {
+        return a->actions.compaction->last_sequence < b->actions.compaction->last_sequence;
+    });
+    std::vector<const event*> shown;
+    shown.reserve(kept.size());
+    for (const event* k : kept) {
+        const auto& c = *k->actions.compaction;
+        event s;
+        s.id = k->id;
+        s.sequence = k->sequence;
+        s.timestamp = c.end_timestamp;
+        s.invocation_id = k->invocation_id;
+        s.session_id = k->session_id;
+        s.author = k->author;
+        s.branch = k->branch;
+        s.type = event_type::user_message;
+        s.content = content::from_text(summary_text(c));
+        s.metadata["compaction_summary"] = true;
+        s.metadata["first_sequence"] = c.first_sequence;
+        s.metadata["last_sequence"] = c.last_sequence;
+        shown.push_back(view.own(std::move(s)));
+    }
+
+    std::vector<const event*> out;
+    out.reserve(items.size() + shown.size());
+    std::size_t next = 0;
+    for (const event* e : items) {
+        if (e->is_compaction()) continue;
+        if (is_hidden(e->sequence)) continue;
+        const std::int64_t key = e->sequence > 0 ? e->sequence : std::numeric_limits<std::int64_t>::max();
+        while (next < shown.size() && kept[next]->actions.compaction->last_sequence < key)
+            out.push_back(shown[next++]);
+        out.push_back(e);
+    }
+    while (next < shown.size()) out.push_back(shown[next++]);
+    items = std::move(out);
+    return view;
+}
+
+/// Removes tool calls that have no later response, and tool responses that have no
+/// earlier call, from the view. When several responses answer one call, only the last is
+/// kept (a long-running tool's final result supersedes its interim ones). An event that
+/// loses some of its parts is replaced by a copy without them; one that loses all of its
+/// parts (and has nothing else to show) is dropped.
+inline context_view repair_tool_pairs(context_view view) {
+    auto& items = view.items();
+    struct ids {
+        std::size_t first_call = SIZE_MAX;
+        std::size_t last_response = SIZE_MAX;
+    };
+    std::unordered_map<std::string_view, ids> by_id;
+    bool any = false;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        for (const auto& p : items[i]->content.parts) {
+            if (auto c = std::get_if<tool_call_part>(&p)) {
+                auto& r = by_id[c->tool_call_id];
+                r.first_call = std::min(r.first_call, i);
+                any = true;
+            } else if (auto t = std::get_if<tool_response_part>(&p)) {
+                by_id[t->tool_call_id].last_response = i;
+                any = true;
+            }
+        }
+    }
+    if (!any) return view;
+
+    auto keep_part = [&](const part& p, std::size_t i) {
+        if (auto c = std::get_if<tool_call_part>(&p)) {
+            const auto& r = by_id.find(c->tool_call_id)->second;
+            return r.last_response != SIZE_MAX && r.last_response > i;
+        }
+        if (auto t = std::get_if<tool_response_part>(&p)) {
+            const auto& r = by_id.find(t->tool_call_id)->second;
+            return r.last_response == i && r.first_call < i;
+        }
+        return true;
+    };
+
+    std::vector<const event*> out;
+    out.reserve(items.size());
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        const event* e = items[i];
+        std::size_t dropped = 0;
+        for (const auto& p : e->content.parts)
+            if (!keep_part(p, i)) ++dropped;
+        if (dropped == 0) {
+            out.push_back(e);
+            continue;
+        }
+        event copy = *e;
+        std::vector<part> parts;
+        parts.reserve(copy.content.parts.size() - dropped);
+        for (auto& p : copy.content.parts)
+            if (keep_part(p, i)) parts.push_back(std::move(p));
+        copy.content.parts = std::move(parts);
+        // Nothing left worth showing: drop the event instead of showing an empty one.
+        if (copy.content.parts.empty()) continue;
+        if (copy.type == event_type::agent_message && !should_include_event(copy)) continue;
+        out.push_back(view.own(std::move(copy)));
+    }
+    items = std::move(out);
+    return view;
+}
+
+/// The whole pipeline: filters, then compaction, then tool-pair repair.
+inline context_view make_context_view(std::span<const event> events) {
+    return repair_tool_pairs(apply_compaction(filter_events(context_view(events))));
+}
+
+} // namespace libretto
+
+#endif

@@ -1,0 +1,32 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_SESSION_SESSION_HPP
+#define LIBRETTO_SESSION_SESSION_HPP
+
+#include <libretto/event/event.hpp>
+
+#include <boost/json/object.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace libretto {
+
+/// A conversation: its identity, its merged state view (session keys plus the app: and
+/// user: keys of its scopes) and the events a get loaded (all of them, or the tail that
+/// was asked for).
+struct session {
+    std::string id;
+    std::string app_name;
+    std::string user_id;
+    json::object state;
+    std::vector<event> events;
+    double last_update_time = 0; ///< UTC seconds since the epoch
+    /// The sequence of the newest stored event when this copy was loaded or last appended
+    /// to; stores reject appends to a copy whose revision is stale.
+    std::int64_t last_sequence = 0;
+};
+
+} // namespace libretto
+
+#endif
