@@ -1,0 +1,86 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_CONTEXT_CALLBACK_CONTEXT_HPP
+#define LIBRETTO_CONTEXT_CALLBACK_CONTEXT_HPP
+
+#include <libretto/context/readonly_context.hpp>
+#include <libretto/event/event_actions.hpp>
+
+namespace libretto {
+
+/// What callbacks (and tools) get: the invocation's state, writable, and their own
+/// event_actions. Every state write is applied to the shared state at once *and*
+/// recorded in actions().state_delta, so it is persisted with the next event the agent
+/// emits (the agent merges take_actions() into it). orxhestra drops these actions; here
+/// they are what the agent applies.
+class callback_context : public readonly_context {
+public:
+    /// Writes through to the state and the delta.
+    class state_ref {
+    public:
+        class proxy {
+        public:
+            proxy& operator=(json::value v) {
+                owner_->set(key_, std::move(v));
+                return *this;
+            }
+            const json::value* get() const noexcept { return owner_->find(key_); }
+            operator const json::value&() const {
+                static const json::value null;
+                auto p = get();
+                return p ? *p : null;
+            }
+
+        private:
+            friend class state_ref;
+            proxy(state_ref* o, std::string_view k) : owner_(o), key_(k) {}
+            state_ref* owner_;
+            std::string key_;
+        };
+
+        /// Sets `key` (null erases) in the state and records it in the delta.
+        void set(std::string_view key, json::value v) {
+            ctx_->state().set(key, v);
+            (*delta_)[key] = std::move(v);
+        }
+        void erase(std::string_view key) { set(key, nullptr); }
+        const json::value* find(std::string_view key) const noexcept { return ctx_->state().find(key); }
+        bool contains(std::string_view key) const noexcept { return find(key) != nullptr; }
+        const json::object& values() const noexcept { return ctx_->state().values(); }
+        proxy operator[](std::string_view key) { return proxy(this, key); }
+
+    private:
+        friend class callback_context;
+        state_ref(invocation_context* c, json::object* d) : ctx_(c), delta_(d) {}
+        invocation_context* ctx_;
+        json::object* delta_;
+    };
+
+    explicit callback_context(invocation_context& ctx) : readonly_context(ctx), ctx_(&ctx) {}
+
+    /// The state, writable; writes are recorded in actions().state_delta.
+    state_ref state() noexcept { return state_ref(ctx_, &actions_.state_delta); }
+    /// The state, read-only.
+    const libretto::state& state() const noexcept { return ctx_->state(); }
+
+    /// Actions to apply with the next event (transfer, escalate, skip_summarization, ...).
+    event_actions& actions() noexcept { return actions_; }
+    const event_actions& actions() const noexcept { return actions_; }
+
+    /// Hands the recorded actions over (to be merged into an event) and resets them.
+    event_actions take_actions() noexcept {
+        event_actions out = std::move(actions_);
+        actions_ = {};
+        return out;
+    }
+
+    /// The underlying context, writable.
+    invocation_context& context() noexcept { return *ctx_; }
+
+private:
+    invocation_context* ctx_;
+    event_actions actions_;
+};
+
+} // namespace libretto
+
+#endif

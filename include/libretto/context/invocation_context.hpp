@@ -1,0 +1,264 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_CONTEXT_INVOCATION_CONTEXT_HPP
+#define LIBRETTO_CONTEXT_INVOCATION_CONTEXT_HPP
+
+// The run-time state passed through every agent of one invocation (one user turn).
+//
+// Identity (ids, agent name, branch) is per context and copied by derive(); everything
+// that must be seen by the whole call tree (state, per-agent states, the long-running
+// call ids, the end-invocation switch, the session, the event callback) is shared by
+// reference between a context and everything derived from it.
+
+#include <libretto/event/event.hpp>
+#include <libretto/session/session.hpp>
+#include <libretto/session/state.hpp>
+
+#include <boost/json/object.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace libretto {
+
+/// Pushes an event to the parent stream immediately (tools and agent_tool use it).
+using event_callback = std::function<void(event)>;
+
+/// The shape of an agent tree, by name: what reset_sub_agent_states walks.
+struct agent_node {
+    std::string name;
+    std::vector<agent_node> sub_agents;
+
+    /// Depth-first search for `n`, this node included; nullptr if absent.
+    const agent_node* find(std::string_view n) const noexcept {
+        if (name == n) return this;
+        for (const auto& s : sub_agents)
+            if (auto f = s.find(n)) return f;
+        return nullptr;
+    }
+};
+
+/// How to build the root context of an invocation.
+struct invocation_options {
+    std::string invocation_id{}; ///< empty: a fresh UUID
+    std::string session_id{};
+    std::string user_id{};
+    std::string app_name{};
+    std::string agent_name{};
+    std::string branch{};
+    /// The session the invocation runs on; empty: a fresh session with the ids above.
+    std::shared_ptr<libretto::session> session{};
+    /// Initial state; empty: a copy of the session's state.
+    std::optional<json::object> state{};
+    std::optional<std::string> input_content{}; ///< the user input that started the turn
+    bool is_resumable = false;
+    json::object run_config{};
+    std::shared_ptr<const agent_node> agent_tree{};
+    libretto::event_callback event_callback{};
+};
+
+/// Which events get_events returns.
+struct event_filter {
+    bool current_branch = false;     ///< only events whose branch equals this context's
+    bool current_invocation = false; ///< only events of this invocation
+};
+
+class invocation_context {
+public:
+    explicit invocation_context(invocation_options o = {})
+        : invocation_id_(o.invocation_id.empty() ? event::new_id() : std::move(o.invocation_id)),
+          session_id_(std::move(o.session_id)), user_id_(std::move(o.user_id)), app_name_(std::move(o.app_name)),
+          agent_name_(std::move(o.agent_name)), branch_(std::move(o.branch)),
+          input_content_(std::move(o.input_content)), is_resumable_(o.is_resumable),
+          shared_(std::make_shared<shared>()) {
+        if (!o.session) {
+            o.session = std::make_shared<libretto::session>();
+            o.session->id = session_id_;
+            o.session->app_name = app_name_;
+            o.session->user_id = user_id_;
+        }
+        session_ = std::move(o.session);
+        shared_->state = libretto::state(o.state ? std::move(*o.state) : session_->state);
+        shared_->run_config = std::move(o.run_config);
+        shared_->agent_tree = std::move(o.agent_tree);
+        shared_->callback = std::move(o.event_callback);
+    }
+
+    // ---- identity ---------------------------------------------------------------------
+    const std::string& invocation_id() const noexcept { return invocation_id_; }
+    const std::string& session_id() const noexcept { return session_id_; }
+    const std::string& user_id() const noexcept { return user_id_; }
+    const std::string& app_name() const noexcept { return app_name_; }
+    const std::string& agent_name() const noexcept { return agent_name_; }
+    const std::string& branch() const noexcept { return branch_; }
+    const std::optional<std::string>& input_content() const noexcept { return input_content_; }
+    bool is_resumable() const noexcept { return is_resumable_; }
+    void set_resumable(bool r) noexcept { is_resumable_ = r; }
+
+    // ---- shared state -----------------------------------------------------------------
+    libretto::state& state() noexcept { return shared_->state; }
+    const libretto::state& state() const noexcept { return shared_->state; }
+    libretto::session& session() noexcept { return *session_; }
+    const libretto::session& session() const noexcept { return *session_; }
+    std::shared_ptr<libretto::session> session_ptr() const noexcept { return session_; }
+    const json::object& run_config() const noexcept { return shared_->run_config; }
+    const agent_node* agent_tree() const noexcept { return shared_->agent_tree.get(); }
+
+    /// Tool call ids that pause the invocation when requested (long-running tools).
+    std::set<std::string, std::less<>>& long_running_tool_ids() noexcept { return shared_->long_running; }
+    const std::set<std::string, std::less<>>& long_running_tool_ids() const noexcept { return shared_->long_running; }
+
+    // ---- derivation -------------------------------------------------------------------
+
+    /// A context for sub-agent `agent_name`: same invocation, branch extended by
+    /// `branch_suffix` (default: the agent's name) with a dot; everything shared stays shared.
+    invocation_context derive(std::string agent_name, std::string_view branch_suffix = {}) const {
+        invocation_context c = *this;
+        std::string_view suffix = branch_suffix.empty() ? std::string_view(agent_name) : branch_suffix;
+        c.branch_ = branch_.empty() ? std::string(suffix) : branch_ + "." + std::string(suffix);
+        c.agent_name_ = std::move(agent_name);
+        return c;
+    }
+
+    /// A copy whose session is new and empty (same ids, no events): the child of an
+    /// agent_tool starts without the parent's conversation. State stays shared.
+    invocation_context clear_session() const {
+        invocation_context c = *this;
+        auto fresh = std::make_shared<libretto::session>();
+        fresh->id = session_->id;
+        fresh->app_name = session_->app_name;
+        fresh->user_id = session_->user_id;
+        c.session_ = std::move(fresh);
+        return c;
+    }
+
+    // ---- history ----------------------------------------------------------------------
+
+    /// The session's events, optionally only this branch's and/or this invocation's.
+    std::vector<const event*> get_events(event_filter f = {}) const {
+        std::vector<const event*> out;
+        for (const auto& e : session_->events) {
+            if (f.current_branch && e.branch != branch_) continue;
+            if (f.current_invocation && e.invocation_id != invocation_id_) continue;
+            out.push_back(&e);
+        }
+        return out;
+    }
+
+    /// Final responses with text from earlier invocations, every branch.
+    std::vector<const event*> get_previous_final_responses() const {
+        std::vector<const event*> out;
+        for (const auto& e : session_->events)
+            if (e.invocation_id != invocation_id_ && e.is_final_response() && !e.text().empty()) out.push_back(&e);
+        return out;
+    }
+
+    // ---- per-agent execution state (composite agents) --------------------------------
+
+    /// end_of_agent: marks `name` finished and drops its state. Otherwise a given
+    /// `agent_state` is stored (and `name` is not finished); neither clears both.
+    void set_agent_state(std::string_view name, std::optional<json::object> agent_state = std::nullopt,
+                         bool end_of_agent = false) {
+        auto& s = *shared_;
+        std::string key(name);
+        if (end_of_agent) {
+            s.end_of_agents[key] = true;
+            s.agent_states.erase(key);
+        } else if (agent_state) {
+            s.agent_states[key] = std::move(*agent_state);
+            s.end_of_agents[key] = false;
+        } else {
+            s.agent_states.erase(key);
+            s.end_of_agents.erase(key);
+        }
+    }
+
+    /// The stored state of agent `name`, or nullptr.
+    const json::object* agent_state(std::string_view name) const {
+        auto it = shared_->agent_states.find(name);
+        return it == shared_->agent_states.end() ? nullptr : &it->second;
+    }
+
+    /// True if agent `name` was marked finished.
+    bool is_end_of_agent(std::string_view name) const {
+        auto it = shared_->end_of_agents.find(name);
+        return it != shared_->end_of_agents.end() && it->second;
+    }
+
+    /// Clears the state of every sub-agent of `name`, recursively (not `name` itself).
+    /// Returns false if there is no agent tree or `name` is not in it.
+    bool reset_sub_agent_states(std::string_view name) {
+        const agent_node* root = shared_->agent_tree.get();
+        const agent_node* node = root ? root->find(name) : nullptr;
+        if (!node) return false;
+        reset_below(*node);
+        return true;
+    }
+
+    // ---- control flow -----------------------------------------------------------------
+
+    /// True if the invocation is resumable and `e` requests a long-running tool call.
+    bool should_pause_invocation(const event& e) const {
+        if (!is_resumable_ || shared_->long_running.empty()) return false;
+        for (const auto& c : e.tool_calls())
+            if (shared_->long_running.contains(c.tool_call_id)) return true;
+        return false;
+    }
+
+    /// Stops the whole invocation: every agent checks this between steps. Shared by the
+    /// whole tree (orxhestra copies the flag, so a child cannot stop its parent).
+    void end_invocation() noexcept { shared_->ended = true; }
+    bool is_invocation_ended() const noexcept { return shared_->ended; }
+
+    // ---- event callback ---------------------------------------------------------------
+
+    /// The callback events are pushed through (shared by every derived context).
+    const libretto::event_callback& event_callback() const noexcept { return shared_->callback; }
+    void set_event_callback(libretto::event_callback cb) { shared_->callback = std::move(cb); }
+
+    /// Pushes `e` through the callback; false if there is none.
+    bool emit(event e) const {
+        if (!shared_->callback) return false;
+        shared_->callback(std::move(e));
+        return true;
+    }
+
+private:
+    struct shared {
+        libretto::state state;
+        std::map<std::string, json::object, std::less<>> agent_states;
+        std::map<std::string, bool, std::less<>> end_of_agents;
+        std::set<std::string, std::less<>> long_running;
+        json::object run_config;
+        std::shared_ptr<const agent_node> agent_tree;
+        libretto::event_callback callback;
+        bool ended = false;
+    };
+
+    void reset_below(const agent_node& n) {
+        for (const auto& s : n.sub_agents) {
+            set_agent_state(s.name);
+            reset_below(s);
+        }
+    }
+
+    std::string invocation_id_;
+    std::string session_id_;
+    std::string user_id_;
+    std::string app_name_;
+    std::string agent_name_;
+    std::string branch_;
+    std::optional<std::string> input_content_;
+    bool is_resumable_ = false;
+    std::shared_ptr<libretto::session> session_;
+    std::shared_ptr<shared> shared_;
+};
+
+} // namespace libretto
+
+#endif
