@@ -9,11 +9,13 @@
 //   2. apply_compaction       shows each summary in place of the sequence range it covers
 //   3. repair_tool_pairs      drops unanswered tool calls and orphan tool responses
 //
-// make_context_view runs all three. Stored events are never modified: where a step must
+// make_context_view runs all three (compaction first: same result, less work). Stored events are never modified: where a step must
 // change an event (a summary, a reply with one of its two calls removed) the view owns a
 // new event and points at it.
 
 #include <libretto/event/event.hpp>
+
+#include <boost/unordered/unordered_flat_map.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -264,51 +266,79 @@ inline context_view repair_tool_pairs(context_view view) {
         std::size_t first_call = SIZE_MAX;
         std::size_t last_response = SIZE_MAX;
     };
-    std::unordered_map<std::string_view, ids> by_id;
-    bool any = false;
+    struct ref {
+        std::size_t item;
+        const part* p;
+        const ids* slot; // flat_map values move on rehash: resolved after the scan
+        std::string_view id;
+    };
+    boost::unordered_flat_map<std::string_view, ids> by_id;
+    std::vector<ref> refs;
+    // One scan: every event is touched once; afterwards only events with tool parts are.
     for (std::size_t i = 0; i < items.size(); ++i) {
         for (const auto& p : items[i]->content.parts) {
             if (auto c = std::get_if<tool_call_part>(&p)) {
                 auto& r = by_id[c->tool_call_id];
                 r.first_call = std::min(r.first_call, i);
-                any = true;
+                refs.push_back({i, &p, nullptr, c->tool_call_id});
             } else if (auto t = std::get_if<tool_response_part>(&p)) {
                 by_id[t->tool_call_id].last_response = i;
-                any = true;
+                refs.push_back({i, &p, nullptr, t->tool_call_id});
             }
         }
     }
-    if (!any) return view;
+    if (refs.empty()) return view;
 
-    auto keep_part = [&](const part& p, std::size_t i) {
-        if (auto c = std::get_if<tool_call_part>(&p)) {
-            const auto& r = by_id.find(c->tool_call_id)->second;
-            return r.last_response != SIZE_MAX && r.last_response > i;
-        }
-        if (auto t = std::get_if<tool_response_part>(&p)) {
-            const auto& r = by_id.find(t->tool_call_id)->second;
-            return r.last_response == i && r.first_call < i;
-        }
-        return true;
+    auto keep = [](const ref& r) {
+        if (std::holds_alternative<tool_call_part>(*r.p))
+            return r.slot->last_response != SIZE_MAX && r.slot->last_response > r.item;
+        return r.slot->last_response == r.item && r.slot->first_call < r.item;
     };
+    // Items that lose at least one part, in item order.
+    std::vector<std::size_t> damaged;
+    for (auto& r : refs) {
+        r.slot = &by_id.find(r.id)->second;
+        if (!keep(r) && (damaged.empty() || damaged.back() != r.item)) damaged.push_back(r.item);
+    }
+    if (damaged.empty()) return view;
 
     std::vector<const event*> out;
     out.reserve(items.size());
+    std::size_t next_damaged = 0;
+    std::size_t next_ref = 0;
     for (std::size_t i = 0; i < items.size(); ++i) {
-        const event* e = items[i];
-        std::size_t dropped = 0;
-        for (const auto& p : e->content.parts)
-            if (!keep_part(p, i)) ++dropped;
-        if (dropped == 0) {
-            out.push_back(e);
+        while (next_ref < refs.size() && refs[next_ref].item < i) ++next_ref;
+        if (next_damaged == damaged.size() || damaged[next_damaged] != i) {
+            out.push_back(items[i]);
             continue;
         }
-        event copy = *e;
-        std::vector<part> parts;
-        parts.reserve(copy.content.parts.size() - dropped);
-        for (auto& p : copy.content.parts)
-            if (keep_part(p, i)) parts.push_back(std::move(p));
-        copy.content.parts = std::move(parts);
+        ++next_damaged;
+        const event* e = items[i];
+        event copy;
+        copy.id = e->id;
+        copy.sequence = e->sequence;
+        copy.timestamp = e->timestamp;
+        copy.invocation_id = e->invocation_id;
+        copy.session_id = e->session_id;
+        copy.author = e->author;
+        copy.branch = e->branch;
+        copy.type = e->type;
+        copy.content.role = e->content.role;
+        copy.actions = e->actions;
+        copy.metadata = e->metadata;
+        copy.partial = e->partial;
+        copy.usage = e->usage;
+        copy.signature = e->signature;
+        copy.signer_did = e->signer_did;
+        copy.prev_signature = e->prev_signature;
+        std::size_t r = next_ref;
+        for (const auto& p : e->content.parts) {
+            if (r < refs.size() && refs[r].item == i && refs[r].p == &p) {
+                if (keep(refs[r++])) copy.content.parts.push_back(p);
+            } else {
+                copy.content.parts.push_back(p);
+            }
+        }
         // Nothing left worth showing: drop the event instead of showing an empty one.
         if (copy.content.parts.empty()) continue;
         if (copy.type == event_type::agent_message && !should_include_event(copy)) continue;
@@ -318,9 +348,12 @@ inline context_view repair_tool_pairs(context_view view) {
     return view;
 }
 
-/// The whole pipeline: filters, then compaction, then tool-pair repair.
+/// The whole pipeline: what a model is shown of `events`. Compaction runs before the
+/// filters: the result is the same either way (the filters never drop a compaction event,
+/// and a summary's place depends only on the sequences of the events shown after it), and
+/// the filters then only look at the events left visible, not at the whole history.
 inline context_view make_context_view(std::span<const event> events) {
-    return repair_tool_pairs(apply_compaction(filter_events(context_view(events))));
+    return repair_tool_pairs(filter_events(apply_compaction(context_view(events))));
 }
 
 } // namespace libretto
