@@ -1,0 +1,28 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_LIBRETTO_HPP
+#define LIBRETTO_LIBRETTO_HPP
+
+// The umbrella header: everything libretto offers without optional dependencies.
+
+#include <libretto/error.hpp>
+#include <libretto/json_error.hpp>
+
+#include <libretto/event/event.hpp>
+#include <libretto/event/event_actions.hpp>
+#include <libretto/event/event_type.hpp>
+#include <libretto/event/filters.hpp>
+#include <libretto/event/json.hpp>
+#include <libretto/event/parts.hpp>
+#include <libretto/event/usage.hpp>
+
+#include <libretto/session/session.hpp>
+#include <libretto/session/state.hpp>
+
+#include <libretto/context/callback_context.hpp>
+#include <libretto/context/invocation_context.hpp>
+#include <libretto/context/readonly_context.hpp>
+
+#include <libretto/stream/event_stream.hpp>
+#include <libretto/stream/merge.hpp>
+
+#endif
