@@ -82,6 +82,14 @@ inline boost::system::error_code make_error_code(errc e) noexcept {
     return {static_cast<int>(e), error_category()};
 }
 
+/// Writes the code's message ("session is stale: ..."), for logs and test diagnostics.
+template <class Ostream>
+    requires requires(Ostream& os, const char* s) { os << s; }
+Ostream& operator<<(Ostream& os, errc e) {
+    os << error_category().message(static_cast<int>(e), nullptr, 0);
+    return os;
+}
+
 } // namespace libretto
 
 template <>

@@ -1,0 +1,156 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_SESSION_DETAIL_STORE_LOGIC_HPP
+#define LIBRETTO_SESSION_DETAIL_STORE_LOGIC_HPP
+
+// The store rules every backend shares, as pure functions: the append checks and state
+// routing, event selection for get_options, page tokens. Backends only do the I/O.
+
+#include <libretto/error.hpp>
+#include <libretto/session/session.hpp>
+#include <libretto/session/state.hpp>
+#include <libretto/session/store.hpp>
+
+#include <boost/system/result.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace libretto::detail {
+
+/// A delta routed to its scopes. app/user keys are stored without their prefix.
+struct routed_delta {
+    json::object app;     // unprefixed
+    json::object user;    // unprefixed
+    json::object session; // session keys
+    json::object temp;    // prefixed; applied to the caller only
+};
+
+inline routed_delta route_delta(const json::object& delta) {
+    routed_delta r;
+    for (const auto& kv : delta) {
+        switch (scope_of(kv.key())) {
+        case state_scope::app: r.app.emplace(unprefixed(kv.key()), kv.value()); break;
+        case state_scope::user: r.user.emplace(unprefixed(kv.key()), kv.value()); break;
+        case state_scope::temp: r.temp.emplace(kv.key(), kv.value()); break;
+        case state_scope::session: r.session.emplace(kv.key(), kv.value()); break;
+        }
+    }
+    return r;
+}
+
+/// The merged state view a get returns: session keys, then app: and user: keys prefixed.
+inline json::object merged_state(const json::object& session_state, const json::object* app_state,
+                                 const json::object* user_state) {
+    json::object out = session_state;
+    if (app_state)
+        for (const auto& kv : *app_state) out[std::string(app_prefix) + std::string(kv.key())] = kv.value();
+    if (user_state)
+        for (const auto& kv : *user_state) out[std::string(user_prefix) + std::string(kv.key())] = kv.value();
+    return out;
+}
+
+/// Checks an append and prepares the event to store. On success: the event has its
+/// sequence and session id, its state_delta holds no temp: keys, and `routed` says where
+/// each key goes. The caller's session is not touched yet (see commit_append).
+inline boost::system::error_code prepare_append(const session& caller, event& e, std::int64_t stored_last_sequence,
+                                                routed_delta& routed) {
+    if (caller.last_sequence != stored_last_sequence) return errc::stale_session;
+    if (!e.session_id.empty() && e.session_id != caller.id) return errc::invalid_argument;
+    e.session_id = caller.id;
+    if (e.id.empty()) e.id = event::new_id();
+    if (e.timestamp == 0) e.timestamp = event::now();
+    e.sequence = stored_last_sequence + 1;
+    routed = route_delta(e.actions.state_delta);
+    if (!routed.temp.empty())
+        for (const auto& kv : routed.temp) e.actions.state_delta.erase(kv.key());
+    return {};
+}
+
+/// After the store has written the event: the caller's session sees the delta (temp:
+/// keys included), the event, and the new revision.
+inline void commit_append(session& caller, event e, const routed_delta& routed) {
+    apply_delta(caller.state, e.actions.state_delta);
+    apply_delta(caller.state, routed.temp);
+    caller.last_sequence = e.sequence;
+    caller.last_update_time = e.timestamp;
+    caller.events.push_back(std::move(e));
+}
+
+/// The index range [first, last) of `events` (sorted by sequence) that `o` selects,
+/// before the timestamp filter and num_recent_events.
+inline std::pair<std::size_t, std::size_t> select_range(std::span<const event> events, const get_options& o,
+                                                        std::int64_t newest_compaction_first) {
+    std::int64_t from = 0;
+    if (o.from_sequence) from = *o.from_sequence;
+    if (o.from_newest_compaction && newest_compaction_first > 0) from = std::max(from, newest_compaction_first);
+    auto it = std::lower_bound(events.begin(), events.end(), from,
+                               [](const event& e, std::int64_t s) { return e.sequence < s; });
+    return {static_cast<std::size_t>(it - events.begin()), events.size()};
+}
+
+/// Copies the events `o` selects from a sequence-sorted span into `out`.
+inline void select_events(std::span<const event> events, const get_options& o, std::int64_t newest_compaction_first,
+                          std::vector<event>& out) {
+    out.clear();
+    if (o.num_recent_events && *o.num_recent_events == 0) return;
+    auto [first, last] = select_range(events, o, newest_compaction_first);
+    if (o.from_timestamp) {
+        std::vector<std::size_t> keep;
+        for (std::size_t i = first; i < last; ++i)
+            if (events[i].timestamp >= *o.from_timestamp) keep.push_back(i);
+        std::size_t skip = 0;
+        if (o.num_recent_events && keep.size() > *o.num_recent_events) skip = keep.size() - *o.num_recent_events;
+        out.reserve(keep.size() - skip);
+        for (std::size_t k = skip; k < keep.size(); ++k) out.push_back(events[keep[k]]);
+        return;
+    }
+    if (o.num_recent_events && last - first > *o.num_recent_events) first = last - *o.num_recent_events;
+    out.assign(events.begin() + static_cast<std::ptrdiff_t>(first), events.begin() + static_cast<std::ptrdiff_t>(last));
+}
+
+/// Page tokens are cursors: the (last_update_time, session id) of the last session of a
+/// page, in a form no caller should need to read.
+inline std::string make_page_token(double last_update, std::string_view id) {
+    char buf[64];
+    auto r = std::to_chars(buf, buf + sizeof buf, last_update);
+    std::string t(buf, r.ptr);
+    t += '|';
+    t += id;
+    return t;
+}
+
+struct page_cursor {
+    double last_update = 0;
+    std::string id;
+};
+
+inline boost::system::result<page_cursor> parse_page_token(std::string_view t) {
+    auto bar = t.find('|');
+    if (bar == std::string_view::npos) return boost::system::error_code(errc::invalid_argument);
+    page_cursor c;
+    auto r = std::from_chars(t.data(), t.data() + bar, c.last_update);
+    if (r.ec != std::errc{} || r.ptr != t.data() + bar) return boost::system::error_code(errc::invalid_argument);
+    c.id = std::string(t.substr(bar + 1));
+    if (validate_id(c.id)) return boost::system::error_code(errc::invalid_argument);
+    return c;
+}
+
+/// Newest first; ties by id, so pages are stable.
+inline bool list_before(double a_time, std::string_view a_id, double b_time, std::string_view b_id) {
+    if (a_time != b_time) return a_time > b_time;
+    return a_id < b_id;
+}
+
+inline boost::system::error_code validate_key(const session_key& k) {
+    if (auto ec = validate_id(k.app_name)) return ec;
+    if (auto ec = validate_id(k.user_id)) return ec;
+    return validate_id(k.session_id);
+}
+
+} // namespace libretto::detail
+
+#endif

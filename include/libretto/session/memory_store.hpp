@@ -1,0 +1,260 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_SESSION_MEMORY_STORE_HPP
+#define LIBRETTO_SESSION_MEMORY_STORE_HPP
+
+// memory_store: sessions in this process's memory. For tests, examples and short-lived
+// programs; everything is lost when the last copy of the store goes away. Copies of a
+// memory_store share one set of sessions; it is safe to use from several threads.
+
+#include <libretto/session/detail/post_result.hpp>
+#include <libretto/session/detail/store_logic.hpp>
+#include <libretto/session/store.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace libretto {
+
+struct memory_store_options {
+    /// Largest accepted event, as serialized JSON bytes; 0: no limit. Oversize appends
+    /// fail with errc::oversize and store nothing.
+    std::size_t max_event_bytes = 0;
+};
+
+class memory_store {
+public:
+    using executor_type = boost::asio::any_io_executor;
+
+    explicit memory_store(executor_type ex, memory_store_options o = {})
+        : ex_(std::move(ex)), data_(std::make_shared<data>()) {
+        data_->options = o;
+    }
+
+    executor_type get_executor() const { return ex_; }
+
+    // ---- synchronous core (no I/O: these are what the async operations post) ----------
+
+    boost::system::error_code create(create_options o, session& out) {
+        if (auto ec = validate_id(o.app_name)) return ec;
+        if (auto ec = validate_id(o.user_id)) return ec;
+        if (o.session_id.empty()) o.session_id = event::new_id();
+        if (auto ec = validate_id(o.session_id)) return ec;
+        auto routed = detail::route_delta(o.state);
+        std::lock_guard lock(data_->mutex);
+        auto& users = data_->apps[o.app_name];
+        auto& sessions = users.sessions[o.user_id];
+        if (sessions.contains(o.session_id)) return errc::already_exists;
+        stored s;
+        s.created = s.last_update = event::now();
+        for (auto& kv : routed.session)
+            if (!kv.value().is_null()) s.state[kv.key()] = kv.value();
+        apply_delta(users.app_state, routed.app);
+        apply_delta(users.user_state[o.user_id], routed.user);
+        out = make_session(o.app_name, o.user_id, o.session_id, s, users);
+        sessions.emplace(o.session_id, std::move(s));
+        return {};
+    }
+
+    boost::system::error_code get(const session_key& k, const get_options& o, std::optional<session>& out) const {
+        out.reset();
+        if (auto ec = detail::validate_key(k)) return ec;
+        std::lock_guard lock(data_->mutex);
+        const stored* s = find(k);
+        if (!s) return {};
+        const auto& users = data_->apps.find(k.app_name)->second;
+        out = make_session(k.app_name, k.user_id, k.session_id, *s, users);
+        detail::select_events(s->events, o, s->newest_compaction_first, out->events);
+        return {};
+    }
+
+    boost::system::error_code list(const list_options& o, list_page& out) const {
+        out = {};
+        if (auto ec = validate_id(o.app_name)) return ec;
+        if (o.user_id)
+            if (auto ec = validate_id(*o.user_id)) return ec;
+        if (o.page_size == 0 || o.page_size > 1000) return errc::invalid_argument;
+        std::optional<detail::page_cursor> cursor;
+        if (!o.page_token.empty()) {
+            auto c = detail::parse_page_token(o.page_token);
+            if (!c) return c.error();
+            cursor = std::move(*c);
+        }
+        std::lock_guard lock(data_->mutex);
+        auto app = data_->apps.find(o.app_name);
+        if (app == data_->apps.end()) return {};
+        struct row {
+            double t;
+            const std::string* user;
+            const std::string* id;
+            const stored* s;
+        };
+        std::vector<row> rows;
+        for (const auto& [user, sessions] : app->second.sessions) {
+            if (o.user_id && user != *o.user_id) continue;
+            for (const auto& [id, s] : sessions) {
+                if (cursor && !detail::list_before(cursor->last_update, cursor->id, s.last_update, id)) continue;
+                rows.push_back({s.last_update, &user, &id, &s});
+            }
+        }
+        std::sort(rows.begin(), rows.end(),
+                  [](const row& a, const row& b) { return detail::list_before(a.t, *a.id, b.t, *b.id); });
+        const std::size_t n = std::min(rows.size(), o.page_size);
+        for (std::size_t i = 0; i < n; ++i)
+            out.sessions.push_back(make_session(o.app_name, *rows[i].user, *rows[i].id, *rows[i].s, app->second));
+        if (rows.size() > n) out.next_page_token = detail::make_page_token(rows[n - 1].t, *rows[n - 1].id);
+        return {};
+    }
+
+    boost::system::error_code remove(const session_key& k) {
+        if (auto ec = detail::validate_key(k)) return ec;
+        std::lock_guard lock(data_->mutex);
+        auto app = data_->apps.find(k.app_name);
+        if (app == data_->apps.end()) return {};
+        auto user = app->second.sessions.find(k.user_id);
+        if (user == app->second.sessions.end()) return {};
+        user->second.erase(k.session_id);
+        return {};
+    }
+
+    boost::system::error_code append(session& sess, event e, std::int64_t& sequence) {
+        sequence = 0;
+        if (e.partial) return {}; // streaming chunks are never stored
+        const session_key k{sess.app_name, sess.user_id, sess.id};
+        if (auto ec = detail::validate_key(k)) return ec;
+        if (data_->options.max_event_bytes && serialized_size(e) > data_->options.max_event_bytes) return errc::oversize;
+        std::lock_guard lock(data_->mutex);
+        stored* s = find(k);
+        if (!s) return errc::not_found;
+        detail::routed_delta routed;
+        if (auto ec = detail::prepare_append(sess, e, s->last_sequence, routed)) return ec;
+        auto& users = data_->apps.find(k.app_name)->second;
+        apply_delta(users.app_state, routed.app);
+        apply_delta(users.user_state[k.user_id], routed.user);
+        apply_delta(s->state, routed.session);
+        s->last_sequence = e.sequence;
+        s->last_update = e.timestamp;
+        if (e.actions.compaction) s->newest_compaction_first = e.actions.compaction->first_sequence;
+        s->events.push_back(e);
+        sequence = e.sequence;
+        detail::commit_append(sess, std::move(e), routed);
+        // Shared scopes changed elsewhere show up at the next get; the caller sees its own.
+        return {};
+    }
+
+    // ---- asynchronous operations (the session_store concept) --------------------------
+
+    template <class Token = boost::asio::deferred_t>
+    auto async_create(create_options o, Token&& token = {}) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code, session)>(
+            [this](auto handler, create_options o) {
+                session out;
+                auto ec = create(std::move(o), out);
+                detail::post_result(std::move(handler), ex_, ec, std::move(out));
+            },
+            token, std::move(o));
+    }
+
+    template <class Token = boost::asio::deferred_t>
+    auto async_get(session_key k, get_options o = {}, Token&& token = {}) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code, std::optional<session>)>(
+            [this](auto handler, session_key k, get_options o) {
+                std::optional<session> out;
+                auto ec = get(k, o, out);
+                detail::post_result(std::move(handler), ex_, ec, std::move(out));
+            },
+            token, std::move(k), std::move(o));
+    }
+
+    template <class Token = boost::asio::deferred_t>
+    auto async_list(list_options o, Token&& token = {}) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code, list_page)>(
+            [this](auto handler, list_options o) {
+                list_page out;
+                auto ec = list(o, out);
+                detail::post_result(std::move(handler), ex_, ec, std::move(out));
+            },
+            token, std::move(o));
+    }
+
+    template <class Token = boost::asio::deferred_t>
+    auto async_delete(session_key k, Token&& token = {}) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+            [this](auto handler, session_key k) { detail::post_result(std::move(handler), ex_, remove(k)); }, token,
+            std::move(k));
+    }
+
+    template <class Token = boost::asio::deferred_t>
+    auto async_append(session& sess, event e, Token&& token = {}) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
+            [this](auto handler, session* sess, event e) {
+                std::int64_t seq = 0;
+                auto ec = append(*sess, std::move(e), seq);
+                detail::post_result(std::move(handler), ex_, ec, seq);
+            },
+            token, &sess, std::move(e));
+    }
+
+private:
+    struct stored {
+        json::object state; // session scope
+        std::vector<event> events;
+        double created = 0;
+        double last_update = 0;
+        std::int64_t last_sequence = 0;
+        std::int64_t newest_compaction_first = 0;
+    };
+    struct app_data {
+        json::object app_state;
+        std::map<std::string, json::object, std::less<>> user_state;
+        std::map<std::string, std::map<std::string, stored, std::less<>>, std::less<>> sessions;
+    };
+    struct data {
+        std::mutex mutex;
+        memory_store_options options;
+        std::map<std::string, app_data, std::less<>> apps;
+    };
+
+    static std::size_t serialized_size(const event& e);
+
+    const stored* find(const session_key& k) const {
+        auto app = data_->apps.find(k.app_name);
+        if (app == data_->apps.end()) return nullptr;
+        auto user = app->second.sessions.find(k.user_id);
+        if (user == app->second.sessions.end()) return nullptr;
+        auto s = user->second.find(k.session_id);
+        return s == user->second.end() ? nullptr : &s->second;
+    }
+    stored* find(const session_key& k) { return const_cast<stored*>(std::as_const(*this).find(k)); }
+
+    static session make_session(const std::string& app, const std::string& user, const std::string& id,
+                                const stored& s, const app_data& a) {
+        session out;
+        out.id = id;
+        out.app_name = app;
+        out.user_id = user;
+        auto us = a.user_state.find(user);
+        out.state = detail::merged_state(s.state, &a.app_state, us == a.user_state.end() ? nullptr : &us->second);
+        out.last_update_time = s.last_update;
+        out.last_sequence = s.last_sequence;
+        return out;
+    }
+
+    executor_type ex_;
+    std::shared_ptr<data> data_;
+};
+
+} // namespace libretto
+
+#include <libretto/event/json.hpp>
+
+inline std::size_t libretto::memory_store::serialized_size(const event& e) { return serialize_event(e).size(); }
+
+#endif

@@ -1,0 +1,106 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_SESSION_STORE_HPP
+#define LIBRETTO_SESSION_STORE_HPP
+
+// The session_store concept: what the runner needs from a place that keeps sessions.
+// Shared vocabulary (ids, options, list pages) and the rules every store follows are
+// here; the stores are memory_store, jsonl_store, sqlite_store and postgres_store.
+//
+// Every operation is asynchronous and takes a completion token (default: asio::deferred,
+// so `co_await store.async_get(...)` works; Boost 1.81 has no default token of its own):
+//
+//   async_create(create_options)               -> void(error_code, session)
+//   async_get(session_key, get_options)        -> void(error_code, std::optional<session>)
+//   async_list(list_options)                   -> void(error_code, list_page)
+//   async_delete(session_key)                  -> void(error_code)
+//   async_append(session&, event)              -> void(error_code, std::int64_t sequence)
+
+#include <libretto/error.hpp>
+#include <libretto/event/event.hpp>
+#include <libretto/session/session.hpp>
+
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/system/result.hpp>
+
+#include <concepts>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace libretto {
+
+/// Which session: the app, the user and the session id.
+struct session_key {
+    std::string app_name{};
+    std::string user_id{};
+    std::string session_id{};
+};
+
+/// How to create a session. An empty id asks the store for a fresh UUID. The initial state
+/// is split by scope like a delta (temp: keys are dropped).
+struct create_options {
+    std::string app_name{};
+    std::string user_id{};
+    std::string session_id{};
+    json::object state{};
+};
+
+/// Which events a get loads. The range filters combine (all must hold); then
+/// `num_recent_events` keeps the newest N of what is left (0: no events at all).
+struct get_options {
+    std::optional<std::size_t> num_recent_events{};
+    std::optional<std::int64_t> from_sequence{};  ///< sequence >= this
+    std::optional<double> from_timestamp{};       ///< timestamp >= this
+    /// Only what a runner needs: the events from the newest compaction's range on
+    /// (sequence >= its first_sequence), which includes the compaction event itself and
+    /// every newer event. A session without compaction loads whole.
+    bool from_newest_compaction = false;
+};
+
+/// A page of sessions, newest (last update) first, without events.
+struct list_options {
+    std::string app_name{};
+    std::optional<std::string> user_id{}; ///< unset: every user of the app
+    std::size_t page_size = 50;           ///< 1..1000
+    std::string page_token{};             ///< from the previous page; empty: the first page
+};
+
+struct list_page {
+    std::vector<session> sessions{};
+    std::string next_page_token{}; ///< empty on the last page
+};
+
+/// Longest accepted app, user or session id, in bytes.
+inline constexpr std::size_t max_id_length = 128;
+
+/// Checks an app, user or session id: non-empty, at most 128 bytes, no path separators,
+/// no "..", no NUL or other control characters. Ids become file and key names, so every
+/// store applies the same rule.
+inline boost::system::error_code validate_id(std::string_view id) noexcept {
+    if (id.empty() || id.size() > max_id_length) return errc::invalid_argument;
+    if (id == "." || id.find("..") != std::string_view::npos) return errc::invalid_argument;
+    for (unsigned char c : id)
+        if (c < 0x20 || c == 0x7f || c == '/' || c == '\\') return errc::invalid_argument;
+    return {};
+}
+
+/// The models of session_store.
+template <class S>
+concept session_store = requires(S& s, session& sess, event ev, const session_key& key, create_options co,
+                                 get_options go, list_options lo) {
+    typename S::executor_type;
+    { s.get_executor() } -> std::convertible_to<typename S::executor_type>;
+    { s.async_create(co, boost::asio::use_awaitable) } -> std::same_as<boost::asio::awaitable<session>>;
+    { s.async_get(key, go, boost::asio::use_awaitable) } -> std::same_as<boost::asio::awaitable<std::optional<session>>>;
+    { s.async_list(lo, boost::asio::use_awaitable) } -> std::same_as<boost::asio::awaitable<list_page>>;
+    { s.async_delete(key, boost::asio::use_awaitable) } -> std::same_as<boost::asio::awaitable<void>>;
+    { s.async_append(sess, std::move(ev), boost::asio::use_awaitable) } -> std::same_as<boost::asio::awaitable<std::int64_t>>;
+};
+
+} // namespace libretto
+
+#endif

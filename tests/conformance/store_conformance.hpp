@@ -1,0 +1,517 @@
+// The session-store conformance suite: the same cases against every store.
+//
+// A backend test file defines a fixture type F with
+//   using store_type = ...;
+//   static constexpr bool persistent = ...;   // data outlives the store object
+//   store_type open(asio::any_io_executor);   // a store on the fixture's data (call twice:
+//                                              // two instances on the same data)
+// and instantiates the suite with LIBRETTO_STORE_CONFORMANCE(F).
+#ifndef LIBRETTO_TESTS_STORE_CONFORMANCE_HPP
+#define LIBRETTO_TESTS_STORE_CONFORMANCE_HPP
+
+#include <libretto/session/store.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <exception>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace conformance {
+
+namespace asio = boost::asio;
+namespace lb = libretto;
+using boost::system::error_code;
+
+/// Runs `f()` (an awaitable) to completion on a fresh io_context; rethrows its exception.
+template <class F>
+void run(F f) {
+    asio::io_context io;
+    std::exception_ptr failure;
+    asio::co_spawn(io, f(io.get_executor()), [&](std::exception_ptr e) { failure = e; });
+    io.run();
+    if (failure) std::rethrow_exception(failure);
+}
+
+inline lb::create_options create_opts(std::string app, std::string user, std::string id = {}, lb::json::object state = {}) {
+    lb::create_options o;
+    o.app_name = std::move(app);
+    o.user_id = std::move(user);
+    o.session_id = std::move(id);
+    o.state = std::move(state);
+    return o;
+}
+
+inline lb::session_key key_of(const lb::session& s) { return {s.app_name, s.user_id, s.id}; }
+
+inline lb::event text_event(std::string text, double ts = 0) {
+    lb::event e = lb::event::make(lb::event_type::agent_message, "agent", lb::content::from_text(std::move(text)));
+    if (ts != 0) e.timestamp = ts;
+    return e;
+}
+
+// Every co_await below has a named operand: g++ 12 double-destroys aggregate
+// temporaries built inside a co_await expression (TOOLCHAIN.md).
+
+template <class Store>
+asio::awaitable<lb::session> create(Store& st, std::string app, std::string user, std::string id = {}) {
+    lb::create_options o = create_opts(std::move(app), std::move(user), std::move(id));
+    auto op = st.async_create(std::move(o), asio::use_awaitable);
+    co_return co_await std::move(op);
+}
+
+template <class Store>
+asio::awaitable<lb::session> create_with(Store& st, lb::create_options o) {
+    auto op = st.async_create(std::move(o), asio::use_awaitable);
+    co_return co_await std::move(op);
+}
+
+template <class Store>
+asio::awaitable<error_code> create_ec(Store& st, lb::create_options o) {
+    auto op = st.async_create(std::move(o), asio::as_tuple(asio::use_awaitable));
+    auto r = co_await std::move(op);
+    co_return std::get<0>(r);
+}
+
+template <class Store>
+asio::awaitable<std::optional<lb::session>> get(Store& st, lb::session_key k, lb::get_options o) {
+    auto op = st.async_get(std::move(k), std::move(o), asio::use_awaitable);
+    co_return co_await std::move(op);
+}
+
+template <class Store>
+asio::awaitable<std::optional<lb::session>> get(Store& st, const lb::session& s) {
+    lb::get_options o;
+    lb::session_key k = key_of(s);
+    co_return co_await get(st, std::move(k), o);
+}
+
+template <class Store>
+asio::awaitable<std::optional<lb::session>> get(Store& st, std::string app, std::string user, std::string id) {
+    lb::session_key k{std::move(app), std::move(user), std::move(id)};
+    lb::get_options o;
+    co_return co_await get(st, std::move(k), o);
+}
+
+template <class Store>
+asio::awaitable<error_code> get_ec(Store& st, std::string app, std::string user, std::string id) {
+    lb::session_key k{std::move(app), std::move(user), std::move(id)};
+    lb::get_options o;
+    auto op = st.async_get(std::move(k), std::move(o), asio::as_tuple(asio::use_awaitable));
+    auto r = co_await std::move(op);
+    co_return std::get<0>(r);
+}
+
+template <class Store>
+asio::awaitable<lb::list_page> list(Store& st, lb::list_options o) {
+    auto op = st.async_list(std::move(o), asio::use_awaitable);
+    co_return co_await std::move(op);
+}
+
+template <class Store>
+asio::awaitable<error_code> list_ec(Store& st, lb::list_options o) {
+    auto op = st.async_list(std::move(o), asio::as_tuple(asio::use_awaitable));
+    auto r = co_await std::move(op);
+    co_return std::get<0>(r);
+}
+
+template <class Store>
+asio::awaitable<void> remove(Store& st, std::string app, std::string user, std::string id) {
+    lb::session_key k{std::move(app), std::move(user), std::move(id)};
+    auto op = st.async_delete(std::move(k), asio::use_awaitable);
+    co_await std::move(op);
+}
+
+template <class Store>
+asio::awaitable<error_code> append_ec(Store& st, lb::session& s, lb::event& e) {
+    auto op = st.async_append(s, std::move(e), asio::as_tuple(asio::use_awaitable));
+    auto r = co_await std::move(op);
+    co_return std::get<0>(r);
+}
+
+template <class Store>
+asio::awaitable<error_code> append_text_ec(Store& st, lb::session& s, std::string text) {
+    lb::event e = text_event(std::move(text));
+    co_return co_await append_ec(st, s, e);
+}
+
+template <class Store>
+asio::awaitable<std::int64_t> append(Store& st, lb::session& s, lb::event& e) {
+    auto op = st.async_append(s, std::move(e), asio::use_awaitable);
+    co_return co_await std::move(op);
+}
+
+template <class Store>
+asio::awaitable<std::int64_t> append_text(Store& st, lb::session& s, std::string text, double ts = 0) {
+    lb::event e = text_event(std::move(text), ts);
+    co_return co_await append(st, s, e);
+}
+
+template <class Store>
+asio::awaitable<std::vector<std::string>> texts_of(Store& st, const lb::session& s, lb::get_options o) {
+    lb::session_key k = key_of(s);
+    auto g = co_await get(st, std::move(k), std::move(o));
+    std::vector<std::string> out;
+    if (g)
+        for (const auto& e : g->events) out.push_back(e.text());
+    co_return out;
+}
+
+} // namespace conformance
+
+// clang-format off
+#define LIBRETTO_STORE_CONFORMANCE(F) \
+BOOST_FIXTURE_TEST_SUITE(conformance_##F, F) \
+\
+BOOST_AUTO_TEST_CASE(create_with_given_and_generated_ids) { \
+    using namespace conformance; \
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> { \
+        auto st = this->open(ex); \
+        auto a = co_await create(st, "app", "u1", "s1"); \
+        BOOST_TEST(a.id == "s1"); BOOST_TEST(a.app_name == "app"); BOOST_TEST(a.user_id == "u1"); \
+        BOOST_TEST(a.events.empty()); BOOST_TEST(a.last_sequence == 0); \
+        auto b = co_await create(st, "app", "u1"); \
+        BOOST_TEST(b.id.size() == 36u); BOOST_TEST(b.id != a.id); \
+        auto c = co_await create(st, "app", "u1"); \
+        BOOST_TEST(c.id != b.id); \
+    }); \
+} \
+\
+BOOST_AUTO_TEST_CASE(duplicate_id_fails_with_already_exists) { \
+    using namespace conformance; \
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> { \
+        auto st = this->open(ex); \
+        lb::json::object st1; st1["k"] = 1; \
+        lb::create_options o = create_opts("app", "u1", "dup", st1); \
+        co_await create_with(st, o); \
+        BOOST_TEST(co_await create_ec(st, o) == lb::errc::already_exists); \
+        auto s = co_await get(st, "app", "u1", "dup"); \
+        BOOST_REQUIRE(s.has_value()); BOOST_TEST(s->state.at("k").as_int64() == 1); \
+        /* The same id for another user is a different session. */ \
+        o.user_id = "u2"; \
+        BOOST_TEST(co_await create_ec(st, o) == error_code{}); \
+    }); \
+} \
+\
+BOOST_AUTO_TEST_CASE(invalid_ids_are_rejected_and_nothing_is_created) { \
+    using namespace conformance; \
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> { \
+        auto st = this->open(ex); \
+        std::vector<std::string> bad; \
+        bad.push_back(""); bad.push_back("a/b"); bad.push_back("a\\b"); bad.push_back(".."); bad.push_back("x..y"); \
+        bad.push_back(std::string("a\0b", 3)); bad.push_back("tab\there"); bad.push_back("nl\n"); \
+        bad.push_back(std::string(129, 'x')); bad.push_back("."); \
+        for (const auto& id : bad) { \
+            BOOST_TEST_CONTEXT("id of " << id.size() << " bytes") { \
+                lb::create_options o = create_opts("app", "u1", id); \
+                if (!id.empty()) BOOST_TEST(co_await create_ec(st, o) == lb::errc::invalid_argument); \
+                o = create_opts(id, "u1", "s"); \
+                BOOST_TEST(co_await create_ec(st, o) == lb::errc::invalid_argument); \
+                o = create_opts("app", id, "s"); \
+                BOOST_TEST(co_await create_ec(st, o) == lb::errc::invalid_argument); \
+            } \
+        } \
+        lb::create_options longest = create_opts("app", "u1", std::string(128, 'x')); \
+        BOOST_TEST(co_await create_ec(st, longest) == error_code{}); \
+        lb::list_options lo; lo.app_name = "app"; \
+        auto page = co_await list(st, lo); \
+        BOOST_TEST(page.sessions.size() == 1u); \
+        BOOST_TEST(co_await get_ec(st, "app", "u1", "../etc") == lb::errc::invalid_argument); \
+    }); \
+} \
+\
+BOOST_AUTO_TEST_CASE(get_missing_session_is_empty) { \
+    using namespace conformance; \
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> { \
+        auto st = this->open(ex); \
+        auto s = co_await get(st, "app", "u1", "nope"); \
+        BOOST_TEST(!s.has_value()); \
+        co_await create(st, "app", "u1", "s1"); \
+        auto other_user = co_await get(st, "app", "u2", "s1"); \
+        BOOST_TEST(!other_user.has_value()); \
+        auto other_app = co_await get(st, "app2", "u1", "s1"); \
+        BOOST_TEST(!other_app.has_value()); \
+    }); \
+} \
+\
+BOOST_AUTO_TEST_CASE(append_assigns_increasing_sequences_and_get_returns_them) { \
+    using namespace conformance; \
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> { \
+        auto st = this->open(ex); \
+        auto s = co_await create(st, "app", "u1", "s1"); \
+        for (int i = 1; i <= 5; ++i) { \
+            auto seq = co_await append_text(st, s, "m" + std::to_string(i)); \
+            BOOST_TEST(seq == i); \
+            BOOST_TEST(s.last_sequence == i); \
+        } \
+        BOOST_TEST(s.events.size() == 5u); \
+        auto g = co_await get(st, s); \
+        BOOST_REQUIRE(g.has_value()); \
+        BOOST_REQUIRE_EQUAL(g->events.size(), 5u); \
+        for (int i = 0; i < 5; ++i) { \
+            BOOST_TEST(g->events[i].sequence == i + 1); \
+            BOOST_TEST(g->events[i].text() == "m" + std::to_string(i + 1)); \
+            BOOST_TEST(g->events[i].session_id == "s1"); \
+            BOOST_TEST((g->events[i] == s.events[i])); \
+        } \
+        BOOST_TEST(g->last_sequence == 5); \
+    }); \
+} \
+\
+BOOST_AUTO_TEST_CASE(partial_events_are_never_stored) { \
+    using namespace conformance; \
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> { \
+        auto st = this->open(ex); \
+        auto s = co_await create(st, "app", "u1", "s1"); \
+        auto p = text_event("chunk"); p.partial = true; p.actions.state_delta["k"] = 1; \
+        auto seq = co_await append(st, s, p); \
+        BOOST_TEST(seq == 0); BOOST_TEST(s.events.empty()); BOOST_TEST(!s.state.contains("k")); \
+        BOOST_TEST(s.last_sequence == 0); \
+        auto g = co_await get(st, s); \
+        BOOST_TEST(g->events.empty()); BOOST_TEST(!g->state.contains("k")); \
+        co_await append_text(st, s, "real"); \
+        BOOST_TEST(s.last_sequence == 1); \
+    }); \
+} \
+\
+BOOST_AUTO_TEST_CASE(state_scopes_temp_app_user_and_null_deletes) { \
+    using namespace conformance; \
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> { \
+        auto st = this->open(ex); \
+        lb::json::object init; init["a"] = 1; init["temp:gone"] = 1; init["app:theme"] = "dark"; \
+        lb::create_options o = create_opts("app", "u1", "s1", init); \
+        auto s = co_await create_with(st, o); \
+        BOOST_TEST(s.state.contains("a")); BOOST_TEST(!s.state.contains("temp:gone")); \
+        BOOST_TEST(s.state.at("app:theme").as_string() == "dark"); \
+        auto e = text_event("x"); \
+        e.actions.state_delta["temp:scratch"] = 42; \
+        e.actions.state_delta["user:name"] = "Ada"; \
+        e.actions.state_delta["app:version"] = 2; \
+        e.actions.state_delta["b"] = true; \
+        e.actions.state_delta["a"] = nullptr; \
+        co_await append(st, s, e); \
+        /* The caller sees everything, temp included; its delta keeps no temp key. */ \
+        BOOST_TEST(s.state.at("temp:scratch").as_int64() == 42); \
+        BOOST_TEST(!s.state.contains("a")); \
+        BOOST_TEST(!s.events.back().actions.state_delta.contains("temp:scratch")); \
+        auto g = co_await get(st, s); \
+        BOOST_TEST(!g->state.contains("temp:scratch")); \
+        BOOST_TEST(!g->state.contains("a")); \
+        BOOST_TEST(g->state.at("b").as_bool()); \
+        BOOST_TEST(g->state.at("user:name").as_string() == "Ada"); \
+        BOOST_TEST(g->state.at("app:version").as_int64() == 2); \
+        BOOST_TEST(!g->events.back().actions.state_delta.contains("temp:scratch")); \
+        BOOST_TEST(g->events.back().actions.state_delta.contains("a")); \
+        /* Shared scopes reach the user's other sessions and the app's other users. */ \
+        auto s2 = co_await create(st, "app", "u1", "s2"); \
+        BOOST_TEST(s2.state.at("user:name").as_string() == "Ada"); \
+        BOOST_TEST(s2.state.at("app:version").as_int64() == 2); \
+        BOOST_TEST(!s2.state.contains("b")); \
+        auto s3 = co_await create(st, "app", "u2", "s3"); \
+        BOOST_TEST(!s3.state.contains("user:name")); \
+        BOOST_TEST(s3.state.at("app:theme").as_string() == "dark"); \
+        auto other = co_await create(st, "other", "u1", "s4"); \
+        BOOST_TEST(other.state.empty()); \
+        /* Deleting a shared key through another session. */ \
+        auto d = text_event("y"); d.actions.state_delta["app:theme"] = nullptr; \
+        co_await append(st, s3, d); \
+        auto g1 = co_await get(st, s); \
+        BOOST_TEST(!g1->state.contains("app:theme")); \
+    }); \
+} \
+\
+BOOST_AUTO_TEST_CASE(get_options_select_events) { \
+    using namespace conformance; \
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> { \
+        auto st = this->open(ex); \
+        auto s = co_await create(st, "app", "u1", "s1"); \
+        for (int i = 1; i <= 5; ++i) co_await append_text(st, s, "e" + std::to_string(i), i); \
+        using v = std::vector<std::string>; \
+        v r; \
+        lb::get_options o; \
+        o.num_recent_events = 3; r = co_await texts_of(st, s, o); \
+        BOOST_TEST(r == (v{"e3", "e4", "e5"}), boost::test_tools::per_element()); \
+        o.num_recent_events = 0; r = co_await texts_of(st, s, o); BOOST_TEST(r.empty()); \
+        o.num_recent_events = 50; r = co_await texts_of(st, s, o); BOOST_TEST(r.size() == 5u); \
+        o = {}; o.from_timestamp = 4.0; r = co_await texts_of(st, s, o); \
+        BOOST_TEST(r == (v{"e4", "e5"}), boost::test_tools::per_element()); \
+        o.from_timestamp = 50.0; r = co_await texts_of(st, s, o); BOOST_TEST(r.empty()); \
+        o = {}; o.from_sequence = 2; r = co_await texts_of(st, s, o); \
+        BOOST_TEST(r == (v{"e2", "e3", "e4", "e5"}), boost::test_tools::per_element()); \
+        o.num_recent_events = 1; r = co_await texts_of(st, s, o); \
+        BOOST_TEST(r == (v{"e5"}), boost::test_tools::per_element()); \
+        o = {}; o.from_timestamp = 2.0; o.num_recent_events = 2; r = co_await texts_of(st, s, o); \
+        BOOST_TEST(r == (v{"e4", "e5"}), boost::test_tools::per_element()); \
+        /* No compaction yet: the whole session. */ \
+        o = {}; o.from_newest_compaction = true; r = co_await texts_of(st, s, o); BOOST_TEST(r.size() == 5u); \
+        auto c = text_event("summary", 6); c.actions.compaction = lb::event_compaction{1, 3, 1, 3, "s1-3", 3}; \
+        co_await append(st, s, c); \
+        co_await append_text(st, s, "e7", 7); \
+        auto c2 = text_event("summary2", 8); c2.actions.compaction = lb::event_compaction{2, 4, 2, 4, "s2-4", 3}; \
+        co_await append(st, s, c2); \
+        co_await append_text(st, s, "e9", 9); \
+        r = co_await texts_of(st, s, o); \
+        BOOST_TEST(r == (v{"e2", "e3", "e4", "e5", "summary", "e7", "summary2", "e9"}), boost::test_tools::per_element()); \
+        lb::session_key k = key_of(s); \
+        auto tail = co_await get(st, k, o); \
+        BOOST_TEST(tail->last_sequence == 9); \
+        BOOST_TEST(tail->events.front().sequence == 2); \
+    }); \
+} \
+\
+BOOST_AUTO_TEST_CASE(list_filters_orders_and_pages) { \
+    using namespace conformance; \
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> { \
+        auto st = this->open(ex); \
+        for (int i = 0; i < 7; ++i) { \
+            auto s = co_await create(st, "app", i < 5 ? "u1" : "u2", "s" + std::to_string(i)); \
+            co_await append_text(st, s, "hello", 100.0 + i); \
+        } \
+        co_await create(st, "other", "u1", "x"); \
+        lb::list_options lo; lo.app_name = "app"; \
+        auto all = co_await list(st, lo); \
+        BOOST_REQUIRE_EQUAL(all.sessions.size(), 7u); \
+        BOOST_TEST(all.next_page_token.empty()); \
+        for (std::size_t i = 0; i < 7; ++i) { \
+            BOOST_TEST(all.sessions[i].id == "s" + std::to_string(6 - i)); /* newest first */ \
+            BOOST_TEST(all.sessions[i].events.empty()); \
+        } \
+        lo.user_id = "u2"; \
+        auto u2 = co_await list(st, lo); \
+        BOOST_TEST(u2.sessions.size() == 2u); \
+        lo.user_id.reset(); lo.page_size = 3; \
+        std::vector<std::string> seen; \
+        for (int pages = 0; pages < 10; ++pages) { \
+            auto p = co_await list(st, lo); \
+            BOOST_TEST(p.sessions.size() <= 3u); \
+            for (auto& s : p.sessions) seen.push_back(s.id); \
+            if (p.next_page_token.empty()) break; \
+            lo.page_token = p.next_page_token; \
+        } \
+        BOOST_TEST(seen.size() == 7u); \
+        BOOST_TEST(std::set<std::string>(seen.begin(), seen.end()).size() == 7u); \
+        BOOST_TEST(seen.front() == "s6"); BOOST_TEST(seen.back() == "s0"); \
+        lo.page_token = "garbage"; \
+        BOOST_TEST(co_await list_ec(st, lo) == lb::errc::invalid_argument); \
+        lo.page_token.clear(); lo.page_size = 0; \
+        BOOST_TEST(co_await list_ec(st, lo) == lb::errc::invalid_argument); \
+        lo.page_size = 10; lo.app_name = "nobody"; \
+        auto none = co_await list(st, lo); \
+        BOOST_TEST(none.sessions.empty()); \
+    }); \
+} \
+\
+BOOST_AUTO_TEST_CASE(delete_is_idempotent_and_keeps_shared_state) { \
+    using namespace conformance; \
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> { \
+        auto st = this->open(ex); \
+        auto s = co_await create(st, "app", "u1", "s1"); \
+        auto e = text_event("x"); e.actions.state_delta["user:lang"] = "nb"; e.actions.state_delta["app:n"] = 1; \
+        co_await append(st, s, e); \
+        co_await remove(st, "app", "u1", "s1"); \
+        co_await remove(st, "app", "u1", "s1"); \
+        co_await remove(st, "app", "u1", "never"); \
+        auto gone = co_await get(st, s); \
+        BOOST_TEST(!gone.has_value()); \
+        auto again = co_await create(st, "app", "u1", "s1"); \
+        BOOST_TEST(again.events.empty()); \
+        BOOST_TEST(again.state.at("user:lang").as_string() == "nb"); \
+        BOOST_TEST(again.state.at("app:n").as_int64() == 1); \
+        auto g = co_await get(st, again); \
+        BOOST_TEST(g->events.empty()); \
+        /* The old copy cannot write into the new session. */ \
+        auto ec = co_await append_text_ec(st, s, "late"); \
+        BOOST_TEST((ec == lb::errc::stale_session || ec == lb::errc::not_found)); \
+    }); \
+} \
+\
+BOOST_AUTO_TEST_CASE(append_to_missing_session_fails) { \
+    using namespace conformance; \
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> { \
+        auto st = this->open(ex); \
+        lb::session ghost; ghost.app_name = "app"; ghost.user_id = "u1"; ghost.id = "ghost"; \
+        BOOST_TEST(co_await append_text_ec(st, ghost, "x") == lb::errc::not_found); \
+        ghost.id = "../x"; \
+        BOOST_TEST(co_await append_text_ec(st, ghost, "x") == lb::errc::invalid_argument); \
+        BOOST_TEST(ghost.events.empty()); \
+    }); \
+} \
+\
+BOOST_AUTO_TEST_CASE(stale_session_is_rejected_and_writes_nothing) { \
+    using namespace conformance; \
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> { \
+        auto st = this->open(ex); \
+        auto s = co_await create(st, "app", "u1", "s1"); \
+        auto copy = co_await get(st, s); \
+        co_await append_text(st, s, "first"); \
+        auto e = text_event("stale"); e.actions.state_delta["k"] = 1; \
+        BOOST_TEST(co_await append_ec(st, *copy, e) == lb::errc::stale_session); \
+        BOOST_TEST(copy->events.empty()); BOOST_TEST(!copy->state.contains("k")); \
+        auto g = co_await get(st, s); \
+        BOOST_REQUIRE_EQUAL(g->events.size(), 1u); BOOST_TEST(!g->state.contains("k")); \
+        /* A reload continues. */ \
+        BOOST_TEST(co_await append_text_ec(st, *g, "second") == error_code{}); \
+        BOOST_TEST(g->last_sequence == 2); \
+    }); \
+} \
+\
+BOOST_AUTO_TEST_CASE(concurrent_writers_from_one_revision_exactly_one_wins) { \
+    using namespace conformance; \
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> { \
+        auto a = this->open(ex); \
+        auto b = this->open(ex); /* a second instance on the same data */ \
+        auto s = co_await create(a, "app", "u1", "race"); \
+        for (int round = 0; round < 8; ++round) { \
+            auto c1 = co_await get(a, s); \
+            auto c2 = co_await get(b, s); \
+            error_code e1, e2; int done = 0; \
+            auto w1 = [&]() -> asio::awaitable<void> { e1 = co_await append_text_ec(a, *c1, "a" + std::to_string(round)); ++done; }; \
+            auto w2 = [&]() -> asio::awaitable<void> { e2 = co_await append_text_ec(b, *c2, "b" + std::to_string(round)); ++done; }; \
+            asio::co_spawn(ex, w1(), asio::detached); \
+            asio::co_spawn(ex, w2(), asio::detached); \
+            asio::steady_timer t(ex); \
+            while (done < 2) { t.expires_after(std::chrono::milliseconds(1)); co_await t.async_wait(asio::use_awaitable); } \
+            BOOST_TEST_CONTEXT("round " << round) { \
+                BOOST_TEST(((!e1) != (!e2))); \
+                BOOST_TEST((e1 == lb::errc::stale_session || e2 == lb::errc::stale_session)); \
+            } \
+        } \
+        auto g = co_await get(a, s); \
+        BOOST_TEST(g->events.size() == 8u); \
+        for (std::size_t i = 0; i < g->events.size(); ++i) BOOST_TEST(g->events[i].sequence == static_cast<std::int64_t>(i + 1)); \
+    }); \
+} \
+\
+BOOST_AUTO_TEST_CASE(data_survives_reopen) { \
+    using namespace conformance; \
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> { \
+        lb::session s; \
+        { \
+            auto st = this->open(ex); \
+            s = co_await create(st, "app", "u1", "keep"); \
+            auto e = text_event("kept"); e.actions.state_delta["user:x"] = 1; \
+            co_await append(st, s, e); \
+        } \
+        auto st2 = this->open(ex); \
+        auto g = co_await get(st2, s); \
+        BOOST_REQUIRE(g.has_value()); \
+        BOOST_REQUIRE_EQUAL(g->events.size(), 1u); \
+        BOOST_TEST((g->events[0] == s.events[0])); \
+        BOOST_TEST(g->state.at("user:x").as_int64() == 1); \
+        BOOST_TEST(co_await append_text_ec(st2, *g, "more") == error_code{}); \
+        BOOST_TEST(g->last_sequence == 2); \
+    }); \
+} \
+\
+BOOST_AUTO_TEST_SUITE_END()
+// clang-format on
+
+#endif
