@@ -3,19 +3,19 @@
 #define LIBRETTO_SESSION_DETAIL_POST_RESULT_HPP
 
 #include <boost/asio/append.hpp>
-#include <boost/asio/associated_executor.hpp>
 #include <boost/asio/post.hpp>
 
 #include <utility>
 
 namespace libretto::detail {
 
-/// Completes `handler` with `args` through a post to its associated executor (default
-/// `ex`), so a synchronous result never runs the continuation inside the initiating call.
+/// Completes `handler` with `args` through a post, so a synchronous result never runs the
+/// continuation inside the initiating call. post() through `ex` still delivers on the
+/// handler's associated executor when it has one. (Posting straight to the associated
+/// executor does not compile for any_completion_handler in Boost 1.81.)
 template <class Handler, class Executor, class... Args>
 void post_result(Handler&& handler, const Executor& ex, Args&&... args) {
-    auto hex = boost::asio::get_associated_executor(handler, ex);
-    boost::asio::post(hex, boost::asio::append(std::forward<Handler>(handler), std::forward<Args>(args)...));
+    boost::asio::post(ex, boost::asio::append(std::forward<Handler>(handler), std::forward<Args>(args)...));
 }
 
 } // namespace libretto::detail
