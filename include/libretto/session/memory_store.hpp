@@ -135,9 +135,11 @@ public:
         if (!s) return errc::not_found;
         detail::routed_delta routed;
         if (auto ec = detail::prepare_append(sess, e, s->last_sequence, routed)) return ec;
-        auto& users = data_->apps.find(k.app_name)->second;
-        apply_delta(users.app_state, routed.app);
-        apply_delta(users.user_state[k.user_id], routed.user);
+        if (!routed.app.empty() || !routed.user.empty()) {
+            auto& users = data_->apps.find(k.app_name)->second;
+            apply_delta(users.app_state, routed.app);
+            apply_delta(users.user_state[k.user_id], routed.user);
+        }
         apply_delta(s->state, routed.session);
         s->last_sequence = e.sequence;
         s->last_update = e.timestamp;

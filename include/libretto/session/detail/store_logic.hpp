@@ -31,6 +31,7 @@ struct routed_delta {
 
 inline routed_delta route_delta(const json::object& delta) {
     routed_delta r;
+    if (delta.empty()) return r; // the common case: most events change no state
     for (const auto& kv : delta) {
         switch (scope_of(kv.key())) {
         case state_scope::app: r.app.emplace(unprefixed(kv.key()), kv.value()); break;
@@ -73,8 +74,8 @@ inline boost::system::error_code prepare_append(const session& caller, event& e,
 /// After the store has written the event: the caller's session sees the delta (temp:
 /// keys included), the event, and the new revision.
 inline void commit_append(session& caller, event e, const routed_delta& routed) {
-    apply_delta(caller.state, e.actions.state_delta);
-    apply_delta(caller.state, routed.temp);
+    if (!e.actions.state_delta.empty()) apply_delta(caller.state, e.actions.state_delta);
+    if (!routed.temp.empty()) apply_delta(caller.state, routed.temp);
     caller.last_sequence = e.sequence;
     caller.last_update_time = e.timestamp;
     caller.events.push_back(std::move(e));

@@ -1,0 +1,51 @@
+// memory_store benchmarks.
+#include "harness.hpp"
+
+#include <libretto/session/memory_store.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <chrono>
+#include <cstdio>
+
+namespace {
+
+namespace asio = boost::asio;
+using namespace libretto;
+
+// Appends through the asynchronous API, one co_await per event, as a runner does: a
+// typical agent reply (text + usage) per event.
+void bench_memory_append(libretto_bench::reporter& r) {
+    constexpr int n = 200'000;
+    asio::io_context io;
+    memory_store store(io.get_executor());
+    double seconds = 0;
+    auto run = [&]() -> asio::awaitable<void> {
+        create_options o;
+        o.app_name = "bench";
+        o.user_id = "u";
+        o.session_id = "s";
+        auto s = co_await store.async_create(std::move(o), asio::use_awaitable);
+        s.events.reserve(n);
+        event proto = event::make(event_type::agent_message, "assistant",
+                                  content::from_text("The order shipped on Tuesday; tracking number ZX-1192."));
+        proto.usage = usage{1200, 40, "model-1"};
+        auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < n; ++i) {
+            event e = proto;
+            auto op = store.async_append(s, std::move(e), asio::use_awaitable);
+            co_await std::move(op);
+        }
+        seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (s.last_sequence != n) std::fprintf(stderr, "memory append: wrong count\n");
+    };
+    asio::co_spawn(io, run(), asio::detached);
+    io.run();
+    r.report("memory_append_events_s", n / seconds, "events/s");
+}
+LIBRETTO_BENCHMARK(bench_memory_append, "memory_append_events_s");
+
+} // namespace
