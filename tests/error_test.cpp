@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <set>
+#include <sstream>
 #include <string>
 #include <type_traits>
 
@@ -132,6 +133,20 @@ BOOST_AUTO_TEST_CASE(converts_to_std_error_code) {
     BOOST_TEST(sec.message() == "tool error");
     BOOST_TEST(std::string(sec.category().name()) == "libretto");
     BOOST_TEST((sec == ec));
+}
+
+BOOST_AUTO_TEST_CASE(stream_insertion_writes_the_message) {
+    std::ostringstream os;
+    os << errc::stale_session;
+    BOOST_TEST(os.str() == "session is stale: it was modified after it was loaded");
+    for (int v = first_errc; v <= last_errc; ++v) {
+        std::ostringstream one;
+        one << static_cast<errc>(v);
+        BOOST_TEST(one.str() == libretto::make_error_code(static_cast<errc>(v)).message());
+    }
+    std::ostringstream bad;
+    bad << static_cast<errc>(0) << '|' << errc::io_error; // chains
+    BOOST_TEST(bad.str() == "unknown libretto error|I/O error");
 }
 
 BOOST_AUTO_TEST_CASE(system_error_carries_the_code) {
