@@ -1,0 +1,559 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_SESSION_DETAIL_SQLITE_CORE_HPP
+#define LIBRETTO_SESSION_DETAIL_SQLITE_CORE_HPP
+
+// sqlite_store's blocking core: one SQLite connection and its prepared statements, and the
+// store operations as synchronous functions returning error codes. A mutex serialises use of
+// the connection; sqlite_store runs these functions on its worker strand, never on the
+// caller's io_context thread. The rules come from store_logic.hpp; only the I/O is here.
+
+#include <libretto/event/json.hpp>
+#include <libretto/session/detail/sqlite_db.hpp>
+#include <libretto/session/detail/sqlite_schema.hpp>
+#include <libretto/session/detail/store_logic.hpp>
+#include <libretto/session/store.hpp>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace libretto::detail {
+
+/// What the core needs from sqlite_store_options.
+struct sqlite_params {
+    std::string path;
+    int busy_timeout_ms = 5000;
+    const char* synchronous = "NORMAL"; ///< OFF, NORMAL or FULL
+    std::size_t max_event_bytes = 0;    ///< 0: no limit
+};
+
+/// The caller's session as an append needs it: which session, and at which revision.
+struct append_target {
+    session_key key;
+    std::int64_t last_sequence = 0;
+};
+
+/// What an append stored: the events as written and their routed deltas, for
+/// commit_append on the caller's session (on the caller's executor).
+struct append_result {
+    std::vector<event> events;
+    std::vector<routed_delta> routed;
+    std::int64_t last_sequence = 0; ///< of the last stored event; 0 if nothing was stored
+};
+
+class sqlite_core {
+public:
+    sqlite_core() = default;
+    sqlite_core(const sqlite_core&) = delete;
+    sqlite_core& operator=(const sqlite_core&) = delete;
+
+    /// Opens the database, sets WAL, synchronous and foreign keys, migrates the schema.
+    boost::system::error_code open(const sqlite_params& p) {
+        std::string detail;
+        auto ec = open_impl(p, detail);
+        if (ec) record(ec, "open '" + p.path + "': " + detail);
+        return ec;
+    }
+
+    boost::system::error_code create(create_options o, session& out) { return recorded(create_impl(std::move(o), out)); }
+
+    boost::system::error_code get(const session_key& k, const get_options& o, std::optional<session>& out) {
+        return recorded(get_impl(k, o, out));
+    }
+
+    boost::system::error_code list(const list_options& o, list_page& out) { return recorded(list_impl(o, out)); }
+
+    boost::system::error_code remove(const session_key& k) { return recorded(remove_impl(k)); }
+
+    boost::system::error_code append(const append_target& t, std::vector<event> events, append_result& out) {
+        return recorded(append_impl(t, std::move(events), out));
+    }
+
+    /// The detail of the latest failure on this connection ("" if none yet).
+    std::string last_error() const {
+        std::lock_guard lock(error_mutex_);
+        return last_error_;
+    }
+
+    /// The journal mode the connection ended up with ("wal").
+    const std::string& journal_mode() const noexcept { return journal_mode_; }
+
+private:
+    // Every *_impl sets detail_ (under mutex_) when it fails.
+    struct result {
+        boost::system::error_code ec;
+        std::string detail;
+    };
+
+    boost::system::error_code recorded(result r) {
+        if (r.ec) record(r.ec, std::move(r.detail));
+        return r.ec;
+    }
+
+    void record(boost::system::error_code ec, std::string detail) {
+        std::lock_guard lock(error_mutex_);
+        last_error_ = "sqlite_store: " + detail + " (" + ec.message() + ")";
+    }
+
+    result sql_error(int rc, std::string_view what) const {
+        std::string d(what);
+        d += ": ";
+        d += db_.errmsg();
+        return {sqlite::error_from(rc), std::move(d)};
+    }
+
+    static std::string name_of(const session_key& k) { return k.app_name + "/" + k.user_id + "/" + k.session_id; }
+
+    // ---- open -------------------------------------------------------------------------
+
+    boost::system::error_code open_impl(const sqlite_params& p, std::string& detail) {
+        if (p.path.empty()) {
+            detail = "no database path";
+            return errc::invalid_argument;
+        }
+        max_event_bytes_ = p.max_event_bytes;
+        int rc = db_.open(p.path, detail);
+        if (rc != SQLITE_OK) return sqlite::error_from(rc);
+        sqlite3_busy_timeout(db_.get(), p.busy_timeout_ms);
+
+        // The first statement reads the file header: a file that is not SQLite fails here.
+        sqlite::statement s;
+        rc = s.prepare(db_, "PRAGMA journal_mode = WAL");
+        if (rc == SQLITE_OK) rc = s.step();
+        if (rc != SQLITE_ROW) {
+            if ((rc & 0xff) == SQLITE_NOTADB)
+                detail = "the file is not an SQLite database";
+            else
+                detail = std::string("cannot set WAL journal mode: ") + db_.errmsg();
+            return sqlite::error_from(rc);
+        }
+        journal_mode_ = std::string(s.text(0));
+        s.reset();
+        if (journal_mode_ != "wal" && p.path != ":memory:") {
+            detail = "cannot use WAL journal mode (the database is in '" + journal_mode_ + "' mode)";
+            return errc::io_error;
+        }
+        const std::string pragmas = std::string("PRAGMA synchronous = ") + p.synchronous + "; PRAGMA foreign_keys = ON;";
+        rc = db_.exec(pragmas.c_str());
+        if (rc != SQLITE_OK) {
+            detail = std::string("cannot set pragmas: ") + db_.errmsg();
+            return sqlite::error_from(rc);
+        }
+        if (auto ec = sqlite::migrate(db_, detail)) return ec;
+        return prepare_statements(detail);
+    }
+
+    boost::system::error_code prepare_statements(std::string& detail) {
+        const std::pair<sqlite::statement*, const char*> all[] = {
+            {&begin_, "BEGIN"},
+            {&begin_immediate_, "BEGIN IMMEDIATE"},
+            {&commit_, "COMMIT"},
+            {&rollback_, "ROLLBACK"},
+            {&insert_session_, "INSERT INTO sessions (app_name, user_id, session_id, state, create_time, last_update, "
+                               "last_sequence, compaction_first) VALUES (?1, ?2, ?3, ?4, ?5, ?5, 0, 0)"},
+            {&select_session_, "SELECT state, last_update, last_sequence, compaction_first FROM sessions "
+                               "WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3"},
+            {&select_revision_, "SELECT last_sequence FROM sessions WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3"},
+            {&select_revision_state_, "SELECT last_sequence, state FROM sessions "
+                                      "WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3"},
+            {&update_session_, "UPDATE sessions SET last_sequence = ?4, last_update = ?5, "
+                               "compaction_first = CASE WHEN ?6 > 0 THEN ?6 ELSE compaction_first END, "
+                               "state = COALESCE(?7, state) WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3"},
+            {&delete_session_, "DELETE FROM sessions WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3"},
+            {&insert_event_, "INSERT INTO events (app_name, user_id, session_id, sequence, timestamp, data) "
+                             "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"},
+            {&select_events_, "SELECT sequence, data FROM events WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3 "
+                              "AND sequence >= ?4 AND (?5 IS NULL OR timestamp >= ?5) ORDER BY sequence DESC LIMIT ?6"},
+            {&select_app_state_, "SELECT key, value FROM app_state WHERE app_name = ?1"},
+            {&upsert_app_state_, "INSERT INTO app_state (app_name, key, value) VALUES (?1, ?2, ?3) "
+                                 "ON CONFLICT (app_name, key) DO UPDATE SET value = excluded.value"},
+            {&delete_app_state_, "DELETE FROM app_state WHERE app_name = ?1 AND key = ?2"},
+            {&select_user_state_, "SELECT key, value FROM user_state WHERE app_name = ?1 AND user_id = ?2"},
+            {&upsert_user_state_, "INSERT INTO user_state (app_name, user_id, key, value) VALUES (?1, ?2, ?3, ?4) "
+                                  "ON CONFLICT (app_name, user_id, key) DO UPDATE SET value = excluded.value"},
+            {&delete_user_state_, "DELETE FROM user_state WHERE app_name = ?1 AND user_id = ?2 AND key = ?3"},
+            {&list_app_, "SELECT user_id, session_id, state, last_update, last_sequence FROM sessions "
+                         "WHERE app_name = ?1 AND last_update <= ?2 AND (last_update < ?2 OR session_id > ?3) "
+                         "ORDER BY last_update DESC, session_id ASC LIMIT ?4"},
+            {&list_user_, "SELECT user_id, session_id, state, last_update, last_sequence FROM sessions "
+                          "WHERE app_name = ?1 AND user_id = ?5 AND last_update <= ?2 "
+                          "AND (last_update < ?2 OR session_id > ?3) "
+                          "ORDER BY last_update DESC, session_id ASC LIMIT ?4"},
+        };
+        for (const auto& [stmt, sql] : all) {
+            int rc = stmt->prepare(db_, sql);
+            if (rc != SQLITE_OK) {
+                detail = std::string("cannot prepare \"") + sql + "\": " + db_.errmsg();
+                return sqlite::error_from(rc);
+            }
+        }
+        return {};
+    }
+
+    // ---- helpers ----------------------------------------------------------------------
+
+    sqlite::statement& bind_key(sqlite::statement& s, const session_key& k) {
+        return s.bind(1, k.app_name).bind(2, k.user_id).bind(3, k.session_id);
+    }
+
+    // Reads `key, value` rows (values are JSON texts) into `out`.
+    result load_kv(sqlite::statement& s, json::object& out, const std::string& what) {
+        sqlite::resetter r(s);
+        int rc;
+        while ((rc = s.step()) == SQLITE_ROW) {
+            boost::system::error_code jec;
+            json::value v = json::parse(s.text(1), jec);
+            if (jec)
+                return {errc::corrupt_data,
+                        what + " key '" + std::string(s.text(0)) + "' holds invalid JSON: " + jec.message()};
+            out[s.text(0)] = std::move(v);
+        }
+        if (rc != SQLITE_DONE) return sql_error(rc, "cannot read " + what);
+        return {};
+    }
+
+    result load_app_state(const std::string& app, json::object& out) {
+        select_app_state_.bind(1, app);
+        return load_kv(select_app_state_, out, "app state of '" + app + "'");
+    }
+
+    result load_user_state(const std::string& app, const std::string& user, json::object& out) {
+        select_user_state_.bind(1, app).bind(2, user);
+        return load_kv(select_user_state_, out, "user state of '" + app + "/" + user + "'");
+    }
+
+    static result parse_state(std::string_view text, json::object& out, const std::string& who) {
+        boost::system::error_code jec;
+        json::value v = json::parse(text, jec);
+        if (jec || !v.is_object())
+            return {errc::corrupt_data, "session " + who + ": stored state is not a JSON object" +
+                                            (jec ? ": " + jec.message() : std::string())};
+        out = std::move(v.get_object());
+        return {};
+    }
+
+    // Writes app: and user: deltas (unprefixed keys; null deletes).
+    result write_shared(const session_key& k, const json::object& app, const json::object& user) {
+        for (const auto& kv : app) {
+            int rc;
+            if (kv.value().is_null()) {
+                rc = delete_app_state_.bind(1, k.app_name).bind(2, kv.key()).run();
+            } else {
+                const std::string v = json::serialize(kv.value());
+                rc = upsert_app_state_.bind(1, k.app_name).bind(2, kv.key()).bind(3, v).run();
+            }
+            if (rc != SQLITE_OK) return sql_error(rc, "cannot write app state");
+        }
+        for (const auto& kv : user) {
+            int rc;
+            if (kv.value().is_null()) {
+                rc = delete_user_state_.bind(1, k.app_name).bind(2, k.user_id).bind(3, kv.key()).run();
+            } else {
+                const std::string v = json::serialize(kv.value());
+                rc = upsert_user_state_.bind(1, k.app_name).bind(2, k.user_id).bind(3, kv.key()).bind(4, v).run();
+            }
+            if (rc != SQLITE_OK) return sql_error(rc, "cannot write user state");
+        }
+        return {};
+    }
+
+    result begin(sqlite::transaction& tx) {
+        int rc = tx.begin();
+        if (rc != SQLITE_OK) {
+            if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)
+                return {errc::busy, "the database stayed locked by another connection beyond busy_timeout"};
+            return sql_error(rc, "cannot begin a transaction");
+        }
+        return {};
+    }
+
+    result commit(sqlite::transaction& tx) {
+        int rc = tx.commit();
+        if (rc != SQLITE_OK) return sql_error(rc, "cannot commit");
+        return {};
+    }
+
+    // ---- operations -------------------------------------------------------------------
+
+    result create_impl(create_options o, session& out) {
+        if (auto ec = validate_id(o.app_name)) return {ec, "invalid app name"};
+        if (auto ec = validate_id(o.user_id)) return {ec, "invalid user id"};
+        if (o.session_id.empty()) o.session_id = event::new_id();
+        if (auto ec = validate_id(o.session_id)) return {ec, "invalid session id"};
+        const session_key k{std::move(o.app_name), std::move(o.user_id), std::move(o.session_id)};
+        auto routed = route_delta(o.state);
+        json::object own;
+        for (const auto& kv : routed.session)
+            if (!kv.value().is_null()) own[kv.key()] = kv.value();
+        const std::string state_text = json::serialize(own);
+        const double now = event::now();
+
+        std::lock_guard lock(mutex_);
+        sqlite::transaction tx(begin_immediate_, commit_, rollback_);
+        if (auto r = begin(tx); r.ec) return r;
+        // The primary key decides: no read-then-insert race between connections.
+        int rc = bind_key(insert_session_, k).bind(4, state_text).bind(5, now).run();
+        if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE)
+            return {errc::already_exists, "session " + name_of(k) + " already exists"};
+        if (rc != SQLITE_OK) return sql_error(rc, "cannot insert session " + name_of(k));
+        if (auto r = write_shared(k, routed.app, routed.user); r.ec) return r;
+        json::object app, user;
+        if (auto r = load_app_state(k.app_name, app); r.ec) return r;
+        if (auto r = load_user_state(k.app_name, k.user_id, user); r.ec) return r;
+        if (auto r = commit(tx); r.ec) return r;
+
+        out = session{};
+        out.id = k.session_id;
+        out.app_name = k.app_name;
+        out.user_id = k.user_id;
+        out.state = merged_state(own, &app, &user);
+        out.last_update_time = now;
+        out.last_sequence = 0;
+        return {};
+    }
+
+    result get_impl(const session_key& k, const get_options& o, std::optional<session>& out) {
+        out.reset();
+        if (auto ec = validate_key(k)) return {ec, "invalid session key"};
+        std::lock_guard lock(mutex_);
+        // One read transaction: the session row, shared state and events are one snapshot.
+        sqlite::transaction tx(begin_, commit_, rollback_);
+        if (auto r = begin(tx); r.ec) return r;
+        json::object own;
+        session s;
+        std::int64_t compaction_first = 0;
+        {
+            sqlite::resetter reset(select_session_);
+            int rc = bind_key(select_session_, k).step();
+            if (rc == SQLITE_DONE) return {};
+            if (rc != SQLITE_ROW) return sql_error(rc, "cannot read session " + name_of(k));
+            if (auto r = parse_state(select_session_.text(0), own, name_of(k)); r.ec) return r;
+            s.last_update_time = select_session_.real(1);
+            s.last_sequence = select_session_.int64(2);
+            compaction_first = select_session_.int64(3);
+        }
+        json::object app, user;
+        if (auto r = load_app_state(k.app_name, app); r.ec) return r;
+        if (auto r = load_user_state(k.app_name, k.user_id, user); r.ec) return r;
+        if (!(o.num_recent_events && *o.num_recent_events == 0)) {
+            std::int64_t from = o.from_sequence.value_or(std::numeric_limits<std::int64_t>::min());
+            if (o.from_newest_compaction && compaction_first > 0) from = std::max(from, compaction_first);
+            std::int64_t limit = -1;
+            if (o.num_recent_events)
+                limit = static_cast<std::int64_t>(
+                    std::min<std::size_t>(*o.num_recent_events, std::numeric_limits<std::int64_t>::max()));
+            sqlite::resetter reset(select_events_);
+            bind_key(select_events_, k).bind(4, from).bind(6, limit);
+            if (o.from_timestamp) select_events_.bind(5, *o.from_timestamp);
+            else select_events_.bind_null(5);
+            int rc;
+            while ((rc = select_events_.step()) == SQLITE_ROW) {
+                const std::int64_t seq = select_events_.int64(0);
+                auto e = parse_event(select_events_.text(1));
+                if (!e)
+                    return {errc::corrupt_data, "session " + name_of(k) + ": event at sequence " + std::to_string(seq) +
+                                                    " is corrupt: " + e.error().message()};
+                if (e->sequence != seq)
+                    return {errc::corrupt_data, "session " + name_of(k) + ": event at sequence " + std::to_string(seq) +
+                                                    " says it has sequence " + std::to_string(e->sequence)};
+                s.events.push_back(std::move(*e));
+            }
+            if (rc != SQLITE_DONE) return sql_error(rc, "cannot read the events of session " + name_of(k));
+            std::reverse(s.events.begin(), s.events.end());
+        }
+        if (auto r = commit(tx); r.ec) return r;
+        s.id = k.session_id;
+        s.app_name = k.app_name;
+        s.user_id = k.user_id;
+        s.state = merged_state(own, &app, &user);
+        out = std::move(s);
+        return {};
+    }
+
+    result list_impl(const list_options& o, list_page& out) {
+        out = {};
+        if (auto ec = validate_id(o.app_name)) return {ec, "invalid app name"};
+        if (o.user_id)
+            if (auto ec = validate_id(*o.user_id)) return {ec, "invalid user id"};
+        if (o.page_size == 0 || o.page_size > 1000) return {errc::invalid_argument, "page_size must be 1..1000"};
+        page_cursor cursor{std::numeric_limits<double>::infinity(), {}};
+        if (!o.page_token.empty()) {
+            auto c = parse_page_token(o.page_token);
+            if (!c) return {c.error(), "invalid page token"};
+            cursor = std::move(*c);
+        }
+        std::lock_guard lock(mutex_);
+        sqlite::transaction tx(begin_, commit_, rollback_);
+        if (auto r = begin(tx); r.ec) return r;
+        struct row {
+            std::string user, id, state;
+            double last_update;
+            std::int64_t last_sequence;
+        };
+        std::vector<row> rows;
+        {
+            auto& q = o.user_id ? list_user_ : list_app_;
+            sqlite::resetter reset(q);
+            q.bind(1, o.app_name).bind(2, cursor.last_update).bind(3, cursor.id);
+            q.bind(4, static_cast<std::int64_t>(o.page_size) + 1);
+            if (o.user_id) q.bind(5, *o.user_id);
+            int rc;
+            while ((rc = q.step()) == SQLITE_ROW)
+                rows.push_back({std::string(q.text(0)), std::string(q.text(1)), std::string(q.text(2)), q.real(3),
+                                q.int64(4)});
+            if (rc != SQLITE_DONE) return sql_error(rc, "cannot list the sessions of '" + o.app_name + "'");
+        }
+        const std::size_t n = std::min(rows.size(), o.page_size);
+        json::object app;
+        std::map<std::string, json::object, std::less<>> users;
+        if (n > 0)
+            if (auto r = load_app_state(o.app_name, app); r.ec) return r;
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto& w = rows[i];
+            auto it = users.find(w.user);
+            if (it == users.end()) {
+                it = users.emplace(w.user, json::object{}).first;
+                if (auto r = load_user_state(o.app_name, w.user, it->second); r.ec) return r;
+            }
+            const session_key k{o.app_name, w.user, w.id};
+            json::object own;
+            if (auto r = parse_state(w.state, own, name_of(k)); r.ec) return r;
+            session s;
+            s.id = w.id;
+            s.app_name = o.app_name;
+            s.user_id = w.user;
+            s.state = merged_state(own, &app, &it->second);
+            s.last_update_time = w.last_update;
+            s.last_sequence = w.last_sequence;
+            out.sessions.push_back(std::move(s));
+        }
+        if (auto r = commit(tx); r.ec) return r;
+        if (rows.size() > n) out.next_page_token = make_page_token(rows[n - 1].last_update, rows[n - 1].id);
+        return {};
+    }
+
+    result remove_impl(const session_key& k) {
+        if (auto ec = validate_key(k)) return {ec, "invalid session key"};
+        std::lock_guard lock(mutex_);
+        // One statement is one transaction; ON DELETE CASCADE removes the events with it.
+        int rc = bind_key(delete_session_, k).run();
+        if ((rc & 0xff) == SQLITE_BUSY)
+            return {errc::busy, "the database stayed locked by another connection beyond busy_timeout"};
+        if (rc != SQLITE_OK) return sql_error(rc, "cannot delete session " + name_of(k));
+        return {};
+    }
+
+    result append_impl(const append_target& t, std::vector<event> events, append_result& out) {
+        out = {};
+        if (auto ec = validate_key(t.key)) return {ec, "invalid session key"};
+
+        // Everything that needs no lock happens first: ids, sequences, temp: trimming,
+        // serialisation and size checks. The stored revision must equal the caller's (or
+        // the append is stale), so sequences can be assigned from the caller's revision.
+        session stub;
+        stub.id = t.key.session_id;
+        stub.app_name = t.key.app_name;
+        stub.user_id = t.key.user_id;
+        stub.last_sequence = t.last_sequence;
+        std::vector<std::string> rows;
+        json::object app_delta, user_delta, session_delta;
+        std::int64_t compaction_first = 0;
+        double last_update = 0;
+        for (std::size_t i = 0; i < events.size(); ++i) {
+            event& e = events[i];
+            if (e.partial) continue; // streaming chunks are never stored
+            routed_delta routed;
+            if (auto ec = prepare_append(stub, e, stub.last_sequence, routed))
+                return {ec, "event " + std::to_string(i) + " of the append does not belong to session " + name_of(t.key)};
+            std::string row = serialize_event(e);
+            if (max_event_bytes_ && row.size() > max_event_bytes_)
+                return {errc::oversize, "event " + std::to_string(i) + " of the append is " + std::to_string(row.size()) +
+                                            " bytes of JSON, over max_event_bytes (" + std::to_string(max_event_bytes_) + ")"};
+            for (const auto& kv : routed.app) app_delta[kv.key()] = kv.value();
+            for (const auto& kv : routed.user) user_delta[kv.key()] = kv.value();
+            for (const auto& kv : routed.session) session_delta[kv.key()] = kv.value();
+            if (e.actions.compaction) compaction_first = e.actions.compaction->first_sequence;
+            stub.last_sequence = e.sequence;
+            last_update = e.timestamp;
+            rows.push_back(std::move(row));
+            out.events.push_back(std::move(e));
+            out.routed.push_back(std::move(routed));
+        }
+        if (rows.empty()) return {};
+
+        std::lock_guard lock(mutex_);
+        sqlite::transaction tx(begin_immediate_, commit_, rollback_);
+        if (auto r = begin(tx); r.ec) {
+            out = {};
+            return r;
+        }
+        auto fail = [&](result r) {
+            out = {};
+            return r;
+        };
+        // The optimistic concurrency check, under the write lock.
+        std::optional<std::string> new_state;
+        {
+            auto& q = session_delta.empty() ? select_revision_ : select_revision_state_;
+            sqlite::resetter reset(q);
+            int rc = bind_key(q, t.key).step();
+            if (rc == SQLITE_DONE) return fail({errc::not_found, "session " + name_of(t.key) + " does not exist"});
+            if (rc != SQLITE_ROW) return fail(sql_error(rc, "cannot read session " + name_of(t.key)));
+            const std::int64_t stored = q.int64(0);
+            if (stored != t.last_sequence)
+                return fail({errc::stale_session, "session " + name_of(t.key) + " is at sequence " +
+                                                      std::to_string(stored) + ", the caller's copy at " +
+                                                      std::to_string(t.last_sequence)});
+            if (!session_delta.empty()) {
+                json::object own;
+                if (auto r = parse_state(q.text(1), own, name_of(t.key)); r.ec) return fail(r);
+                apply_delta(own, session_delta);
+                new_state = json::serialize(own);
+            }
+        }
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            const event& e = out.events[i];
+            int rc = bind_key(insert_event_, t.key).bind(4, e.sequence).bind(5, e.timestamp).bind(6, rows[i]).run();
+            if (rc != SQLITE_OK)
+                return fail(sql_error(rc, "cannot insert event " + std::to_string(e.sequence) + " of session " +
+                                              name_of(t.key)));
+        }
+        if (auto r = write_shared(t.key, app_delta, user_delta); r.ec) return fail(r);
+        bind_key(update_session_, t.key).bind(4, stub.last_sequence).bind(5, last_update).bind(6, compaction_first);
+        if (new_state) update_session_.bind(7, *new_state);
+        else update_session_.bind_null(7);
+        if (int rc = update_session_.run(); rc != SQLITE_OK)
+            return fail(sql_error(rc, "cannot update session " + name_of(t.key)));
+        if (auto r = commit(tx); r.ec) return fail(r);
+        out.last_sequence = stub.last_sequence;
+        return {};
+    }
+
+    std::mutex mutex_; // one user of the connection at a time
+    mutable std::mutex error_mutex_;
+    std::string last_error_;
+    std::string journal_mode_;
+    std::size_t max_event_bytes_ = 0;
+
+    sqlite::connection db_; // declared before the statements: they are finalized first
+    sqlite::statement begin_, begin_immediate_, commit_, rollback_;
+    sqlite::statement insert_session_, select_session_, select_revision_, select_revision_state_, update_session_,
+        delete_session_;
+    sqlite::statement insert_event_, select_events_;
+    sqlite::statement select_app_state_, upsert_app_state_, delete_app_state_;
+    sqlite::statement select_user_state_, upsert_user_state_, delete_user_state_;
+    sqlite::statement list_app_, list_user_;
+};
+
+} // namespace libretto::detail
+
+#endif

@@ -1,0 +1,289 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_SESSION_SQLITE_STORE_HPP
+#define LIBRETTO_SESSION_SQLITE_STORE_HPP
+
+// sqlite_store: sessions in an SQLite database file (WAL mode). Needs SQLite 3.38 or newer
+// (JSON functions) and the libretto::sqlite CMake component.
+//
+//   lb::sqlite_store store{io.get_executor(), {.path = "sessions.db"}};
+//   auto s = co_await store.async_create(opts);
+//   co_await store.async_append_batch(s, std::move(turn_events));   // one transaction
+//
+// Threads. SQLite calls block, so they never run on the caller's thread: every operation
+// runs on a worker strand (a one-thread asio::thread_pool the store owns, or a strand on
+// options.blocking_executor) and completes on the completion handler's associated executor
+// (default: the store's executor). Each store instance has one connection, used by one
+// thread at a time. Several instances (or processes) on one file are safe: writes take the
+// database write lock (BEGIN IMMEDIATE) and wait for it up to busy_timeout, then fail with
+// errc::busy. Opening (the constructor) is the one blocking call: it opens, checks and
+// migrates the database on the calling thread, so create stores before serving.
+//
+// Semantics are the session_store rules (store.hpp, detail/store_logic.hpp). The revision
+// check of an append (errc::stale_session) runs inside the write transaction, so it holds
+// across connections and processes. Appends cost O(events appended): one row per event plus
+// one session-row update; shared app:/user: keys are per-key rows.
+//
+// Extra to the concept: async_append_batch (several events in one transaction, all or
+// nothing), the synchronous core (create/get/list/remove/append/append_batch: blocking, for
+// tools and tests), and last_error_message() (which session, sequence or file failed).
+
+#include <libretto/session/detail/post_result.hpp>
+#include <libretto/session/detail/sqlite_core.hpp>
+#include <libretto/session/store.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace libretto {
+
+/// SQLite's `PRAGMA synchronous` in WAL mode. normal: a commit is atomic and survives a
+/// process crash, but the last commits may roll back on power loss; full: an fsync per
+/// commit (durable, much slower); off: no fsync at all.
+enum class sqlite_synchronous { off, normal, full };
+
+struct sqlite_store_options {
+    /// The database file; created if missing. ":memory:" gives a private in-memory database
+    /// per store instance (not shared, no WAL).
+    std::string path{};
+    /// How long a write waits for another connection's write lock before errc::busy.
+    std::chrono::milliseconds busy_timeout{5000};
+    /// Largest accepted event, as serialized JSON bytes; 0: no limit. An oversize event
+    /// fails its append (or its whole batch) with errc::oversize and stores nothing.
+    std::size_t max_event_bytes = 16 * 1024 * 1024;
+    sqlite_synchronous synchronous = sqlite_synchronous::normal;
+    /// Where the blocking SQLite calls run (through a strand). Empty: on a one-thread
+    /// thread_pool owned by the store.
+    boost::asio::any_io_executor blocking_executor{};
+};
+
+class sqlite_store {
+public:
+    using executor_type = boost::asio::any_io_executor;
+
+    /// The schema version this build creates and migrates to.
+    static constexpr int schema_version = detail::sqlite::latest_schema_version;
+
+    /// Opens (creating or migrating) the database. Throws boost::system::system_error whose
+    /// what() names the file and the reason: errc::corrupt_data for a file that is not an
+    /// SQLite database, boost::system::errc::not_supported for a database written by a newer
+    /// libretto (schema version above schema_version), errc::busy if another connection held
+    /// the write lock beyond busy_timeout during a migration, errc::io_error otherwise.
+    sqlite_store(executor_type ex, sqlite_store_options o)
+        : ex_(std::move(ex)),
+          pool_(o.blocking_executor ? nullptr : std::make_unique<boost::asio::thread_pool>(1)),
+          core_(std::make_shared<detail::sqlite_core>()),
+          strand_(o.blocking_executor ? o.blocking_executor : executor_type(pool_->get_executor())) {
+        detail::sqlite_params p;
+        p.path = std::move(o.path);
+        p.busy_timeout_ms = static_cast<int>(std::min<std::chrono::milliseconds::rep>(
+            std::max<std::chrono::milliseconds::rep>(o.busy_timeout.count(), 0), 0x7fffffff));
+        p.synchronous = o.synchronous == sqlite_synchronous::off    ? "OFF"
+                        : o.synchronous == sqlite_synchronous::full ? "FULL"
+                                                                     : "NORMAL";
+        p.max_event_bytes = o.max_event_bytes;
+        if (auto ec = core_->open(p)) throw boost::system::system_error(ec, core_->last_error());
+    }
+
+    sqlite_store(const sqlite_store&) = delete;
+    sqlite_store& operator=(const sqlite_store&) = delete;
+    sqlite_store(sqlite_store&&) noexcept = default;
+    sqlite_store& operator=(sqlite_store&& o) noexcept {
+        if (this != &o) {
+            drain();
+            ex_ = std::move(o.ex_);
+            pool_ = std::move(o.pool_);
+            core_ = std::move(o.core_);
+            strand_ = std::move(o.strand_);
+        }
+        return *this;
+    }
+
+    /// Waits for the operations already started to finish their database work (their
+    /// completions are then queued on their executors), then closes the connection.
+    ~sqlite_store() { drain(); }
+
+    executor_type get_executor() const { return ex_; }
+
+    /// What the latest failed operation of this instance was about, e.g. "sqlite_store:
+    /// session app/u1/s1: event at sequence 7 is corrupt: ..." ("" if none failed yet).
+    std::string last_error_message() const { return core_ ? core_->last_error() : std::string(); }
+
+    // ---- synchronous core: blocks the calling thread; never call it on an io_context
+    // thread that serves other work. Safe to mix with the async operations.
+
+    boost::system::error_code create(create_options o, session& out) { return core_->create(std::move(o), out); }
+
+    boost::system::error_code get(const session_key& k, const get_options& o, std::optional<session>& out) {
+        return core_->get(k, o, out);
+    }
+
+    boost::system::error_code list(const list_options& o, list_page& out) { return core_->list(o, out); }
+
+    boost::system::error_code remove(const session_key& k) { return core_->remove(k); }
+
+    boost::system::error_code append(session& sess, event e, std::int64_t& sequence) {
+        std::vector<event> v;
+        v.push_back(std::move(e));
+        return append_batch(sess, std::move(v), sequence);
+    }
+
+    /// Appends the events in one transaction: all stored, or none (stale, oversize, missing
+    /// session, a foreign session id, errc::busy). Partial events are skipped. `sequence`
+    /// is that of the last stored event (0 if none was stored).
+    boost::system::error_code append_batch(session& sess, std::vector<event> events, std::int64_t& sequence) {
+        detail::append_result r;
+        auto ec = core_->append(target_of(sess), std::move(events), r);
+        sequence = r.last_sequence;
+        if (!ec) commit(sess, r);
+        return ec;
+    }
+
+    // ---- asynchronous operations (the session_store concept) --------------------------
+
+    template <class Token = boost::asio::deferred_t>
+    auto async_create(create_options o, Token&& token = {}) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code, session)>(
+            [this](auto handler, create_options o) {
+                post_work(std::move(handler), [o = std::move(o)](detail::sqlite_core& c) mutable {
+                    session out;
+                    auto ec = c.create(std::move(o), out);
+                    return std::make_tuple(ec, std::move(out));
+                });
+            },
+            token, std::move(o));
+    }
+
+    template <class Token = boost::asio::deferred_t>
+    auto async_get(session_key k, get_options o = {}, Token&& token = {}) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code, std::optional<session>)>(
+            [this](auto handler, session_key k, get_options o) {
+                post_work(std::move(handler), [k = std::move(k), o = std::move(o)](detail::sqlite_core& c) {
+                    std::optional<session> out;
+                    auto ec = c.get(k, o, out);
+                    return std::make_tuple(ec, std::move(out));
+                });
+            },
+            token, std::move(k), std::move(o));
+    }
+
+    template <class Token = boost::asio::deferred_t>
+    auto async_list(list_options o, Token&& token = {}) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code, list_page)>(
+            [this](auto handler, list_options o) {
+                post_work(std::move(handler), [o = std::move(o)](detail::sqlite_core& c) {
+                    list_page out;
+                    auto ec = c.list(o, out);
+                    return std::make_tuple(ec, std::move(out));
+                });
+            },
+            token, std::move(o));
+    }
+
+    template <class Token = boost::asio::deferred_t>
+    auto async_delete(session_key k, Token&& token = {}) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+            [this](auto handler, session_key k) {
+                post_work(std::move(handler),
+                          [k = std::move(k)](detail::sqlite_core& c) { return std::make_tuple(c.remove(k)); });
+            },
+            token, std::move(k));
+    }
+
+    /// Completes with the event's sequence (0 for a partial event, which is not stored).
+    /// The caller's session is updated on the completion's executor; do not touch it until
+    /// the operation completes.
+    template <class Token = boost::asio::deferred_t>
+    auto async_append(session& sess, event e, Token&& token = {}) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
+            [this](auto handler, session* sess, event e) {
+                std::vector<event> v;
+                v.push_back(std::move(e));
+                start_append(std::move(handler), sess, std::move(v));
+            },
+            token, &sess, std::move(e));
+    }
+
+    /// Appends a turn's events in one transaction, all or nothing (see append_batch).
+    /// Completes with the sequence of the last stored event (0 if none was stored).
+    template <class Token = boost::asio::deferred_t>
+    auto async_append_batch(session& sess, std::vector<event> events, Token&& token = {}) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
+            [this](auto handler, session* sess, std::vector<event> events) {
+                start_append(std::move(handler), sess, std::move(events));
+            },
+            token, &sess, std::move(events));
+    }
+
+private:
+    static detail::append_target target_of(const session& s) {
+        return {{s.app_name, s.user_id, s.id}, s.last_sequence};
+    }
+
+    static void commit(session& sess, detail::append_result& r) {
+        for (std::size_t i = 0; i < r.events.size(); ++i)
+            detail::commit_append(sess, std::move(r.events[i]), r.routed[i]);
+    }
+
+    void drain() noexcept {
+        if (pool_) pool_->join(); // the pool has no work guard: join returns once it is idle
+    }
+
+    // Runs work(core) on the worker strand; its tuple (error_code, results...) completes the
+    // handler through a post to the handler's associated executor (default: ex_), which is
+    // kept busy (work-tracked) until then.
+    template <class Handler, class Work>
+    void post_work(Handler handler, Work work) {
+        auto guard = boost::asio::make_work_guard(boost::asio::get_associated_executor(handler, ex_));
+        boost::asio::post(strand_, [core = core_, ex = ex_, guard = std::move(guard), handler = std::move(handler),
+                                    work = std::move(work)]() mutable {
+            auto results = work(*core);
+            std::apply([&](auto&... args) { detail::post_result(std::move(handler), ex, std::move(args)...); },
+                       results);
+            guard.reset();
+        });
+    }
+
+    // The caller's session is read here (on the caller's thread) and written in the
+    // completion (on the handler's executor), never on the worker thread.
+    template <class Handler>
+    void start_append(Handler handler, session* sess, std::vector<event> events) {
+        auto target = target_of(*sess);
+        auto hex = boost::asio::get_associated_executor(handler, ex_);
+        auto finish = boost::asio::bind_executor(
+            hex, [h = std::move(handler), sess](boost::system::error_code ec, detail::append_result r) mutable {
+                if (!ec) commit(*sess, r);
+                std::move(h)(ec, r.last_sequence);
+            });
+        post_work(std::move(finish), [target = std::move(target), events = std::move(events)](detail::sqlite_core& c) mutable {
+            detail::append_result r;
+            auto ec = c.append(target, std::move(events), r);
+            return std::make_tuple(ec, std::move(r));
+        });
+    }
+
+    executor_type ex_;
+    std::unique_ptr<boost::asio::thread_pool> pool_; // the owned worker thread, if any
+    std::shared_ptr<detail::sqlite_core> core_;      // shared with operations in flight
+    boost::asio::strand<executor_type> strand_;
+};
+
+} // namespace libretto
+
+#endif
