@@ -1,0 +1,77 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_STREAM_DETAIL_RING_BUFFER_HPP
+#define LIBRETTO_STREAM_DETAIL_RING_BUFFER_HPP
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <utility>
+
+namespace libretto::detail {
+
+/// FIFO of T over a circular array that grows geometrically when full and never shrinks.
+/// The stream's buffer is bounded by its capacity plus the number of concurrent emitters,
+/// so after warm-up it never allocates: no heap allocation per item (std::deque would
+/// allocate and free a node every few hundred bytes of traffic).
+template <class T>
+class ring_buffer {
+public:
+    explicit ring_buffer(std::size_t initial_capacity)
+        : slots_(std::make_unique<std::optional<T>[]>(initial_capacity ? initial_capacity : 1)),
+          cap_(initial_capacity ? initial_capacity : 1) {}
+
+    ring_buffer(const ring_buffer&) = delete;
+    ring_buffer& operator=(const ring_buffer&) = delete;
+
+    bool empty() const noexcept { return size_ == 0; }
+    std::size_t size() const noexcept { return size_; }
+
+    void push_back(T&& value) {
+        if (size_ == cap_) grow();
+        std::size_t i = head_ + size_;
+        if (i >= cap_) i -= cap_;
+        slots_[i].emplace(std::move(value));
+        ++size_;
+    }
+
+    T pop_front() {
+        std::optional<T>& slot = slots_[head_];
+        T value(std::move(*slot));
+        slot.reset();
+        if (++head_ == cap_) head_ = 0;
+        --size_;
+        return value;
+    }
+
+    void clear() noexcept {
+        while (size_ != 0) {
+            slots_[head_].reset();
+            if (++head_ == cap_) head_ = 0;
+            --size_;
+        }
+        head_ = 0;
+    }
+
+private:
+    void grow() {
+        const std::size_t new_cap = cap_ * 2;
+        auto fresh = std::make_unique<std::optional<T>[]>(new_cap);
+        for (std::size_t k = 0; k < size_; ++k) {
+            std::size_t i = head_ + k;
+            if (i >= cap_) i -= cap_;
+            fresh[k].emplace(std::move(*slots_[i]));
+        }
+        slots_ = std::move(fresh);
+        cap_ = new_cap;
+        head_ = 0;
+    }
+
+    std::unique_ptr<std::optional<T>[]> slots_;
+    std::size_t cap_;
+    std::size_t head_ = 0;
+    std::size_t size_ = 0;
+};
+
+} // namespace libretto::detail
+
+#endif

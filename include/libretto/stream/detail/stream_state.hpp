@@ -1,0 +1,377 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_STREAM_DETAIL_STREAM_STATE_HPP
+#define LIBRETTO_STREAM_DETAIL_STREAM_STATE_HPP
+
+// Shared state of one basic_event_stream: the buffer, the parked consumer / producers,
+// the terminal state and the producer's cancellation signal. Everything that can be
+// suspended (the producer, next(), emit()) holds a shared_ptr to it, so no party can
+// outlive it; that is what makes "destroy the stream while the producer is suspended on
+// anything" safe by construction (cpp-anchors §3.2, channel lifetime bug).
+//
+// Not thread-safe: the consumer, the producer and cancel()/the destructor must run on
+// the stream's executor (a single-threaded io_context or a strand).
+
+#include <libretto/error.hpp>
+#include <libretto/stream/detail/ring_buffer.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/append.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/cancellation_type.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace libretto {
+
+/// Options of a basic_event_stream.
+struct stream_options {
+    /// Items the producer may emit ahead of the consumer before emit() suspends.
+    /// 0 means rendezvous: emit() completes only once the consumer has taken the item.
+    std::size_t capacity = 16;
+};
+
+namespace detail {
+
+[[noreturn]] inline void throw_stream_error(errc e) {
+    throw boost::system::system_error(make_error_code(e));
+}
+
+inline bool is_terminal_or_partial(boost::asio::cancellation_type_t t) noexcept {
+    using ct = boost::asio::cancellation_type;
+    return (t & (ct::terminal | ct::partial)) != ct::none;
+}
+
+enum class stream_phase {
+    open,      ///< producer not started or running
+    ended,     ///< producer returned; buffered items still to deliver, then nullopt
+    failed,    ///< producer threw; buffered items still to deliver, then the exception
+    closed,    ///< the end (nullopt or exception) has been delivered
+    cancelled, ///< cancel(), destructor, or the consumer was cancelled through its slot
+};
+
+/// A parked completion handler. Wraps any_completion_handler because its move
+/// assignment in Asio 1.26 recurses forever (it re-wraps `other` as an lvalue); only its
+/// move constructor and swap are used here.
+class waiter {
+public:
+    using handler_type = boost::asio::any_completion_handler<void(boost::system::error_code)>;
+
+    waiter() = default;
+    explicit waiter(handler_type&& h) noexcept : h_(std::move(h)) {}
+    waiter(waiter&& other) noexcept : h_(std::move(other.h_)) {}
+    waiter& operator=(waiter&& other) noexcept {
+        handler_type tmp(std::move(other.h_));
+        h_.swap(tmp);
+        return *this;
+    }
+
+    explicit operator bool() const noexcept { return static_cast<bool>(h_); }
+
+    /// Moves the handler out, leaving this empty.
+    handler_type take() noexcept { return handler_type(std::move(h_)); }
+
+private:
+    handler_type h_;
+};
+
+template <class T>
+class stream_state : public std::enable_shared_from_this<stream_state<T>> {
+public:
+    using executor_type = boost::asio::any_io_executor;
+    using handler_type = boost::asio::any_completion_handler<void(boost::system::error_code)>;
+
+    stream_state(executor_type ex, std::size_t capacity)
+        : ex_(std::move(ex)), capacity_(capacity), buffer_(capacity + 1) {}
+
+    stream_state(const stream_state&) = delete;
+    stream_state& operator=(const stream_state&) = delete;
+
+    const executor_type& get_executor() const noexcept { return ex_; }
+    stream_phase phase() const noexcept { return phase_; }
+    bool has_items() const noexcept { return !buffer_.empty(); }
+    bool consumer_waiting() const noexcept { return static_cast<bool>(consumer_); }
+
+    // ---- producer side ------------------------------------------------------------
+
+    /// The unstarted producer. Kept as an awaitable so that starting is just co_spawn.
+    void set_body(boost::asio::awaitable<void> body) { body_.emplace(std::move(body)); }
+
+    void check_emit() const {
+        if (phase_ == stream_phase::cancelled) throw_stream_error(errc::cancelled);
+        if (phase_ != stream_phase::open) throw_stream_error(errc::stream_closed);
+    }
+
+    /// Enqueues an item, wakes a parked consumer, returns the item's sequence number.
+    std::uint64_t push(T&& item) {
+        buffer_.push_back(std::move(item));
+        if (consumer_) complete(consumer_, {});
+        return pushed_++;
+    }
+
+    /// Back-pressure rule: an emit() may return once its item is among the first
+    /// `capacity` items the consumer has not taken yet (for capacity 0: once taken).
+    bool has_room_for(std::uint64_t seq) const noexcept { return seq < popped_ + capacity_; }
+
+    void producer_started() noexcept { producer_active_ = true; }
+
+    /// The producer body returned (ep == nullptr) or threw.
+    void producer_done(std::exception_ptr ep) {
+        producer_active_ = false;
+        if (phase_ != stream_phase::open) return; // cancelled: nobody wants the outcome
+        phase_ = ep ? stream_phase::failed : stream_phase::ended;
+        error_ = std::move(ep);
+        if (consumer_) complete(consumer_, {});
+        // Stray emitters (copies of the writer used after the producer returned).
+        fail_producers(errc::stream_closed);
+    }
+
+    // ---- consumer side ------------------------------------------------------------
+
+    T pop() {
+        T item = buffer_.pop_front();
+        ++popped_;
+        wake_producers();
+        return item;
+    }
+
+    /// Lazy start: the producer is spawned by the first next(). Returns false if it had
+    /// already been started. co_spawn may run the producer inline (dispatch), so the
+    /// caller must re-examine the state afterwards.
+    bool start() {
+        if (!body_) return false;
+        boost::asio::awaitable<void> body = std::move(*body_);
+        body_.reset();
+        auto self = this->shared_from_this();
+        boost::asio::co_spawn(ex_, std::move(body),
+            boost::asio::bind_cancellation_slot(producer_cancel_.slot(), spawn_done{std::move(self)}));
+        return true;
+    }
+
+    /// next() reached the end: reports it once, then the stream is closed.
+    void mark_closed() noexcept { phase_ = stream_phase::closed; }
+    std::exception_ptr take_error() noexcept { return std::exchange(error_, nullptr); }
+
+    /// Idempotent. Drops buffered items, fails the pending next() and emit()s with
+    /// errc::cancelled and cancels a running producer through its cancellation slot.
+    void cancel() {
+        if (phase_ == stream_phase::cancelled) return;
+        phase_ = stream_phase::cancelled;
+        error_ = nullptr;
+        // Destroyed at scope exit, after the state is consistent (it may own other streams).
+        std::optional<boost::asio::awaitable<void>> unstarted = std::move(body_);
+        body_.reset();
+        buffer_.clear();
+        if (consumer_) complete(consumer_, make_error_code(errc::cancelled));
+        fail_producers(errc::cancelled);
+        // Only signal a producer that is inside its body: a co_spawn'd thread that is
+        // cancelled before it runs, or after its body returned, can make Asio 1.26's
+        // co_spawn entry point throw out of io_context::run().
+        if (producer_active_) producer_cancel_.emit(boost::asio::cancellation_type::terminal);
+    }
+
+    // ---- parking --------------------------------------------------------------------
+
+    template <class Token>
+    auto async_wait_consumer(Token&& token) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+            initiate_consumer_wait{this}, token);
+    }
+
+    template <class Token>
+    auto async_wait_producer(std::uint64_t seq, Token&& token) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+            initiate_producer_wait{this, seq}, token);
+    }
+
+private:
+    struct producer_waiter {
+        std::uint64_t seq;
+        waiter handler;
+    };
+
+    // Slot handlers keep a weak_ptr: the slot may outlive the wait if a handler is
+    // destroyed without being invoked (io_context shutdown).
+    struct consumer_cancellation {
+        explicit consumer_cancellation(std::weak_ptr<stream_state> s) : state(std::move(s)) {}
+        void operator()(boost::asio::cancellation_type_t type) {
+            if (!is_terminal_or_partial(type)) return;
+            // Cancelling a pending next() finishes the whole stream (documented).
+            if (auto st = state.lock()) st->cancel();
+        }
+        std::weak_ptr<stream_state> state;
+    };
+
+    struct producer_cancellation {
+        producer_cancellation(std::weak_ptr<stream_state> s, std::uint64_t q)
+            : state(std::move(s)), seq(q) {}
+        void operator()(boost::asio::cancellation_type_t type) {
+            if (!is_terminal_or_partial(type)) return;
+            if (auto st = state.lock()) st->fail_producer(seq, errc::cancelled);
+        }
+        std::weak_ptr<stream_state> state;
+        std::uint64_t seq;
+    };
+
+    struct initiate_consumer_wait {
+        stream_state* self;
+        template <class Handler>
+        void operator()(Handler&& handler) const {
+            // Wrap first: any_completion_handler installs its own cancellation state in
+            // the handler's slot, so our cancellation handler goes on *its* slot.
+            handler_type h(std::forward<Handler>(handler));
+            auto slot = h.get_cancellation_slot();
+            if (slot.is_connected())
+                slot.template emplace<consumer_cancellation>(self->weak_from_this());
+            self->consumer_ = waiter(std::move(h));
+        }
+    };
+
+    struct initiate_producer_wait {
+        stream_state* self;
+        std::uint64_t seq;
+        template <class Handler>
+        void operator()(Handler&& handler) const {
+            handler_type h(std::forward<Handler>(handler));
+            auto slot = h.get_cancellation_slot();
+            if (slot.is_connected())
+                slot.template emplace<producer_cancellation>(self->weak_from_this(), seq);
+            producer_waiter w{seq, waiter(std::move(h))};
+            self->producers_.push_back(std::move(w));
+        }
+    };
+
+    /// co_spawn completion of the producer thread. It owns a reference to the state so
+    /// that the cancellation signal (which hosts the thread's cancellation state) outlives
+    /// the thread; the reference is released one post later, after Asio has finished
+    /// unwinding the thread.
+    struct spawn_done {
+        std::shared_ptr<stream_state> state;
+        struct release {
+            std::shared_ptr<stream_state> state;
+            void operator()() noexcept { state.reset(); }
+        };
+        void operator()(std::exception_ptr ep) {
+            // Only non-null if the body never ran (run_producer catches everything).
+            if (state->phase_ == stream_phase::open) state->producer_done(ep);
+            executor_type ex = state->ex_;
+            boost::asio::post(ex, release{std::move(state)});
+        }
+    };
+
+    /// Handlers are always posted, never invoked inline: the caller may be inside a
+    /// cancellation slot, inside emit() or inside next().
+    void complete(waiter& w, boost::system::error_code ec) {
+        handler_type h = w.take();
+        boost::asio::post(ex_, boost::asio::append(std::move(h), ec));
+    }
+
+    void wake_producers() {
+        if (producers_.empty()) return;
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < producers_.size(); ++i) {
+            if (has_room_for(producers_[i].seq)) complete(producers_[i].handler, {});
+            else if (kept != i) producers_[kept++] = std::move(producers_[i]);
+            else ++kept;
+        }
+        producers_.resize(kept);
+    }
+
+    void fail_producers(errc e) {
+        std::vector<producer_waiter> all = std::move(producers_);
+        producers_.clear();
+        for (auto& w : all) complete(w.handler, make_error_code(e));
+    }
+
+    void fail_producer(std::uint64_t seq, errc e) {
+        for (std::size_t i = 0; i < producers_.size(); ++i) {
+            if (producers_[i].seq == seq) {
+                complete(producers_[i].handler, make_error_code(e));
+                producers_.erase(producers_.begin() + static_cast<std::ptrdiff_t>(i));
+                return;
+            }
+        }
+    }
+
+    executor_type ex_;
+    std::size_t capacity_;
+    ring_buffer<T> buffer_;
+    std::uint64_t pushed_ = 0;
+    std::uint64_t popped_ = 0;
+    stream_phase phase_ = stream_phase::open;
+    std::exception_ptr error_;
+    std::optional<boost::asio::awaitable<void>> body_;
+    bool producer_active_ = false;
+    boost::asio::cancellation_signal producer_cancel_;
+    waiter consumer_;
+    std::vector<producer_waiter> producers_;
+};
+
+/// The body of next(). A free coroutine holding the state by shared_ptr, so moving or
+/// destroying the stream object while a next() is pending is harmless.
+template <class T>
+boost::asio::awaitable<std::optional<T>> next_impl(std::shared_ptr<stream_state<T>> st) {
+    if (!st) throw_stream_error(errc::stream_closed); // moved-from stream
+    for (;;) {
+        // Fast path: no suspension, no allocation beyond the (recycled) coroutine frame.
+        if (st->has_items() && st->phase() != stream_phase::cancelled) co_return st->pop();
+        switch (st->phase()) {
+        case stream_phase::cancelled: throw_stream_error(errc::cancelled);
+        case stream_phase::closed: throw_stream_error(errc::stream_closed);
+        case stream_phase::ended: st->mark_closed(); co_return std::nullopt;
+        case stream_phase::failed: {
+            st->mark_closed();
+            std::exception_ptr ep = st->take_error();
+            std::rethrow_exception(ep);
+        }
+        case stream_phase::open: break;
+        }
+        if (st->consumer_waiting()) throw_stream_error(errc::busy); // one next() at a time
+        if (st->start()) continue;
+        boost::system::error_code ec;
+        try {
+            auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
+            co_await st->async_wait_consumer(std::move(token));
+        } catch (const boost::system::system_error& e) {
+            // Asio refuses to suspend a coroutine that is already cancelled
+            // (throw_if_cancelled): that is a cancelled next() as well.
+            if (e.code() != boost::asio::error::operation_aborted) throw;
+            st->cancel();
+        }
+        // Woken: an item, the end, or cancellation (the phase tells which). Loop.
+    }
+}
+
+/// The body of stream_writer::emit().
+template <class T>
+boost::asio::awaitable<void> emit_impl(std::shared_ptr<stream_state<T>> st, T item) {
+    st->check_emit();
+    const std::uint64_t seq = st->push(std::move(item));
+    if (st->has_room_for(seq)) co_return; // fast path: buffer not full
+    boost::system::error_code ec;
+    auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
+    co_await st->async_wait_producer(seq, std::move(token));
+    if (ec) throw boost::system::system_error(ec);
+    if (st->phase() == stream_phase::cancelled) throw_stream_error(errc::cancelled);
+}
+
+} // namespace detail
+} // namespace libretto
+
+#endif

@@ -1,0 +1,214 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_STREAM_EVENT_STREAM_HPP
+#define LIBRETTO_STREAM_EVENT_STREAM_HPP
+
+// basic_event_stream<T>: libretto's async generator. A producer coroutine emits items
+// into a bounded buffer; the consumer pulls them with `co_await stream.next()`.
+// Semantics are specified in docs/event_stream.md.
+
+#include <libretto/error.hpp>
+#include <libretto/stream/detail/stream_state.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/this_coro.hpp>
+
+#include <concepts>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace libretto {
+
+template <class T>
+class basic_event_stream;
+
+namespace detail {
+struct stream_access;
+}
+
+/// The producer's handle on its stream. Cheap to copy; every copy emits into the same
+/// stream. Keeps the stream's state alive.
+template <class T>
+class stream_writer {
+public:
+    using value_type = T;
+    using executor_type = boost::asio::any_io_executor;
+
+    /// Enqueues `item`. Completes at once while the buffer has room; otherwise suspends
+    /// until the consumer has taken enough items (back-pressure).
+    /// Throws boost::system::system_error with errc::cancelled if the consumer cancelled
+    /// or destroyed the stream (also if this emit is cancelled through its own
+    /// cancellation slot; the item then stays queued), and errc::stream_closed if the
+    /// producer has already returned.
+    boost::asio::awaitable<void> emit(T item) const {
+        return detail::emit_impl<T>(state_, std::move(item));
+    }
+
+    executor_type get_executor() const { return state_->get_executor(); }
+
+private:
+    friend struct detail::stream_access;
+    explicit stream_writer(std::shared_ptr<detail::stream_state<T>> st) : state_(std::move(st)) {}
+
+    std::shared_ptr<detail::stream_state<T>> state_;
+};
+
+namespace detail {
+
+struct stream_access {
+    template <class T>
+    static stream_writer<T> make_writer(std::shared_ptr<stream_state<T>> st) {
+        return stream_writer<T>(std::move(st));
+    }
+};
+
+template <class P, class T>
+concept stream_producer =
+    std::move_constructible<std::decay_t<P>> &&
+    std::invocable<std::decay_t<P>&, stream_writer<T>> &&
+    std::convertible_to<std::invoke_result_t<std::decay_t<P>&, stream_writer<T>>,
+                        boost::asio::awaitable<void>>;
+
+/// Runs the user's producer. Created (suspended) by the stream's constructor and only
+/// spawned by the first next(); holds the state weakly until then so an unstarted stream
+/// is not kept alive by its own producer.
+template <class T, class Producer>
+boost::asio::awaitable<void> run_producer(std::weak_ptr<stream_state<T>> weak, Producer producer) {
+    std::shared_ptr<stream_state<T>> st = weak.lock();
+    if (!st || st->phase() != stream_phase::open) co_return; // cancelled before it ran
+
+    // Marks the producer finished even if this frame is destroyed without completing
+    // (io_context shutdown), so a parked consumer is released instead of leaked.
+    struct done_guard {
+        stream_state<T>* st;
+        bool reported = false;
+        ~done_guard() {
+            if (!reported) {
+                try {
+                    st->producer_done(std::make_exception_ptr(
+                        boost::system::system_error(make_error_code(errc::cancelled))));
+                } catch (...) {
+                }
+            }
+        }
+    } guard{st.get()};
+
+    st->producer_started();
+    std::exception_ptr ep;
+    try {
+        stream_writer<T> writer = stream_access::make_writer<T>(st);
+        // `producer` lives in this frame for the whole call: a lambda coroutine's
+        // captures stay valid.
+        boost::asio::awaitable<void> body = std::invoke(producer, std::move(writer));
+        co_await std::move(body);
+    } catch (...) {
+        ep = std::current_exception();
+    }
+    guard.reported = true;
+    st->producer_done(std::move(ep));
+    // If we were cancelled, leave the thread's cancellation state clean: Asio 1.26's
+    // co_spawn entry point may co_await once more after we return.
+    co_await boost::asio::this_coro::reset_cancellation_state();
+}
+
+} // namespace detail
+
+/// An async generator of T: see docs/event_stream.md.
+///
+/// Thread-safety: not thread-safe. Consume it, cancel it and destroy it on its
+/// executor (a single-threaded io_context or a strand); the producer runs there too.
+template <class T>
+class basic_event_stream {
+public:
+    using value_type = T;
+    using executor_type = boost::asio::any_io_executor;
+
+    /// `producer` is any callable `awaitable<void>(stream_writer<T>)`, taken by value.
+    /// Lazy: it is spawned on `ex` by the first next().
+    template <class Producer>
+        requires detail::stream_producer<Producer, T>
+    basic_event_stream(executor_type ex, Producer producer, stream_options options = {})
+        : state_(std::make_shared<detail::stream_state<T>>(std::move(ex), options.capacity)) {
+        state_->set_body(detail::run_producer<T, std::decay_t<Producer>>(
+            std::weak_ptr<detail::stream_state<T>>(state_), std::move(producer)));
+    }
+
+    basic_event_stream(const basic_event_stream&) = delete;
+    basic_event_stream& operator=(const basic_event_stream&) = delete;
+
+    /// The moved-from stream behaves as closed: next() throws errc::stream_closed.
+    basic_event_stream(basic_event_stream&& other) noexcept = default;
+
+    /// Cancels the stream this one held, then takes over `other`'s.
+    basic_event_stream& operator=(basic_event_stream&& other) noexcept {
+        if (this != &other) {
+            reset();
+            state_ = std::move(other.state_);
+        }
+        return *this;
+    }
+
+    /// Cancels a running producer (as cancel()). Safe whatever the producer is
+    /// suspended on: it holds the shared state and finishes on its own.
+    ~basic_event_stream() { reset(); }
+
+    /// The next item; std::nullopt once, at the end. See docs/event_stream.md for the
+    /// exact behaviour after the end, after an error and after cancellation.
+    boost::asio::awaitable<std::optional<T>> next() { return detail::next_impl<T>(state_); }
+
+    /// next() with a completion token; signature void(std::exception_ptr, std::optional<T>).
+    /// The default token is asio::use_awaitable, so `co_await s.async_next()` works. Not
+    /// asio::deferred: in Asio 1.26 co_await of a deferred void(exception_ptr, T)
+    /// operation does not compile (awaitable_async_op_handler tests `*result`).
+    template <class CompletionToken = boost::asio::use_awaitable_t<>>
+    auto async_next(CompletionToken&& token = {}) {
+        return boost::asio::co_spawn(get_executor(), next(), std::forward<CompletionToken>(token));
+    }
+
+    /// Cancels the producer and drops buffered items; a pending next() and every later
+    /// next() throw errc::cancelled. Idempotent.
+    void cancel() {
+        if (state_) state_->cancel();
+    }
+
+    /// Precondition: not moved-from.
+    executor_type get_executor() const { return state_->get_executor(); }
+
+private:
+    void reset() noexcept {
+        if (state_) {
+            state_->cancel();
+            state_.reset();
+        }
+    }
+
+    std::shared_ptr<detail::stream_state<T>> state_;
+};
+
+namespace detail {
+template <class T>
+struct vector_producer {
+    std::vector<T> items;
+    boost::asio::awaitable<void> operator()(stream_writer<T> out) {
+        for (T& item : items) co_await out.emit(std::move(item));
+    }
+};
+} // namespace detail
+
+/// A stream over ready items (scripted data, tests).
+template <class T>
+basic_event_stream<T> make_stream(boost::asio::any_io_executor ex, std::vector<T> items,
+                                  stream_options options = {}) {
+    return basic_event_stream<T>(std::move(ex), detail::vector_producer<T>{std::move(items)}, options);
+}
+
+} // namespace libretto
+
+#endif
