@@ -300,3 +300,17 @@ BOOST_AUTO_TEST_CASE(context_accessor_gives_the_writable_context) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(callback_context_regressions)
+
+// A proxy kept in a variable outlives the state_ref temporary it came from.
+BOOST_AUTO_TEST_CASE(proxy_outlives_state_ref) {
+    libretto::invocation_context ctx;
+    libretto::callback_context cb(ctx);
+    auto p = cb.state()["k"];
+    p = 1;
+    BOOST_TEST(ctx.state().contains("k"));
+    BOOST_TEST(cb.actions().state_delta.contains("k"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

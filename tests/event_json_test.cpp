@@ -1030,3 +1030,58 @@ BOOST_AUTO_TEST_CASE(structurally_valid_but_wrong_documents) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// ---- regressions found while writing these tests -------------------------------------
+BOOST_AUTO_TEST_SUITE(json_regressions)
+
+BOOST_AUTO_TEST_CASE(realistic_timestamps_round_trip_through_text) {
+    // event::make stamps the wall clock with sub-microsecond digits; every such value must
+    // survive serialize_event -> parse_event ("lossless").
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> t(1.7e9, 1.8e9);
+    int lost = 0;
+    for (int i = 0; i < 1000; ++i) {
+        event e = event::make(event_type::agent_message, "a", content::from_text("x"));
+        e.timestamp = t(rng);
+        auto r = parse_event(serialize_event(e));
+        BOOST_TEST_REQUIRE(r.has_value());
+        if (r->timestamp != e.timestamp) ++lost;
+    }
+    BOOST_TEST(lost == 0);
+}
+
+BOOST_AUTO_TEST_CASE(one_known_value) {
+    event e;
+    e.id = "x";
+    e.timestamp = 1792610249.2474365;
+    auto r = parse_event(serialize_event(e));
+    BOOST_TEST_REQUIRE(r.has_value());
+    BOOST_TEST(r->timestamp == e.timestamp);
+}
+
+BOOST_AUTO_TEST_CASE(error_is_the_first_tool_responses_error_orxhestra) {
+    // orxhestra: `if tool_responses: return tool_responses[0].error`
+    event e;
+    e.type = event_type::tool_response;
+    tool_response_part ok; ok.tool_call_id = "1"; ok.tool_name = "f";
+    tool_response_part bad = ok; bad.tool_call_id = "2"; bad.error = "boom";
+    e.content.parts = {ok, bad};
+    BOOST_TEST(!e.error().has_value());
+    event m;
+    m.content.parts = {ok, text_part{"msg", {}}};
+    m.metadata["error"] = true;
+    BOOST_TEST(!m.error().has_value());
+}
+
+BOOST_AUTO_TEST_CASE(deep_but_valid_metadata_round_trips) {
+    event e;
+    e.id = "x";
+    json::value v = 1;
+    for (int i = 0; i < 40; ++i) { json::array a; a.push_back(v); v = a; }
+    e.metadata["deep"] = v;
+    auto r = parse_event(serialize_event(e));
+    BOOST_TEST_REQUIRE(r.has_value(), r.error().message());
+    BOOST_TEST((*r == e));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -719,3 +719,25 @@ BOOST_AUTO_TEST_CASE(non_matching_ids_do_not_pause) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(invocation_context_ids_from_session)
+
+BOOST_AUTO_TEST_CASE(ids_not_given_come_from_the_session) {
+    auto s = std::make_shared<libretto::session>();
+    s->id = "sid";
+    s->app_name = "app";
+    s->user_id = "uid";
+    libretto::invocation_options o;
+    o.session = s;
+    libretto::invocation_context ctx(o);
+    BOOST_TEST(ctx.session_id() == "sid");
+    BOOST_TEST(ctx.app_name() == "app");
+    BOOST_TEST(ctx.user_id() == "uid");
+    libretto::invocation_options o2;
+    o2.session = s;
+    o2.session_id = "explicit";
+    libretto::invocation_context ctx2(o2);
+    BOOST_TEST(ctx2.session_id() == "explicit");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

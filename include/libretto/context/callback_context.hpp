@@ -20,10 +20,10 @@ public:
         class proxy {
         public:
             proxy& operator=(json::value v) {
-                owner_->set(key_, std::move(v));
+                state_ref(ctx_, delta_).set(key_, std::move(v));
                 return *this;
             }
-            const json::value* get() const noexcept { return owner_->find(key_); }
+            const json::value* get() const noexcept { return ctx_->state().find(key_); }
             operator const json::value&() const {
                 static const json::value null;
                 auto p = get();
@@ -32,8 +32,11 @@ public:
 
         private:
             friend class state_ref;
-            proxy(state_ref* o, std::string_view k) : owner_(o), key_(k) {}
-            state_ref* owner_;
+            // Holds the state_ref's pointers, not the state_ref: `auto p = cb.state()["k"]`
+            // outlives the temporary state_ref.
+            proxy(const state_ref& o, std::string_view k) : ctx_(o.ctx_), delta_(o.delta_), key_(k) {}
+            invocation_context* ctx_;
+            json::object* delta_;
             std::string key_;
         };
 
@@ -46,7 +49,7 @@ public:
         const json::value* find(std::string_view key) const noexcept { return ctx_->state().find(key); }
         bool contains(std::string_view key) const noexcept { return find(key) != nullptr; }
         const json::object& values() const noexcept { return ctx_->state().values(); }
-        proxy operator[](std::string_view key) { return proxy(this, key); }
+        proxy operator[](std::string_view key) { return proxy(*this, key); }
 
     private:
         friend class callback_context;

@@ -83,6 +83,11 @@ public:
             o.session->user_id = user_id_;
         }
         session_ = std::move(o.session);
+        // Ids not given are taken from the session, so ctx.session_id() is never blank
+        // while the session has an id.
+        if (session_id_.empty()) session_id_ = session_->id;
+        if (user_id_.empty()) user_id_ = session_->user_id;
+        if (app_name_.empty()) app_name_ = session_->app_name;
         shared_->state = libretto::state(o.state ? std::move(*o.state) : session_->state);
         shared_->run_config = std::move(o.run_config);
         shared_->agent_tree = std::move(o.agent_tree);

@@ -140,10 +140,10 @@ struct event {
         return nullptr;
     }
 
-    /// The first tool response's error; else, if `metadata["error"]` is truthy, the text.
+    /// With tool responses: the first response's error (unset when it succeeded). Without:
+    /// the text, if `metadata["error"]` is truthy.
     std::optional<std::string> error() const {
-        for (const auto& r : tool_responses())
-            if (r.error) return r.error;
+        if (auto rs = tool_responses(); !rs.empty()) return rs.front().error;
         if (detail::metadata_flag(metadata, "error")) return text();
         return std::nullopt;
     }

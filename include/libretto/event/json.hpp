@@ -17,12 +17,15 @@
 #include <libretto/event/event.hpp>
 #include <libretto/json_error.hpp>
 
+#include <boost/json/basic_parser_impl.hpp>
+#include <boost/json/value_stack.hpp>
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value_from.hpp>
 #include <boost/json/value_to.hpp>
 
+#include <charconv>
 #include <new>
 #include <string>
 #include <string_view>
@@ -280,6 +283,61 @@ inline bool read(const json::value& v, event& out, decode_error& err) {
     return true;
 }
 
+/// json::parser's handler, except that a double is re-read from its text with
+/// std::from_chars: Boost.JSON's default number parser (the only one before 1.83) can be
+/// 1 ulp off, which breaks the lossless round trip of timestamps.
+struct precise_handler {
+    static constexpr std::size_t max_object_size = json::object::max_size();
+    static constexpr std::size_t max_array_size = json::array::max_size();
+    static constexpr std::size_t max_key_size = json::string::max_size();
+    static constexpr std::size_t max_string_size = json::string::max_size();
+
+    json::value_stack st;
+    std::string number; // the parts of a number split across writes
+
+    precise_handler(json::storage_ptr temp, unsigned char* buf, std::size_t size) : st(std::move(temp), buf, size) {}
+
+    bool on_document_begin(json::error_code&) { return true; }
+    bool on_document_end(json::error_code&) { return true; }
+    bool on_object_begin(json::error_code&) { return true; }
+    bool on_object_end(std::size_t n, json::error_code&) { st.push_object(n); return true; }
+    bool on_array_begin(json::error_code&) { return true; }
+    bool on_array_end(std::size_t n, json::error_code&) { st.push_array(n); return true; }
+    bool on_key_part(json::string_view s, std::size_t, json::error_code&) { st.push_chars(s); return true; }
+    bool on_key(json::string_view s, std::size_t, json::error_code&) { st.push_key(s); return true; }
+    bool on_string_part(json::string_view s, std::size_t, json::error_code&) { st.push_chars(s); return true; }
+    bool on_string(json::string_view s, std::size_t, json::error_code&) { st.push_string(s); return true; }
+    bool on_number_part(json::string_view s, json::error_code&) { number.append(s.data(), s.size()); return true; }
+    bool on_int64(std::int64_t i, json::string_view, json::error_code&) { number.clear(); st.push_int64(i); return true; }
+    bool on_uint64(std::uint64_t u, json::string_view, json::error_code&) { number.clear(); st.push_uint64(u); return true; }
+    bool on_double(double d, json::string_view s, json::error_code&) {
+        number.append(s.data(), s.size());
+        double exact = 0;
+        auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), exact);
+        if (ec == std::errc() && end == number.data() + number.size()) d = exact;
+        number.clear();
+        st.push_double(d);
+        return true;
+    }
+    bool on_bool(bool b, json::error_code&) { st.push_bool(b); return true; }
+    bool on_null(json::error_code&) { st.push_null(); return true; }
+    bool on_comment_part(json::string_view, json::error_code&) { return true; }
+    bool on_comment(json::string_view, json::error_code&) { return true; }
+};
+
+/// json::parse(text, ec, sp), with exact doubles.
+inline json::value parse_precise(std::string_view text, json::error_code& ec, json::storage_ptr sp) {
+    unsigned char temp[BOOST_JSON_STACK_BUFFER_SIZE];
+    json::parse_options opt;
+    opt.max_depth = 256; // encode() writes any depth; read back what we write
+    json::basic_parser<precise_handler> p(opt, json::storage_ptr(), temp, sizeof temp);
+    p.handler().st.reset(std::move(sp));
+    const std::size_t n = p.write_some(false, text.data(), text.size(), ec);
+    if (!ec && n < text.size()) ec = json::error::extra_data;
+    if (ec) return nullptr;
+    return p.handler().st.release();
+}
+
 template <class T>
 decode_result<T> decode_noexcept(const json::value& v) noexcept {
     decode_error err;
@@ -317,7 +375,7 @@ inline decode_result<event> parse_event(std::string_view text) noexcept {
         unsigned char buf[4096];
         json::monotonic_resource mr(buf, sizeof buf);
         boost::system::error_code ec;
-        json::value v = json::parse(text, ec, &mr);
+        json::value v = detail::parse_precise(text, ec, &mr);
         if (ec) return decode_error{make_error_code(errc::invalid_json), {}, ec.message()};
         return decode<event>(v);
     } catch (const std::bad_alloc&) {
