@@ -17,7 +17,7 @@ static_assert(libretto::session_store<libretto::sqlite_store>);
 
 struct sqlite_fixture {
     using store_type = libretto::sqlite_store;
-    static constexpr bool persistent = true;
+    [[maybe_unused]] static constexpr bool persistent = true;
 
     std::string path;
 

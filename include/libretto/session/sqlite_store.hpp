@@ -106,11 +106,13 @@ public:
     sqlite_store(sqlite_store&&) noexcept = default;
     sqlite_store& operator=(sqlite_store&& o) noexcept {
         if (this != &o) {
-            drain();
-            ex_ = std::move(o.ex_);
-            pool_ = std::move(o.pool_);
-            core_ = std::move(o.core_);
-            strand_ = std::move(o.strand_);
+            // The old store is destroyed by `old`'s destructor: drained, its strand before
+            // its pool (the strand's implementation lives in the pool's services).
+            sqlite_store old(std::move(o));
+            std::swap(ex_, old.ex_);
+            std::swap(pool_, old.pool_);
+            std::swap(core_, old.core_);
+            std::swap(strand_, old.strand_);
         }
         return *this;
     }
@@ -161,7 +163,7 @@ public:
     auto async_create(create_options o, Token&& token = {}) {
         return boost::asio::async_initiate<Token, void(boost::system::error_code, session)>(
             [this](auto handler, create_options o) {
-                post_work(std::move(handler), [o = std::move(o)](detail::sqlite_core& c) mutable {
+                this->post_work(std::move(handler), [o = std::move(o)](detail::sqlite_core& c) mutable {
                     session out;
                     auto ec = c.create(std::move(o), out);
                     return std::make_tuple(ec, std::move(out));
@@ -174,7 +176,7 @@ public:
     auto async_get(session_key k, get_options o = {}, Token&& token = {}) {
         return boost::asio::async_initiate<Token, void(boost::system::error_code, std::optional<session>)>(
             [this](auto handler, session_key k, get_options o) {
-                post_work(std::move(handler), [k = std::move(k), o = std::move(o)](detail::sqlite_core& c) {
+                this->post_work(std::move(handler), [k = std::move(k), o = std::move(o)](detail::sqlite_core& c) {
                     std::optional<session> out;
                     auto ec = c.get(k, o, out);
                     return std::make_tuple(ec, std::move(out));
@@ -187,7 +189,7 @@ public:
     auto async_list(list_options o, Token&& token = {}) {
         return boost::asio::async_initiate<Token, void(boost::system::error_code, list_page)>(
             [this](auto handler, list_options o) {
-                post_work(std::move(handler), [o = std::move(o)](detail::sqlite_core& c) {
+                this->post_work(std::move(handler), [o = std::move(o)](detail::sqlite_core& c) {
                     list_page out;
                     auto ec = c.list(o, out);
                     return std::make_tuple(ec, std::move(out));
@@ -200,7 +202,7 @@ public:
     auto async_delete(session_key k, Token&& token = {}) {
         return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
             [this](auto handler, session_key k) {
-                post_work(std::move(handler),
+                this->post_work(std::move(handler),
                           [k = std::move(k)](detail::sqlite_core& c) { return std::make_tuple(c.remove(k)); });
             },
             token, std::move(k));
@@ -215,7 +217,7 @@ public:
             [this](auto handler, session* sess, event e) {
                 std::vector<event> v;
                 v.push_back(std::move(e));
-                start_append(std::move(handler), sess, std::move(v));
+                this->start_append(std::move(handler), sess, std::move(v));
             },
             token, &sess, std::move(e));
     }
@@ -226,7 +228,7 @@ public:
     auto async_append_batch(session& sess, std::vector<event> events, Token&& token = {}) {
         return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
             [this](auto handler, session* sess, std::vector<event> events) {
-                start_append(std::move(handler), sess, std::move(events));
+                this->start_append(std::move(handler), sess, std::move(events));
             },
             token, &sess, std::move(events));
     }

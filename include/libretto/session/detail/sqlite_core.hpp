@@ -99,9 +99,9 @@ private:
         return r.ec;
     }
 
-    void record(boost::system::error_code ec, std::string detail) {
+    void record(boost::system::error_code, std::string detail) {
         std::lock_guard lock(error_mutex_);
-        last_error_ = "sqlite_store: " + detail + " (" + ec.message() + ")";
+        last_error_ = "sqlite_store: " + detail;
     }
 
     result sql_error(int rc, std::string_view what) const {

@@ -1,0 +1,649 @@
+// What is particular to sqlite_store: the file format (WAL, schema version, migrations),
+// batch appends, locking between connections, corrupt rows and files, size limits, and
+// where the blocking work runs. The shared semantics are in conformance/sqlite_store_test.cpp.
+#include <libretto/event/json.hpp>
+#include <libretto/session/sqlite_store.hpp>
+
+#include "conformance/store_conformance.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <sqlite3.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <unistd.h>
+
+namespace {
+
+using namespace conformance;
+namespace lb = libretto;
+
+// A fresh database path in the test's working directory; the files go when it does.
+struct temp_db {
+    std::string path;
+    temp_db() {
+        static std::atomic<int> counter{0};
+        path = "sqlite-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".db";
+        clean();
+    }
+    ~temp_db() { clean(); }
+    void clean() const {
+        for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::remove((path + suffix).c_str());
+    }
+    lb::sqlite_store_options options() const {
+        lb::sqlite_store_options o;
+        o.path = path;
+        return o;
+    }
+};
+
+// A plain SQLite connection, to look at (and tamper with) what the store wrote.
+struct raw_db {
+    sqlite3* db = nullptr;
+    explicit raw_db(const std::string& path) {
+        BOOST_REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+        sqlite3_busy_timeout(db, 2000);
+    }
+    ~raw_db() { sqlite3_close(db); }
+    void exec(const std::string& sql) {
+        char* err = nullptr;
+        int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+        BOOST_REQUIRE_MESSAGE(rc == SQLITE_OK, sql << ": " << (err ? err : "?"));
+        sqlite3_free(err);
+    }
+    std::string text(const std::string& sql) {
+        sqlite3_stmt* s = nullptr;
+        BOOST_REQUIRE_MESSAGE(sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK, sqlite3_errmsg(db));
+        std::string out;
+        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+            out = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+        sqlite3_finalize(s);
+        return out;
+    }
+    long long integer(const std::string& sql) { return std::stoll(text(sql)); }
+    void insert_event(const std::string& app, const std::string& user, const lb::event& e) {
+        sqlite3_stmt* s = nullptr;
+        BOOST_REQUIRE(sqlite3_prepare_v2(db, "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)", -1, &s, nullptr) == SQLITE_OK);
+        const std::string data = lb::serialize_event(e);
+        sqlite3_bind_text(s, 1, app.c_str(), -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(s, 2, user.c_str(), -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(s, 3, e.session_id.c_str(), -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(s, 4, e.sequence);
+        sqlite3_bind_double(s, 5, e.timestamp);
+        sqlite3_bind_text(s, 6, data.c_str(), -1, SQLITE_TRANSIENT);
+        BOOST_REQUIRE(sqlite3_step(s) == SQLITE_DONE);
+        sqlite3_finalize(s);
+    }
+};
+
+template <class Store>
+asio::awaitable<error_code> batch_ec(Store& st, lb::session& s, std::vector<lb::event>& events) {
+    auto op = st.async_append_batch(s, std::move(events), asio::as_tuple(asio::use_awaitable));
+    auto r = co_await std::move(op);
+    co_return std::get<0>(r);
+}
+
+template <class Store>
+asio::awaitable<std::int64_t> batch(Store& st, lb::session& s, std::vector<lb::event>& events) {
+    auto op = st.async_append_batch(s, std::move(events), asio::use_awaitable);
+    co_return co_await std::move(op);
+}
+
+template <class Store>
+asio::awaitable<error_code> create_in(Store& st, std::string app, std::string user, std::string id) {
+    lb::create_options o = create_opts(std::move(app), std::move(user), std::move(id));
+    co_return co_await create_ec(st, std::move(o));
+}
+
+template <class Store>
+asio::awaitable<error_code> get_full_ec(Store& st, const lb::session& s) {
+    lb::session_key k = key_of(s);
+    co_return co_await get_ec(st, k.app_name, k.user_id, k.session_id);
+}
+
+std::vector<lb::event> turn(int n, const std::string& prefix) {
+    std::vector<lb::event> v;
+    for (int i = 0; i < n; ++i) v.push_back(text_event(prefix + std::to_string(i)));
+    return v;
+}
+
+// The schema of version 1, as that version created it (kept verbatim: never edit).
+constexpr const char* schema_v1 = R"sql(
+CREATE TABLE libretto_schema (version INTEGER NOT NULL);
+INSERT INTO libretto_schema VALUES (1);
+CREATE TABLE sessions (
+    app_name      TEXT    NOT NULL,
+    user_id       TEXT    NOT NULL,
+    session_id    TEXT    NOT NULL,
+    state         TEXT    NOT NULL DEFAULT '{}',
+    create_time   REAL    NOT NULL,
+    last_update   REAL    NOT NULL,
+    last_sequence INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (app_name, user_id, session_id)
+);
+CREATE INDEX sessions_by_app  ON sessions (app_name, last_update DESC, session_id);
+CREATE INDEX sessions_by_user ON sessions (app_name, user_id, last_update DESC, session_id);
+CREATE TABLE events (
+    app_name   TEXT    NOT NULL,
+    user_id    TEXT    NOT NULL,
+    session_id TEXT    NOT NULL,
+    sequence   INTEGER NOT NULL,
+    timestamp  REAL    NOT NULL,
+    data       TEXT    NOT NULL,
+    PRIMARY KEY (app_name, user_id, session_id, sequence),
+    FOREIGN KEY (app_name, user_id, session_id)
+        REFERENCES sessions (app_name, user_id, session_id) ON DELETE CASCADE
+);
+CREATE TABLE app_state (
+    app_name TEXT NOT NULL,
+    key      TEXT NOT NULL,
+    value    TEXT NOT NULL,
+    PRIMARY KEY (app_name, key)
+) WITHOUT ROWID;
+CREATE TABLE user_state (
+    app_name TEXT NOT NULL,
+    user_id  TEXT NOT NULL,
+    key      TEXT NOT NULL,
+    value    TEXT NOT NULL,
+    PRIMARY KEY (app_name, user_id, key)
+) WITHOUT ROWID;
+)sql";
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(sqlite_store_file)
+
+BOOST_AUTO_TEST_CASE(wal_mode_foreign_keys_and_schema_version) {
+    temp_db db;
+    asio::io_context io;
+    lb::sqlite_store st(io.get_executor(), db.options());
+    raw_db raw(db.path);
+    BOOST_TEST(raw.text("PRAGMA journal_mode") == "wal");
+    BOOST_TEST(raw.integer("SELECT version FROM libretto_schema") == lb::sqlite_store::schema_version);
+    BOOST_TEST(raw.integer("SELECT count(*) FROM libretto_schema") == 1);
+    for (const char* table : {"sessions", "events", "app_state", "user_state"})
+        BOOST_TEST(raw.integer(std::string("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='") + table +
+                               "'") == 1);
+    // Reopening an up-to-date database changes nothing.
+    lb::sqlite_store again(io.get_executor(), db.options());
+    BOOST_TEST(raw.integer("SELECT version FROM libretto_schema") == lb::sqlite_store::schema_version);
+}
+
+BOOST_AUTO_TEST_CASE(migrates_a_version_1_database) {
+    temp_db db;
+    {
+        raw_db raw(db.path);
+        raw.exec(schema_v1);
+        raw.exec("INSERT INTO sessions VALUES ('app', 'u1', 's1', '{\"topic\":\"tides\"}', 10, 13, 3)");
+        raw.exec("INSERT INTO user_state VALUES ('app', 'u1', 'name', '\"Ada\"')");
+        for (int seq = 1; seq <= 3; ++seq) {
+            lb::event e = text_event("old" + std::to_string(seq), 10 + seq);
+            e.sequence = seq;
+            e.session_id = "s1";
+            if (seq == 3) e.actions.compaction = lb::event_compaction{1, 2, 11, 12, "summary of 1-2", 2};
+            raw.insert_event("app", "u1", e);
+        }
+        // A version-1 session whose compaction is not the newest event, and a corrupt row:
+        // the backfill must cope with both.
+        raw.exec("INSERT INTO sessions VALUES ('app', 'u1', 's2', '{}', 10, 12, 2)");
+        lb::event c = text_event("summary", 11);
+        c.sequence = 1;
+        c.session_id = "s2";
+        c.actions.compaction = lb::event_compaction{1, 1, 0, 0, "s", 1};
+        raw.insert_event("app", "u1", c);
+        raw.exec("INSERT INTO events VALUES ('app', 'u1', 's2', 2, 12, '{broken')");
+    }
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        lb::sqlite_store st(ex, db.options());
+        raw_db raw(db.path);
+        BOOST_TEST(raw.integer("SELECT version FROM libretto_schema") == lb::sqlite_store::schema_version);
+        BOOST_TEST(raw.integer("SELECT compaction_first FROM sessions WHERE session_id = 's1'") == 1);
+        BOOST_TEST(raw.integer("SELECT compaction_first FROM sessions WHERE session_id = 's2'") == 1);
+
+        auto g = co_await get(st, "app", "u1", "s1");
+        BOOST_REQUIRE(g.has_value());
+        BOOST_TEST(g->last_sequence == 3);
+        BOOST_TEST(g->events.size() == 3u);
+        BOOST_TEST(g->state.at("topic").as_string() == "tides");
+        BOOST_TEST(g->state.at("user:name").as_string() == "Ada");
+        // Appends continue the old sequence and maintain the new column.
+        auto c = text_event("summary of 1-3");
+        c.actions.compaction = lb::event_compaction{2, 3, 0, 0, "s", 2};
+        BOOST_TEST(co_await append(st, *g, c) == 4);
+        lb::get_options o;
+        o.from_newest_compaction = true;
+        lb::session_key k{"app", "u1", "s1"};
+        auto tail = co_await get(st, k, o);
+        BOOST_REQUIRE_EQUAL(tail->events.size(), 3u);
+        BOOST_TEST(tail->events.front().sequence == 2);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(a_database_with_other_tables_gets_libretto_tables_added) {
+    temp_db db;
+    {
+        raw_db raw(db.path);
+        raw.exec("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me');");
+    }
+    asio::io_context io;
+    lb::sqlite_store st(io.get_executor(), db.options());
+    raw_db raw(db.path);
+    BOOST_TEST(raw.text("SELECT body FROM notes") == "keep me");
+    BOOST_TEST(raw.integer("SELECT version FROM libretto_schema") == lb::sqlite_store::schema_version);
+}
+
+BOOST_AUTO_TEST_CASE(a_newer_schema_version_is_refused_and_left_alone) {
+    temp_db db;
+    asio::io_context io;
+    { lb::sqlite_store st(io.get_executor(), db.options()); }
+    raw_db raw(db.path);
+    raw.exec("UPDATE libretto_schema SET version = 99");
+    try {
+        lb::sqlite_store st(io.get_executor(), db.options());
+        BOOST_FAIL("opened a database of a newer schema version");
+    } catch (const boost::system::system_error& e) {
+        BOOST_TEST(e.code() == boost::system::errc::not_supported);
+        const std::string what = e.what();
+        BOOST_TEST_MESSAGE(what);
+        BOOST_TEST(what.find("schema version 99") != std::string::npos);
+        BOOST_TEST(what.find(db.path) != std::string::npos);
+    }
+    BOOST_TEST(raw.integer("SELECT version FROM libretto_schema") == 99);
+}
+
+BOOST_AUTO_TEST_CASE(a_file_that_is_not_sqlite_is_refused_at_open) {
+    temp_db db;
+    const std::string garbage(8192, 'x');
+    {
+        std::ofstream f(db.path, std::ios::binary);
+        f << "this is a JSONL file, not a database\n" << garbage;
+    }
+    asio::io_context io;
+    try {
+        lb::sqlite_store st(io.get_executor(), db.options());
+        BOOST_FAIL("opened a file that is not a database");
+    } catch (const boost::system::system_error& e) {
+        BOOST_TEST(e.code() == lb::errc::corrupt_data);
+        const std::string what = e.what();
+        BOOST_TEST_MESSAGE(what);
+        BOOST_TEST(what.find("not an SQLite database") != std::string::npos);
+        BOOST_TEST(what.find(db.path) != std::string::npos);
+    }
+    std::ifstream f(db.path, std::ios::binary);
+    std::string first;
+    std::getline(f, first);
+    BOOST_TEST(first == "this is a JSONL file, not a database"); // untouched
+}
+
+BOOST_AUTO_TEST_CASE(an_empty_path_is_refused) {
+    asio::io_context io;
+    BOOST_CHECK_EXCEPTION(lb::sqlite_store(io.get_executor(), lb::sqlite_store_options{}), boost::system::system_error,
+                          [](const auto& e) { return e.code() == lb::errc::invalid_argument; });
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(sqlite_store_batches)
+
+BOOST_AUTO_TEST_CASE(a_batch_is_one_transaction_with_consecutive_sequences) {
+    temp_db db;
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        lb::sqlite_store st(ex, db.options());
+        auto s = co_await create(st, "app", "u1", "s1");
+        auto events = turn(8, "t");
+        events[2].partial = true; // skipped, like a single partial append
+        events[5].actions.state_delta["user:lang"] = "nb";
+        events[6].actions.state_delta["temp:scratch"] = 1;
+        events[7].actions.state_delta["step"] = 7;
+        BOOST_TEST(co_await batch(st, s, events) == 7);
+        BOOST_TEST(s.last_sequence == 7);
+        BOOST_REQUIRE_EQUAL(s.events.size(), 7u);
+        BOOST_TEST(s.state.at("temp:scratch").as_int64() == 1);
+        BOOST_TEST(s.state.at("user:lang").as_string() == "nb");
+        auto g = co_await get(st, s);
+        BOOST_REQUIRE_EQUAL(g->events.size(), 7u);
+        for (std::size_t i = 0; i < 7; ++i) {
+            BOOST_TEST(g->events[i].sequence == static_cast<std::int64_t>(i + 1));
+            BOOST_TEST((g->events[i] == s.events[i]));
+        }
+        BOOST_TEST(g->state.at("step").as_int64() == 7);
+        BOOST_TEST(!g->state.contains("temp:scratch"));
+        std::vector<lb::event> none;
+        BOOST_TEST(co_await batch(st, s, none) == 0);
+        BOOST_TEST(s.last_sequence == 7);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(a_failing_batch_writes_nothing) {
+    temp_db db;
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        lb::sqlite_store_options o = db.options();
+        o.max_event_bytes = 1024;
+        lb::sqlite_store st(ex, o);
+        auto s = co_await create(st, "app", "u1", "s1");
+        auto copy = co_await get(st, s);
+        co_await append_text(st, s, "first");
+
+        // Stale: the copy was loaded before "first".
+        auto stale = turn(4, "stale");
+        stale[0].actions.state_delta["app:k"] = 1;
+        BOOST_TEST(co_await batch_ec(st, *copy, stale) == lb::errc::stale_session);
+        BOOST_TEST(copy->events.empty());
+        BOOST_TEST(copy->last_sequence == 0);
+
+        // Oversize, in the middle of the batch.
+        auto big = turn(4, "big");
+        big[2] = text_event(std::string(4096, 'x'));
+        big[0].actions.state_delta["user:k"] = 1;
+        BOOST_TEST(co_await batch_ec(st, s, big) == lb::errc::oversize);
+
+        // An event of another session.
+        auto foreign = turn(3, "foreign");
+        foreign[1].session_id = "someone-else";
+        BOOST_TEST(co_await batch_ec(st, s, foreign) == lb::errc::invalid_argument);
+
+        BOOST_TEST(s.last_sequence == 1);
+        BOOST_TEST(s.events.size() == 1u);
+        auto g = co_await get(st, s);
+        BOOST_TEST(g->events.size() == 1u);
+        BOOST_TEST(g->last_sequence == 1);
+        BOOST_TEST(!g->state.contains("app:k"));
+        BOOST_TEST(!g->state.contains("user:k"));
+        raw_db raw(db.path);
+        BOOST_TEST(raw.integer("SELECT count(*) FROM events") == 1);
+        BOOST_TEST(raw.integer("SELECT count(*) FROM app_state") == 0);
+        BOOST_TEST(raw.integer("SELECT count(*) FROM user_state") == 0);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(stale_batches_across_connections_exactly_one_wins) {
+    temp_db db;
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        lb::sqlite_store a(ex, db.options());
+        lb::sqlite_store b(ex, db.options());
+        auto s = co_await create(a, "app", "u1", "s1");
+        auto c1 = co_await get(a, s);
+        auto c2 = co_await get(b, s);
+        error_code e1, e2;
+        int done = 0;
+        auto t1 = turn(8, "a");
+        auto t2 = turn(8, "b");
+        auto w1 = [&]() -> asio::awaitable<void> {
+            e1 = co_await batch_ec(a, *c1, t1);
+            ++done;
+        };
+        auto w2 = [&]() -> asio::awaitable<void> {
+            e2 = co_await batch_ec(b, *c2, t2);
+            ++done;
+        };
+        asio::co_spawn(ex, w1(), asio::detached);
+        asio::co_spawn(ex, w2(), asio::detached);
+        asio::steady_timer t(ex);
+        while (done < 2) {
+            t.expires_after(std::chrono::milliseconds(1));
+            co_await t.async_wait(asio::use_awaitable);
+        }
+        BOOST_TEST(((!e1) != (!e2)));
+        auto g = co_await get(a, s);
+        BOOST_REQUIRE_EQUAL(g->events.size(), 8u);
+        const char first = g->events[0].text()[0];
+        for (const auto& e : g->events) BOOST_TEST(e.text()[0] == first); // one batch, not interleaved
+    });
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(sqlite_store_locking)
+
+// Another connection holds the write lock: writes wait busy_timeout then fail with
+// errc::busy; reads go on (WAL); the io_context thread stays responsive meanwhile; once
+// the lock is released, writes work again.
+BOOST_AUTO_TEST_CASE(busy_beyond_busy_timeout_and_the_io_thread_stays_responsive) {
+    temp_db db;
+    const auto io_thread = std::this_thread::get_id();
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        lb::sqlite_store_options o = db.options();
+        o.busy_timeout = std::chrono::milliseconds(300);
+        lb::sqlite_store st(ex, o);
+        auto s = co_await create(st, "app", "u1", "s1");
+        co_await append_text(st, s, "before");
+
+        raw_db locker(db.path);
+        locker.exec("BEGIN IMMEDIATE; INSERT INTO app_state VALUES ('other', 'k', '1');");
+
+        bool waiting = true;
+        int ticks = 0;
+        auto ticker = [&]() -> asio::awaitable<void> {
+            asio::steady_timer t(ex);
+            while (waiting) {
+                t.expires_after(std::chrono::milliseconds(5));
+                co_await t.async_wait(asio::use_awaitable);
+                ++ticks;
+            }
+        };
+        asio::co_spawn(ex, ticker(), asio::detached);
+
+        const auto start = std::chrono::steady_clock::now();
+        auto ec = co_await append_text_ec(st, s, "blocked");
+        const auto waited = std::chrono::steady_clock::now() - start;
+        BOOST_TEST(std::this_thread::get_id() == io_thread); // completes on the caller's executor
+        BOOST_TEST(ec == lb::errc::busy);
+        BOOST_TEST(waited >= std::chrono::milliseconds(250));
+        BOOST_TEST(ticks >= 10); // ~60 expected: the wait happened on another thread
+        BOOST_TEST_MESSAGE("io_context ticks while SQLite waited: " << ticks);
+        BOOST_TEST(st.last_error_message().find("busy_timeout") != std::string::npos);
+        BOOST_TEST(s.last_sequence == 1);
+        BOOST_TEST(co_await create_in(st, "app", "u1", "s2") == lb::errc::busy);
+
+        // Readers are not blocked by the writer.
+        auto g = co_await get(st, s);
+        BOOST_TEST(g->events.size() == 1u);
+
+        locker.exec("COMMIT");
+        waiting = false;
+        BOOST_TEST(co_await append_text_ec(st, s, "after") == error_code{});
+        BOOST_TEST(s.last_sequence == 2);
+    });
+}
+
+// With a user-supplied executor, the blocking work runs there: while that pool's only
+// thread is held, operations do not complete, and the io_context keeps running.
+BOOST_AUTO_TEST_CASE(blocking_work_runs_on_the_supplied_executor) {
+    temp_db db;
+    asio::thread_pool pool(1);
+    std::thread::id pool_thread;
+    std::mutex m;
+    std::condition_variable cv;
+    bool release = false;
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        lb::sqlite_store_options o = db.options();
+        o.blocking_executor = pool.get_executor();
+        lb::sqlite_store st(ex, o);
+        auto s = co_await create(st, "app", "u1", "s1");
+        // Hold the pool's thread.
+        asio::post(pool, [&] {
+            std::unique_lock lock(m);
+            pool_thread = std::this_thread::get_id();
+            cv.wait(lock, [&] { return release; });
+        });
+        bool done = false;
+        auto appender = [&]() -> asio::awaitable<void> {
+            co_await append_text(st, s, "x");
+            done = true;
+        };
+        asio::co_spawn(ex, appender(), asio::detached);
+        asio::steady_timer t(ex);
+        for (int i = 0; i < 20; ++i) {
+            t.expires_after(std::chrono::milliseconds(5));
+            co_await t.async_wait(asio::use_awaitable);
+        }
+        BOOST_TEST(!done); // its work waits for the pool
+        {
+            std::lock_guard lock(m);
+            release = true;
+        }
+        cv.notify_all();
+        while (!done) {
+            t.expires_after(std::chrono::milliseconds(1));
+            co_await t.async_wait(asio::use_awaitable);
+        }
+        BOOST_TEST(s.last_sequence == 1);
+    });
+    BOOST_TEST((pool_thread != std::this_thread::get_id()));
+    pool.join();
+}
+
+BOOST_AUTO_TEST_CASE(shared_state_from_two_connections_merges_per_key) {
+    temp_db db;
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        lb::sqlite_store a(ex, db.options());
+        lb::sqlite_store b(ex, db.options());
+        auto s1 = co_await create(a, "app", "u1", "s1");
+        auto s2 = co_await create(b, "app", "u1", "s2");
+        auto e1 = text_event("a");
+        e1.actions.state_delta["user:a"] = 1;
+        e1.actions.state_delta["app:x"] = "from a";
+        auto e2 = text_event("b");
+        e2.actions.state_delta["user:b"] = 2;
+        co_await append(a, s1, e1);
+        co_await append(b, s2, e2);
+        auto g = co_await get(a, s1);
+        BOOST_TEST(g->state.at("user:a").as_int64() == 1);
+        BOOST_TEST(g->state.at("user:b").as_int64() == 2);
+        BOOST_TEST(g->state.at("app:x").as_string() == "from a");
+    });
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(sqlite_store_bad_data)
+
+BOOST_AUTO_TEST_CASE(a_corrupt_event_row_is_reported_with_its_session_and_sequence) {
+    temp_db db;
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        lb::sqlite_store st(ex, db.options());
+        auto s = co_await create(st, "app", "u1", "s1");
+        for (int i = 1; i <= 3; ++i) co_await append_text(st, s, "m" + std::to_string(i));
+        raw_db raw(db.path);
+        raw.exec("UPDATE events SET data = '{\"id\": \"x\", \"sequ' WHERE sequence = 2");
+        BOOST_TEST(co_await get_full_ec(st, s) == lb::errc::corrupt_data);
+        const std::string msg = st.last_error_message();
+        BOOST_TEST_MESSAGE(msg);
+        BOOST_TEST(msg.find("app/u1/s1") != std::string::npos);
+        BOOST_TEST(msg.find("sequence 2") != std::string::npos);
+        // A range that avoids the bad row still loads.
+        lb::get_options o;
+        o.from_sequence = 3;
+        lb::session_key k = key_of(s);
+        auto tail = co_await get(st, k, o);
+        BOOST_TEST(tail->events.size() == 1u);
+        // Valid JSON of the wrong shape, and a row whose sequence disagrees with its column.
+        raw.exec("UPDATE events SET data = '{\"id\": 5}' WHERE sequence = 2");
+        BOOST_TEST(co_await get_full_ec(st, s) == lb::errc::corrupt_data);
+        raw.exec("UPDATE events SET data = (SELECT data FROM events WHERE sequence = 1) WHERE sequence = 2");
+        BOOST_TEST(co_await get_full_ec(st, s) == lb::errc::corrupt_data);
+        BOOST_TEST(st.last_error_message().find("sequence 2") != std::string::npos);
+        // Corrupt session state.
+        raw.exec("UPDATE sessions SET state = '[1,2' WHERE session_id = 's1'");
+        BOOST_TEST(co_await get_full_ec(st, s) == lb::errc::corrupt_data);
+        BOOST_TEST(st.last_error_message().find("app/u1/s1") != std::string::npos);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(oversize_events_are_rejected_and_nothing_is_written) {
+    temp_db db;
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        lb::sqlite_store_options o = db.options();
+        o.max_event_bytes = 512;
+        lb::sqlite_store st(ex, o);
+        auto s = co_await create(st, "app", "u1", "s1");
+        auto big = text_event(std::string(1000, 'x'));
+        big.actions.state_delta["k"] = 1;
+        BOOST_TEST(co_await append_ec(st, s, big) == lb::errc::oversize);
+        BOOST_TEST(s.events.empty());
+        BOOST_TEST(!s.state.contains("k"));
+        BOOST_TEST(st.last_error_message().find("max_event_bytes") != std::string::npos);
+        BOOST_TEST(co_await append_text_ec(st, s, "small") == error_code{});
+        BOOST_TEST(s.last_sequence == 1);
+        raw_db raw(db.path);
+        BOOST_TEST(raw.integer("SELECT count(*) FROM events") == 1);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(the_default_limit_is_16_mib) {
+    temp_db db;
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        lb::sqlite_store st(ex, db.options());
+        auto s = co_await create(st, "app", "u1", "s1");
+        BOOST_TEST(co_await append_text_ec(st, s, std::string(16u << 20, 'x')) == lb::errc::oversize);
+        BOOST_TEST(co_await append_text_ec(st, s, std::string(1u << 20, 'x')) == error_code{});
+    });
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(sqlite_store_misc)
+
+BOOST_AUTO_TEST_CASE(delete_cascades_to_event_rows_but_keeps_shared_state_rows) {
+    temp_db db;
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        lb::sqlite_store st(ex, db.options());
+        auto s = co_await create(st, "app", "u1", "s1");
+        auto e = text_event("x");
+        e.actions.state_delta["user:k"] = 1;
+        e.actions.state_delta["app:k"] = 2;
+        co_await append(st, s, e);
+        co_await append_text(st, s, "y");
+        co_await remove(st, "app", "u1", "s1");
+        raw_db raw(db.path);
+        BOOST_TEST(raw.integer("SELECT count(*) FROM events") == 0);
+        BOOST_TEST(raw.integer("SELECT count(*) FROM sessions") == 0);
+        BOOST_TEST(raw.integer("SELECT count(*) FROM app_state") == 1);
+        BOOST_TEST(raw.integer("SELECT count(*) FROM user_state") == 1);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(sync_core_matches_async_and_stores_move) {
+    temp_db db;
+    asio::io_context io;
+    lb::sqlite_store first(io.get_executor(), db.options());
+    lb::sqlite_store st(std::move(first));
+    lb::session s;
+    BOOST_TEST(!st.create(create_opts("app", "u", "s"), s));
+    std::int64_t seq = 0;
+    BOOST_TEST(!st.append(s, text_event("x"), seq));
+    BOOST_TEST(seq == 1);
+    BOOST_TEST(!st.append_batch(s, turn(3, "b"), seq));
+    BOOST_TEST(seq == 4);
+    BOOST_TEST(s.events.size() == 4u);
+    std::optional<lb::session> g;
+    BOOST_TEST(!st.get({"app", "u", "s"}, {}, g));
+    BOOST_TEST(g->events.size() == 4u);
+    lb::list_page page;
+    lb::list_options lo;
+    lo.app_name = "app";
+    BOOST_TEST(!st.list(lo, page));
+    BOOST_TEST(page.sessions.size() == 1u);
+    lb::sqlite_store other(io.get_executor(), db.options());
+    st = std::move(other);
+    BOOST_TEST(!st.remove({"app", "u", "s"}));
+    BOOST_TEST(!st.get({"app", "u", "s"}, {}, g));
+    BOOST_TEST(!g.has_value());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
