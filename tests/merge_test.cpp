@@ -8,6 +8,7 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -349,6 +350,29 @@ BOOST_AUTO_TEST_CASE(variadic_merge_of_move_only_items) {
         BOOST_TEST(n == 30);
         BOOST_TEST(sum == (0 + 100 + 200) * 10 + 3 * 45);
     });
+}
+
+BOOST_AUTO_TEST_CASE(io_context_destroyed_mid_merge) {
+    // The io_context goes away while the consumer is parked on the merge, one pump is
+    // parked on a sleeping source and another source sits on a full buffer. Must be leak-
+    // and ASan-clean.
+    auto a = std::make_shared<sleeper_flags>();
+    {
+        asio::io_context io;
+        auto consumer = [](executor ex, std::shared_ptr<sleeper_flags> flags) -> asio::awaitable<void> {
+            std::vector<basic_event_stream<tagged>> sources;
+            sources.push_back(sleeping_source(ex, 0, 1, flags));
+            sources.push_back(paced_source(ex, 1, 1000, 0ms));
+            auto merged = libretto::merge(ex, std::move(sources), stream_options{1});
+            auto first = co_await merged.next();
+            BOOST_TEST(first.has_value());
+            asio::steady_timer t(ex, 1h);
+            co_await t.async_wait(asio::use_awaitable);
+        };
+        asio::co_spawn(io, consumer(io.get_executor(), a), asio::detached);
+        io.run_for(20ms);
+    }
+    BOOST_TEST(!a->finished);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
