@@ -137,7 +137,6 @@ CREATE TABLE sessions (
     PRIMARY KEY (app_name, user_id, session_id)
 );
 CREATE INDEX sessions_by_app  ON sessions (app_name, last_update DESC, session_id);
-CREATE INDEX sessions_by_user ON sessions (app_name, user_id, last_update DESC, session_id);
 CREATE TABLE events (
     app_name   TEXT    NOT NULL,
     user_id    TEXT    NOT NULL,

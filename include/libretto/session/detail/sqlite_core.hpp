@@ -184,8 +184,11 @@ private:
             {&list_app_, "SELECT user_id, session_id, state, last_update, last_sequence FROM sessions "
                          "WHERE app_name = ?1 AND last_update <= ?2 AND (last_update < ?2 OR session_id > ?3) "
                          "ORDER BY last_update DESC, session_id ASC LIMIT ?4"},
+            // One user's sessions: the primary key's prefix (app_name, user_id), then a sort
+            // of those few rows. Left alone, the planner walks sessions_by_app instead, which
+            // reads every session of the app to find one user's.
             {&list_user_, "SELECT user_id, session_id, state, last_update, last_sequence FROM sessions "
-                          "WHERE app_name = ?1 AND user_id = ?5 AND last_update <= ?2 "
+                          "INDEXED BY sqlite_autoindex_sessions_1 WHERE app_name = ?1 AND user_id = ?5 AND last_update <= ?2 "
                           "AND (last_update < ?2 OR session_id > ?3) "
                           "ORDER BY last_update DESC, session_id ASC LIMIT ?4"},
         };

@@ -26,7 +26,9 @@ struct migration {
 // clang-format off
 inline constexpr std::array<migration, 2> migrations{{
     // 1: sessions, events (keyed and ordered by sequence), app and user state as key/value rows
-    // (values are JSON texts), so shared-scope deltas are per-key upserts.
+    // (values are JSON texts), so shared-scope deltas are per-key upserts. Listing an app's
+    // sessions newest first walks sessions_by_app; listing one user's uses the primary key
+    // prefix and sorts that user's sessions (no second index to update on every append).
     {1, R"sql(
 CREATE TABLE sessions (
     app_name      TEXT    NOT NULL,
@@ -39,7 +41,6 @@ CREATE TABLE sessions (
     PRIMARY KEY (app_name, user_id, session_id)
 );
 CREATE INDEX sessions_by_app  ON sessions (app_name, last_update DESC, session_id);
-CREATE INDEX sessions_by_user ON sessions (app_name, user_id, last_update DESC, session_id);
 CREATE TABLE events (
     app_name   TEXT    NOT NULL,
     user_id    TEXT    NOT NULL,
