@@ -617,6 +617,33 @@ BOOST_AUTO_TEST_CASE(delete_cascades_to_event_rows_but_keeps_shared_state_rows) 
     });
 }
 
+BOOST_AUTO_TEST_CASE(listing_one_user_pages_in_order_among_other_users) {
+    temp_db db;
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        lb::sqlite_store st(ex, db.options());
+        for (int i = 0; i < 12; ++i) {
+            auto s = co_await create(st, "app", "u" + std::to_string(i % 3), "s" + std::to_string(i));
+            co_await append_text(st, s, "x", 100.0 + (i % 6)); // ties in last_update: ordered by id
+        }
+        lb::list_options lo;
+        lo.app_name = "app";
+        lo.user_id = "u1"; // s1 (101), s4 (104), s7 (101), s10 (104)
+        lo.page_size = 1;
+        std::vector<std::string> seen;
+        for (int pages = 0; pages < 10; ++pages) {
+            auto p = co_await list(st, lo);
+            for (auto& s : p.sessions) {
+                BOOST_TEST(s.user_id == "u1");
+                seen.push_back(s.id);
+            }
+            if (p.next_page_token.empty()) break;
+            lo.page_token = p.next_page_token;
+        }
+        const std::vector<std::string> expected{"s10", "s4", "s1", "s7"};
+        BOOST_TEST(seen == expected, boost::test_tools::per_element());
+    });
+}
+
 BOOST_AUTO_TEST_CASE(sync_core_matches_async_and_stores_move) {
     temp_db db;
     asio::io_context io;
