@@ -99,12 +99,15 @@ int main() {
         auto producer = [&ctx](lb::stream_writer<lb::event> w) { return scripted_turn(ctx, std::move(w)); };
         lb::event_stream turn(io.get_executor(), producer);
         std::cout << "--- streaming one turn ---\n";
+        bool mid_line = false; // partial chunks print without a newline
         while (auto ev = co_await turn.next()) {
             if (ev->partial) {
                 std::cout << ev->text() << std::flush;
+                mid_line = true;
                 continue;
             }
-            std::cout << '\n';
+            if (mid_line) std::cout << '\n';
+            mid_line = false;
             if (ev->has_tool_calls())
                 std::cout << "[tool call] " << *ev->tool_name() << ' ' << boost::json::serialize(*ev->tool_input()) << '\n';
             else if (ev->type == lb::event_type::tool_response)

@@ -7,6 +7,7 @@
 // Semantics are specified in docs/event_stream.md.
 
 #include <libretto/error.hpp>
+#include <libretto/event/event.hpp>
 #include <libretto/stream/detail/stream_state.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -208,6 +209,10 @@ basic_event_stream<T> make_stream(boost::asio::any_io_executor ex, std::vector<T
                                   stream_options options = {}) {
     return basic_event_stream<T>(std::move(ex), detail::vector_producer<T>{std::move(items)}, options);
 }
+
+/// The stream every agent returns: libretto events.
+using event_stream = basic_event_stream<event>;
+using event_writer = stream_writer<event>;
 
 } // namespace libretto
 
