@@ -710,6 +710,8 @@ public:
         if (o.app_name)
             if (auto ec = validate_id(*o.app_name)) return ec;
         if (o.max_bytes && o.high_water_bytes && *o.high_water_bytes > *o.max_bytes) return errc::invalid_argument;
+        // Pending checkpoints would otherwise land between a dry run and the real one.
+        checkpoint_all();
         std::vector<std::string> apps;
         if (o.app_name) apps.push_back(*o.app_name);
         else list_dir(root / "apps", apps);
@@ -886,9 +888,9 @@ private:
             sp.reset();
             return ec;
         }
-        // The lock may have been taken (to append, or to recover a torn tail): it is kept
-        // for lock_linger, and released by the timer if the caller stops here.
-        after_write(sp, false);
+        // A reader may have taken the lock to recover a torn tail: keep it for lock_linger
+        // (or release it now). A writer settles it after writing — or here, on failure.
+        if (!want_lock || ec) after_write(sp, false);
         return ec;
     }
 
@@ -1004,7 +1006,8 @@ private:
 
     /// Catches up with what others appended; recovers a torn tail (under the lock).
     error_code catch_up(open_session& s, bool& gone) {
-        for (int attempt = 0;; ++attempt) {
+        std::optional<steady::time_point> deadline;
+        for (;;) {
             struct stat st;
             if (::stat(s.transcript.c_str(), &st) != 0) {
                 if (errno == ENOENT) {
@@ -1028,17 +1031,23 @@ private:
             if (r.status == scan_outcome::io) return io_fail(r.error, s.transcript, "read");
             if (r.status == scan_outcome::corrupt) return fail(errc::corrupt_data, s.transcript, r.line, r.offset, r.detail);
             // A torn tail, or a write in progress by another writer: only the lock tells.
+            // Writers hold it while they write, so if it is free the tail is torn; if it is
+            // held, look again (re-scanning what the writer adds) until the lock timeout.
             if (s.lock.held()) return recover(s, r);
-            if (attempt < 2) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(1 + attempt));
-                continue;
-            }
-            auto ec = take_lock(s);
+            if (!deadline) deadline = steady::now() + opt.lock_timeout;
+            lock_options lo = lock_opt;
+            lo.timeout = std::chrono::milliseconds(0);
+            auto ec = s.lock.acquire(s.dir / "lock", lo, nonce);
             if (ec == errc::not_found) {
                 gone = true;
                 return {};
             }
-            if (ec) return ec;
+            if (ec == errc::busy) {
+                if (steady::now() >= *deadline) return take_lock(s, std::chrono::milliseconds(0));
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                continue;
+            }
+            if (ec) return io_fail(ec, s.dir / "lock", "lock");
         }
     }
 
@@ -1303,6 +1312,18 @@ private:
         const auto idle = steady::now() - sp->last_use;
         if (idle >= opt.lock_linger) release_lease(*sp);
         else arm_timer(sp, opt.lock_linger - idle);
+    }
+
+    void checkpoint_all() {
+        std::vector<std::shared_ptr<open_session>> all;
+        {
+            std::lock_guard g(mu);
+            for (auto& [k, p] : sessions) all.push_back(p);
+        }
+        for (auto& p : all) {
+            std::lock_guard l(p->mu);
+            if (!p->closed) write_checkpoint(*p);
+        }
     }
 
     void release_lease(open_session& s) {

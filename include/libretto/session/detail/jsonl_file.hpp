@@ -185,7 +185,9 @@ inline error_code write_file_atomic(const fs::path& target, std::string_view dat
 /// or 0 if unknown. With the pid it identifies a process even after pid reuse.
 inline std::uint64_t process_start_time(long pid) {
     std::string text;
-    if (read_file(fs::path("/proc") / std::to_string(pid) / "stat", text)) return 0;
+    error_code ec;
+    file f = file::open(fs::path("/proc") / std::to_string(pid) / "stat", O_RDONLY, ec);
+    if (ec || pread_all(f.get(), 0, 4096, text)) return 0; // /proc files report size 0: read, don't stat
     auto paren = text.rfind(')');
     if (paren == std::string::npos) return 0;
     // Fields after the command name start with field 3 (state); starttime is field 22.
@@ -326,8 +328,8 @@ public:
             if (!waited && on_wait) on_wait();
             waited = true;
             auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - clock::now());
-            std::this_thread::sleep_for(std::min({delay, left, std::chrono::microseconds(20'000)}));
-            delay *= 2;
+            std::this_thread::sleep_for(std::min(delay, left));
+            delay = std::min(delay * 2, std::chrono::microseconds(20'000));
         }
     }
 
@@ -406,8 +408,8 @@ public:
                 fd_.close();
                 return errc::busy;
             }
-            std::this_thread::sleep_for(std::min(delay, std::chrono::microseconds(10'000)));
-            delay *= 2;
+            std::this_thread::sleep_for(delay);
+            delay = std::min(delay * 2, std::chrono::microseconds(10'000));
         }
     }
 

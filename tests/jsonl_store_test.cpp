@@ -1,0 +1,952 @@
+// jsonl_store: what the conformance suite does not cover — the file format, torn-tail
+// recovery (truncation and flipped bytes at every offset of the last record, a writer
+// killed with SIGKILL), the writer lock (busy, stale reclaim), reading only the tail,
+// maintenance, corrupt lines, oversize events.
+#include <libretto/session/jsonl_store.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace asio = boost::asio;
+namespace lb = libretto;
+using boost::system::error_code;
+
+/// A fresh directory under the working directory, removed afterwards.
+struct temp_dir {
+    fs::path path;
+    temp_dir() {
+        static std::atomic<int> counter{0};
+        path = fs::current_path() / ("jsonl-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+        fs::remove_all(path);
+        fs::create_directories(path);
+    }
+    ~temp_dir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+};
+
+/// One pool for the blocking work of every store in this file (a store per reopen would
+/// otherwise start and join threads hundreds of times).
+asio::any_io_executor shared_pool() {
+    static asio::thread_pool pool(2);
+    return pool.get_executor();
+}
+
+lb::jsonl_store_options opts(const fs::path& dir, lb::durability d = lb::durability::none) {
+    lb::jsonl_store_options o;
+    o.directory = dir;
+    o.durability = d;
+    o.blocking_executor = shared_pool();
+    return o;
+}
+
+lb::event text_event(std::string text, double ts = 0) {
+    lb::event e = lb::event::make(lb::event_type::agent_message, "agent", lb::content::from_text(std::move(text)));
+    if (ts != 0) e.timestamp = ts;
+    return e;
+}
+
+std::string read_bytes(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::ostringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+void write_bytes(const fs::path& p, const std::string& data) {
+    std::ofstream f(p, std::ios::binary | std::ios::trunc);
+    f << data;
+}
+
+fs::path session_path(const fs::path& root, const lb::session_key& k) {
+    return root / "apps" / k.app_name / "users" / k.user_id / "sessions" / k.session_id;
+}
+
+/// Byte offset of the start of every line of a file.
+std::vector<std::size_t> line_offsets(const std::string& bytes) {
+    std::vector<std::size_t> out{0};
+    for (std::size_t i = 0; i < bytes.size(); ++i)
+        if (bytes[i] == '\n' && i + 1 < bytes.size()) out.push_back(i + 1);
+    return out;
+}
+
+std::vector<fs::path> side_files(const fs::path& dir) {
+    std::vector<fs::path> out;
+    for (const auto& e : fs::directory_iterator(dir))
+        if (e.path().filename().string().starts_with("torn-")) out.push_back(e.path());
+    return out;
+}
+
+/// Creates app/u/s with `n` events ("e1".."en") and closes the store.
+lb::session_key make_session(const fs::path& root, int n, lb::durability d = lb::durability::none) {
+    asio::io_context io;
+    lb::jsonl_store st(io.get_executor(), opts(root, d));
+    lb::create_options co;
+    co.app_name = "app";
+    co.user_id = "u";
+    co.session_id = "s";
+    co.state["k0"] = 0;
+    lb::session s;
+    BOOST_REQUIRE(!st.create(co, s));
+    for (int i = 1; i <= n; ++i) {
+        std::int64_t seq = 0;
+        auto e = text_event("e" + std::to_string(i), 1000.0 + i);
+        e.actions.state_delta["k"] = i;
+        BOOST_REQUIRE(!st.append(s, std::move(e), seq));
+        BOOST_REQUIRE_EQUAL(seq, i);
+    }
+    return {"app", "u", "s"};
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(jsonl_format)
+
+BOOST_AUTO_TEST_CASE(crc32c_and_line_framing) {
+    using namespace lb::detail::jsonl;
+    BOOST_TEST(crc32c("123456789") == 0xE3069283u);
+    const std::string_view v = "The quick brown fox jumps over the lazy dog, 0123456789 times.";
+    BOOST_TEST(crc32c_portable(0, reinterpret_cast<const unsigned char*>(v.data()), v.size()) == crc32c(v));
+    std::string line = R"({"a":1,"b":"x"})";
+    frame_line(line);
+    BOOST_TEST(line.back() == '\n');
+    std::string body = line.substr(0, line.size() - 1);
+    BOOST_TEST(verify_frame(body));
+    BOOST_TEST(boost::json::parse(body).as_object().at("a").as_int64() == 1); // still plain JSON
+    for (std::size_t i = 0; i < body.size(); ++i) {
+        std::string bad = body;
+        bad[i] ^= 0x20; // flips letter case too: uppercase hex digits must not pass
+        BOOST_TEST_CONTEXT("byte " << i) { BOOST_TEST(!verify_frame(bad)); }
+    }
+    for (std::size_t n = 0; n < body.size(); ++n) BOOST_TEST(!verify_frame(std::string_view(body).substr(0, n)));
+}
+
+BOOST_AUTO_TEST_CASE(transcript_is_json_lines_with_a_header) {
+    temp_dir d;
+    auto k = make_session(d.path, 3);
+    const auto bytes = read_bytes(session_path(d.path, k) / "transcript.jsonl");
+    std::istringstream in(bytes);
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+        auto v = boost::json::parse(line).as_object();
+        if (n == 0) {
+            BOOST_TEST(v.at("format").as_string() == "libretto-session");
+            BOOST_TEST(v.at("session_id").as_string() == "s");
+            BOOST_TEST(v.at("state").as_object().at("k0").as_int64() == 0);
+        } else {
+            BOOST_TEST(v.at("sequence").as_int64() == n);
+            BOOST_TEST(v.contains("crc32c"));
+        }
+        ++n;
+    }
+    BOOST_TEST(n == 4);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(jsonl_recovery)
+
+// Reopening after the last record was cut at byte k (0 <= k < its length), with and without
+// a checkpoint: the intact prefix stays, the k bytes go to a side file and are reported,
+// and the next append works.
+BOOST_AUTO_TEST_CASE(torn_tail_truncated_at_every_offset_of_the_last_record) {
+    temp_dir d;
+    const int n = 4;
+    auto k = make_session(d.path, n);
+    const fs::path sdir = session_path(d.path, k);
+    const fs::path tp = sdir / "transcript.jsonl";
+    const std::string orig = read_bytes(tp);
+    const std::string meta = read_bytes(sdir / "meta.json");
+    BOOST_REQUIRE(!meta.empty());
+    const auto lines = line_offsets(orig);
+    BOOST_REQUIRE_EQUAL(lines.size(), static_cast<std::size_t>(n + 1));
+    const std::size_t prefix = lines.back();
+    const std::size_t len = orig.size() - prefix;
+    for (int with_meta = 0; with_meta < 2; ++with_meta) {
+        for (std::size_t cut = 0; cut < len; ++cut) {
+            // Without a checkpoint the open takes the same full scan as with a rejected
+            // one: every offset with the checkpoint, a sample without.
+            if (!with_meta && cut % 7 != 0 && cut + 2 < len) continue;
+            BOOST_TEST_CONTEXT("cut at " << cut << " of " << len << (with_meta ? ", checkpoint" : ", no checkpoint")) {
+                for (auto& f : side_files(sdir)) fs::remove(f);
+                write_bytes(tp, orig.substr(0, prefix + cut));
+                if (with_meta) write_bytes(sdir / "meta.json", meta);
+                else fs::remove(sdir / "meta.json");
+                asio::io_context io;
+                lb::jsonl_store st(io.get_executor(), opts(d.path));
+                std::optional<lb::session> g;
+                BOOST_REQUIRE(!st.get(k, {}, g));
+                BOOST_REQUIRE(g.has_value());
+                BOOST_TEST(g->events.size() == static_cast<std::size_t>(n - 1));
+                BOOST_TEST(g->last_sequence == n - 1);
+                BOOST_TEST(g->state.at("k").as_int64() == n - 1);
+                BOOST_TEST(fs::file_size(tp) == prefix);
+                const auto rec = st.recoveries();
+                const auto sides = side_files(sdir);
+                if (cut == 0) {
+                    BOOST_TEST(rec.empty()); // nothing torn: the record is just not there
+                    BOOST_TEST(sides.empty());
+                } else {
+                    BOOST_REQUIRE_EQUAL(rec.size(), 1u);
+                    BOOST_TEST(rec[0].intact_bytes == prefix);
+                    BOOST_TEST(rec[0].moved_bytes == cut);
+                    BOOST_TEST(rec[0].last_sequence == n - 1);
+                    BOOST_TEST(rec[0].line == static_cast<std::uint64_t>(n + 1));
+                    BOOST_TEST(rec[0].side_file == (sides.empty() ? fs::path() : sides[0]));
+                    BOOST_REQUIRE_EQUAL(sides.size(), 1u);
+                    BOOST_TEST(read_bytes(sides[0]) == orig.substr(prefix, cut));
+                }
+                std::int64_t seq = 0;
+                BOOST_TEST(!st.append(*g, text_event("after"), seq));
+                BOOST_TEST(seq == n);
+            }
+        }
+    }
+}
+
+// A flipped byte anywhere in the last record: the whole record goes to the side file.
+BOOST_AUTO_TEST_CASE(garbled_byte_at_every_offset_of_the_last_record) {
+    temp_dir d;
+    const int n = 4;
+    auto k = make_session(d.path, n);
+    const fs::path sdir = session_path(d.path, k);
+    const fs::path tp = sdir / "transcript.jsonl";
+    const std::string orig = read_bytes(tp);
+    const std::string meta = read_bytes(sdir / "meta.json");
+    const std::size_t prefix = line_offsets(orig).back();
+    const std::size_t len = orig.size() - prefix;
+    for (int with_meta = 0; with_meta < 2; ++with_meta) {
+        for (std::size_t i = 0; i < len; ++i) {
+            if (!with_meta && i % 7 != 0 && i + 2 < len) continue;
+            BOOST_TEST_CONTEXT("byte " << i << " of " << len << (with_meta ? ", checkpoint" : ", no checkpoint")) {
+                for (auto& f : side_files(sdir)) fs::remove(f);
+                std::string bad = orig;
+                bad[prefix + i] = static_cast<char>(bad[prefix + i] ^ (i % 2 ? 0x20 : 0x01));
+                write_bytes(tp, bad);
+                if (with_meta) write_bytes(sdir / "meta.json", meta);
+                else fs::remove(sdir / "meta.json");
+                asio::io_context io;
+                lb::jsonl_store st(io.get_executor(), opts(d.path));
+                std::optional<lb::session> g;
+                BOOST_REQUIRE(!st.get(k, {}, g));
+                BOOST_REQUIRE(g.has_value());
+                BOOST_TEST(g->last_sequence == n - 1);
+                BOOST_TEST(g->events.size() == static_cast<std::size_t>(n - 1));
+                const auto rec = st.recoveries();
+                BOOST_REQUIRE_EQUAL(rec.size(), 1u);
+                BOOST_TEST(rec[0].moved_bytes == len);
+                const auto sides = side_files(sdir);
+                BOOST_REQUIRE_EQUAL(sides.size(), 1u);
+                BOOST_TEST(read_bytes(sides[0]) == bad.substr(prefix));
+                std::int64_t seq = 0;
+                BOOST_TEST(!st.append(*g, text_event("after"), seq));
+                BOOST_TEST(seq == n);
+            }
+        }
+    }
+}
+
+// An instance that has the session open sees a torn tail appear (another writer crashed
+// mid-write): it waits briefly (a write in progress completes), then takes the lock and
+// recovers.
+BOOST_AUTO_TEST_CASE(torn_tail_appearing_under_an_open_session_is_recovered) {
+    temp_dir d;
+    auto k = make_session(d.path, 3);
+    asio::io_context io;
+    lb::jsonl_store st(io.get_executor(), opts(d.path));
+    std::optional<lb::session> g;
+    BOOST_REQUIRE(!st.get(k, {}, g));
+    const fs::path tp = session_path(d.path, k) / "transcript.jsonl";
+    const auto size = fs::file_size(tp);
+    {
+        std::ofstream f(tp, std::ios::binary | std::ios::app);
+        f << R"({"id":"x","sequence":4,"timest)";
+    }
+    std::optional<lb::session> g2;
+    BOOST_REQUIRE(!st.get(k, {}, g2));
+    BOOST_TEST(g2->last_sequence == 3);
+    BOOST_TEST(fs::file_size(tp) == size);
+    BOOST_REQUIRE_EQUAL(st.recoveries().size(), 1u);
+    std::int64_t seq = 0;
+    BOOST_TEST(!st.append(*g2, text_event("x"), seq));
+    BOOST_TEST(seq == 4);
+}
+
+// A child process appends with durability per_event and reports every acknowledged
+// sequence through a pipe; it is killed with SIGKILL mid-stream (large events, so some
+// kills land inside a write). Every acknowledged event is there after reopening; a torn
+// tail, if any, is moved aside and reported; appending continues.
+BOOST_AUTO_TEST_CASE(sigkill_during_appends_loses_no_acknowledged_event) {
+    temp_dir d;
+    {
+        asio::io_context io;
+        lb::jsonl_store st(io.get_executor(), opts(d.path));
+        lb::create_options co;
+        co.app_name = "app";
+        co.user_id = "u";
+        co.session_id = "s";
+        lb::session s;
+        BOOST_REQUIRE(!st.create(co, s));
+    }
+    const lb::session_key k{"app", "u", "s"};
+    std::int64_t acked_total = 0;
+    std::size_t torn = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int round = 0; round < 6; ++round) {
+        int fds[2];
+        BOOST_REQUIRE(::pipe(fds) == 0);
+        const pid_t pid = ::fork();
+        BOOST_REQUIRE(pid >= 0);
+        if (pid == 0) {
+            ::close(fds[0]);
+            asio::io_context io;
+            auto co = opts(d.path, lb::durability::per_event);
+            co.blocking_executor.reset(); // the parent's pool has no threads in this process
+            co.threads = 1;
+            lb::jsonl_store st(io.get_executor(), co);
+            std::optional<lb::session> s;
+            lb::get_options none;
+            none.num_recent_events = 0;
+            if (st.get(k, none, s) || !s) ::_exit(2);
+            const std::string big(200'000 + 1000 * round, 'x');
+            for (;;) {
+                std::int64_t seq = 0;
+                if (st.append(*s, text_event(big), seq)) ::_exit(3);
+                if (::write(fds[1], &seq, sizeof seq) != sizeof seq) ::_exit(4);
+            }
+        }
+        ::close(fds[1]);
+        std::int64_t last = 0, v = 0;
+        const int target = 3 + round * 2;
+        int got = 0;
+        while (got < target && ::read(fds[0], &v, sizeof v) == sizeof v) {
+            last = v;
+            ++got;
+        }
+        // Land the kill at varying points of the next append.
+        std::this_thread::sleep_for(std::chrono::microseconds(300 * round));
+        ::kill(pid, SIGKILL);
+        while (::read(fds[0], &v, sizeof v) == sizeof v) last = v; // acknowledged before the kill
+        ::close(fds[0]);
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        BOOST_REQUIRE(WIFSIGNALED(status));
+        BOOST_REQUIRE(got == target);
+        asio::io_context io;
+        lb::jsonl_store st(io.get_executor(), opts(d.path));
+        std::optional<lb::session> g;
+        BOOST_REQUIRE(!st.get(k, {}, g));
+        BOOST_REQUIRE(g.has_value());
+        BOOST_TEST_CONTEXT("round " << round << ": last acknowledged " << last) {
+            BOOST_TEST(g->last_sequence >= last);
+            BOOST_TEST(g->last_sequence <= last + 1); // at most the one in flight
+            for (std::size_t i = 0; i < g->events.size(); ++i)
+                BOOST_TEST(g->events[i].sequence == static_cast<std::int64_t>(i + 1));
+        }
+        for (const auto& r : st.recoveries()) {
+            BOOST_TEST(fs::exists(r.side_file));
+            BOOST_TEST(r.moved_bytes > 0u);
+            ++torn;
+        }
+        acked_total = g->last_sequence;
+        std::int64_t seq = 0;
+        BOOST_TEST(!st.append(*g, text_event("after the crash"), seq));
+        BOOST_TEST(seq == acked_total + 1);
+    }
+    BOOST_TEST_MESSAGE("sigkill rounds: " << torn << " torn tails recovered, "
+                                          << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
+                                          << " s");
+}
+
+BOOST_AUTO_TEST_CASE(corrupt_middle_line_is_corrupt_data_naming_the_line) {
+    temp_dir d;
+    auto k = make_session(d.path, 10);
+    const fs::path tp = session_path(d.path, k) / "transcript.jsonl";
+    const std::string orig = read_bytes(tp);
+    const auto lines = line_offsets(orig);
+    for (int with_meta = 0; with_meta < 2; ++with_meta) {
+        BOOST_TEST_CONTEXT((with_meta ? "checkpoint" : "no checkpoint")) {
+            std::string bad = orig;
+            bad[lines[4] + 20] ^= 0x01; // line 5: the event of sequence 4
+            write_bytes(tp, bad);
+            if (!with_meta) fs::remove(session_path(d.path, k) / "meta.json");
+            asio::io_context io;
+            lb::jsonl_store st(io.get_executor(), opts(d.path));
+            std::optional<lb::session> g;
+            BOOST_TEST(st.get(k, {}, g) == lb::errc::corrupt_data);
+            BOOST_TEST(!g.has_value());
+            auto diag = st.last_diagnostic();
+            BOOST_REQUIRE(diag.has_value());
+            BOOST_TEST(diag->code == lb::errc::corrupt_data);
+            BOOST_TEST(diag->file == tp);
+            BOOST_TEST(diag->line == 5u);
+            BOOST_TEST(diag->offset == lines[4]);
+            BOOST_TEST(diag->message().find(":5:") != std::string::npos);
+            BOOST_TEST(st.recoveries().empty()); // never moved aside, never skipped
+            BOOST_TEST(read_bytes(tp) == bad);
+            lb::session s;
+            s.app_name = "app";
+            s.user_id = "u";
+            s.id = "s";
+            s.last_sequence = 10;
+            std::int64_t seq = 0;
+            if (!with_meta) BOOST_TEST(st.append(s, text_event("x"), seq) == lb::errc::corrupt_data);
+            write_bytes(tp, orig);
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(corrupt_header_is_corrupt_data_line_1) {
+    temp_dir d;
+    auto k = make_session(d.path, 2);
+    const fs::path tp = session_path(d.path, k) / "transcript.jsonl";
+    std::string bytes = read_bytes(tp);
+    bytes[5] ^= 0x01;
+    write_bytes(tp, bytes);
+    asio::io_context io;
+    lb::jsonl_store st(io.get_executor(), opts(d.path));
+    std::optional<lb::session> g;
+    BOOST_TEST(st.get(k, {}, g) == lb::errc::corrupt_data);
+    BOOST_TEST(st.last_diagnostic()->line == 1u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(jsonl_lock)
+
+// Holds a session's lock from outside the store, as another process would.
+struct external_holder {
+    int fd = -1;
+    external_holder(const fs::path& lock, const std::string& record) {
+        fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        BOOST_REQUIRE(fd >= 0);
+        BOOST_REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+        BOOST_REQUIRE(::ftruncate(fd, 0) == 0);
+        BOOST_REQUIRE(::pwrite(fd, record.data(), record.size(), 0) == static_cast<ssize_t>(record.size()));
+    }
+    ~external_holder() { ::close(fd); }
+};
+
+std::string record(long pid, unsigned long long start) {
+    return "libretto-lock pid=" + std::to_string(pid) + " start=" + std::to_string(start) + " nonce=test since=0\n";
+}
+
+long dead_pid() {
+    pid_t p = ::fork();
+    if (p == 0) ::_exit(0);
+    int status = 0;
+    ::waitpid(p, &status, 0);
+    return p;
+}
+
+void age(const fs::path& p, int seconds) {
+    struct timespec ts[2];
+    ::clock_gettime(CLOCK_REALTIME, &ts[0]);
+    ts[0].tv_sec -= seconds;
+    ts[1] = ts[0];
+    ::utimensat(AT_FDCWD, p.c_str(), ts, 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_second_holder_times_out_with_busy) {
+    temp_dir d;
+    auto k = make_session(d.path, 1);
+    const fs::path lock = session_path(d.path, k) / "lock";
+    auto o = opts(d.path);
+    o.lock_timeout = std::chrono::milliseconds(150);
+    asio::io_context io;
+    lb::jsonl_store st(io.get_executor(), o);
+    std::optional<lb::session> g;
+    BOOST_REQUIRE(!st.get(k, {}, g));
+    {
+        external_holder h(lock, record(::getpid(), lb::detail::jsonl::self_start_time())); // alive
+        std::int64_t seq = 0;
+        const auto t0 = std::chrono::steady_clock::now();
+        BOOST_TEST(st.append(*g, text_event("x"), seq) == lb::errc::busy);
+        const auto waited = std::chrono::steady_clock::now() - t0;
+        BOOST_TEST((waited >= std::chrono::milliseconds(150)));
+        BOOST_TEST((waited < std::chrono::seconds(3)));
+        BOOST_TEST(g->events.size() == 1u); // nothing appended
+        auto diag = st.last_diagnostic();
+        BOOST_REQUIRE(diag.has_value());
+        BOOST_TEST(diag->code == lb::errc::busy);
+        BOOST_TEST(diag->detail.find(std::to_string(::getpid())) != std::string::npos);
+        BOOST_TEST(st.remove(k) == lb::errc::busy);
+    }
+    std::int64_t seq = 0;
+    BOOST_TEST(!st.append(*g, text_event("x"), seq));
+    BOOST_TEST(seq == 2);
+
+    // Two store instances: one keeps its lock (a long linger), the other times out.
+    auto slow = opts(d.path);
+    slow.lock_linger = std::chrono::seconds(30);
+    lb::jsonl_store a(io.get_executor(), slow);
+    std::optional<lb::session> ga;
+    BOOST_REQUIRE(!a.get(k, {}, ga));
+    BOOST_REQUIRE(!a.append(*ga, text_event("a"), seq));
+    std::optional<lb::session> gb;
+    BOOST_REQUIRE(!st.get(k, {}, gb));
+    BOOST_TEST(gb->last_sequence == 3); // reads need no lock
+    BOOST_TEST(st.append(*gb, text_event("b"), seq) == lb::errc::busy);
+}
+
+BOOST_AUTO_TEST_CASE(stale_locks_are_reclaimed) {
+    temp_dir d;
+    auto k = make_session(d.path, 1);
+    const fs::path lock = session_path(d.path, k) / "lock";
+    auto o = opts(d.path);
+    o.lock_timeout = std::chrono::milliseconds(2000);
+    o.stale_lock_age = std::chrono::milliseconds(100);
+    const long dead = dead_pid();
+    const auto self_start = lb::detail::jsonl::self_start_time();
+    struct case_t {
+        const char* name;
+        std::string rec;
+        bool hold;
+    };
+    std::vector<case_t> cases{
+        {"record of a dead pid, not held", record(dead, 12345), false},
+        {"record of a dead pid, held by an orphan descriptor", record(dead, 12345), true},
+        {"record of a reused pid (start time differs), held", record(::getpid(), self_start + 1), true},
+    };
+    std::int64_t expect = 1;
+    for (auto& c : cases) {
+        BOOST_TEST_CONTEXT(c.name) {
+            std::optional<external_holder> h;
+            if (c.hold) {
+                h.emplace(lock, c.rec);
+                age(lock, 3600);
+            } else {
+                write_bytes(lock, c.rec);
+            }
+            asio::io_context io;
+            lb::jsonl_store st(io.get_executor(), o);
+            std::optional<lb::session> g;
+            BOOST_REQUIRE(!st.get(k, {}, g));
+            std::int64_t seq = 0;
+            const auto t0 = std::chrono::steady_clock::now();
+            BOOST_TEST(!st.append(*g, text_event("x"), seq));
+            BOOST_TEST(seq == ++expect);
+            BOOST_TEST((std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(1500)));
+            // The record now names this process.
+            lb::detail::jsonl::lock_holder who;
+            BOOST_TEST(lb::detail::jsonl::parse_lock_record(read_bytes(lock), who));
+            BOOST_TEST(who.pid == ::getpid());
+            BOOST_TEST(who.start_time == self_start);
+        }
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(jsonl_store_behaviour)
+
+BOOST_AUTO_TEST_CASE(invalid_ids_create_nothing) {
+    temp_dir d;
+    asio::io_context io;
+    lb::jsonl_store st(io.get_executor(), opts(d.path));
+    const std::vector<std::string> bad{"", "..", "a/b", "../x", std::string("a\0b", 3), std::string(129, 'x'), "."};
+    for (const auto& id : bad) {
+        BOOST_TEST_CONTEXT("id of " << id.size() << " bytes") {
+            lb::session s;
+            lb::create_options co;
+            co.app_name = id;
+            co.user_id = "u";
+            co.session_id = "s";
+            BOOST_TEST(st.create(co, s) == lb::errc::invalid_argument);
+            co.app_name = "app";
+            co.user_id = id;
+            BOOST_TEST(st.create(co, s) == lb::errc::invalid_argument);
+            co.user_id = "u";
+            co.session_id = id;
+            if (!id.empty()) BOOST_TEST(st.create(co, s) == lb::errc::invalid_argument);
+            const lb::session_key k{"app", "u", id};
+            std::optional<lb::session> g;
+            BOOST_TEST(st.get(k, {}, g) == lb::errc::invalid_argument);
+            BOOST_TEST(st.remove(k) == lb::errc::invalid_argument);
+            BOOST_TEST(st.flush(k) == lb::errc::invalid_argument);
+        }
+    }
+    // Nothing was created, inside the directory or next to it.
+    BOOST_TEST(!fs::exists(d.path / "apps"));
+    BOOST_TEST(!fs::exists(d.path.parent_path() / "x"));
+}
+
+BOOST_AUTO_TEST_CASE(from_newest_compaction_reads_only_the_tail) {
+    temp_dir d;
+    const lb::session_key k{"app", "u", "long"};
+    {
+        asio::io_context io;
+        lb::jsonl_store st(io.get_executor(), opts(d.path));
+        lb::create_options co;
+        co.app_name = k.app_name;
+        co.user_id = k.user_id;
+        co.session_id = k.session_id;
+        lb::session s;
+        BOOST_REQUIRE(!st.create(co, s));
+        std::int64_t seq = 0;
+        for (int i = 1; i <= 1000; ++i) {
+            auto e = text_event("event " + std::to_string(i));
+            if (i == 600) e.actions.compaction = lb::event_compaction{1, 400, 0, 0, "old", 400};
+            if (i == 900) e.actions.compaction = lb::event_compaction{700, 850, 0, 0, "newest", 151};
+            BOOST_REQUIRE(!st.append(s, std::move(e), seq));
+        }
+        BOOST_REQUIRE(!st.flush(k)); // checkpoint
+    }
+    const fs::path tp = session_path(d.path, k) / "transcript.jsonl";
+    const auto bytes = read_bytes(tp);
+    const auto lines = line_offsets(bytes); // lines[s] is the line of sequence s
+    asio::io_context io;
+    lb::jsonl_store st(io.get_executor(), opts(d.path));
+    lb::get_options o;
+    o.from_newest_compaction = true;
+    std::optional<lb::session> g;
+    BOOST_REQUIRE(!st.get(k, o, g));
+    BOOST_REQUIRE_EQUAL(g->events.size(), 301u);
+    BOOST_TEST(g->events.front().sequence == 700);
+    BOOST_TEST(g->last_sequence == 1000);
+    auto stats = st.last_read_stats();
+    BOOST_TEST(stats.file_bytes == bytes.size());
+    BOOST_TEST(stats.scanned_bytes == 0u);              // the checkpoint was current
+    BOOST_TEST(stats.parse_offset == lines[700]);       // decoding starts at sequence 700
+    BOOST_TEST(stats.read_offset == lines[641]);        // the offset mark at or before it
+    BOOST_TEST(stats.bytes_read == bytes.size() - lines[641]);
+    BOOST_TEST(stats.events_decoded == 301u);
+    // num_recent_events reads only the tail too.
+    o = {};
+    o.num_recent_events = 10;
+    BOOST_REQUIRE(!st.get(k, o, g));
+    BOOST_TEST(g->events.size() == 10u);
+    stats = st.last_read_stats();
+    BOOST_TEST(stats.parse_offset == lines[991]);
+    BOOST_TEST(stats.read_offset == lines[961]);
+    // Without the checkpoint, opening scans the transcript once; the read is still the tail.
+    fs::remove(session_path(d.path, k) / "meta.json");
+    lb::jsonl_store cold(io.get_executor(), opts(d.path));
+    o = {};
+    o.from_newest_compaction = true;
+    BOOST_REQUIRE(!cold.get(k, o, g));
+    BOOST_TEST(g->events.size() == 301u);
+    stats = cold.last_read_stats();
+    BOOST_TEST(stats.scanned_bytes > 0u);
+    BOOST_TEST(stats.parse_offset == lines[700]);
+    BOOST_TEST(fs::exists(session_path(d.path, k) / "meta.json")); // written back by the scan
+}
+
+BOOST_AUTO_TEST_CASE(oversize_event_is_rejected_and_nothing_written) {
+    temp_dir d;
+    auto o = opts(d.path);
+    o.max_event_bytes = 512;
+    asio::io_context io;
+    lb::jsonl_store st(io.get_executor(), o);
+    lb::create_options co;
+    co.app_name = "app";
+    co.user_id = "u";
+    co.session_id = "s";
+    lb::session s;
+    BOOST_REQUIRE(!st.create(co, s));
+    const fs::path tp = session_path(d.path, {"app", "u", "s"}) / "transcript.jsonl";
+    const auto size = fs::file_size(tp);
+    std::int64_t seq = 0;
+    auto big = text_event(std::string(1000, 'x'));
+    big.actions.state_delta["k"] = 1;
+    BOOST_TEST(st.append(s, big, seq) == lb::errc::oversize);
+    BOOST_TEST(fs::file_size(tp) == size);
+    BOOST_TEST(s.events.empty());
+    BOOST_TEST(!s.state.contains("k"));
+    BOOST_TEST(s.last_sequence == 0);
+    BOOST_TEST(!st.append(s, text_event("small"), seq));
+    BOOST_TEST(seq == 1);
+    // The default limit is 16 MiB.
+    lb::jsonl_store def(io.get_executor(), opts(d.path));
+    BOOST_TEST(def.options().max_event_bytes == 16u * 1024 * 1024);
+    std::optional<lb::session> g;
+    BOOST_REQUIRE(!def.get({"app", "u", "s"}, {}, g));
+    BOOST_TEST(def.append(*g, text_event(std::string(16u * 1024 * 1024, 'y')), seq) == lb::errc::oversize);
+    BOOST_TEST(g->last_sequence == 1);
+}
+
+BOOST_AUTO_TEST_CASE(flush_and_durability_levels) {
+    for (auto level : {lb::durability::none, lb::durability::per_turn, lb::durability::per_event}) {
+        temp_dir d;
+        asio::io_context io;
+        lb::jsonl_store st(io.get_executor(), opts(d.path, level));
+        lb::create_options co;
+        co.app_name = "app";
+        co.user_id = "u";
+        co.session_id = "s";
+        lb::session s;
+        BOOST_REQUIRE(!st.create(co, s));
+        error_code fec = lb::errc::invalid_argument;
+        std::int64_t seq = 0;
+        auto run = [&]() -> asio::awaitable<void> {
+            lb::event e = text_event("turn");
+            e.actions.state_delta["user:lang"] = "nb";
+            auto op = st.async_append(s, std::move(e), asio::use_awaitable);
+            seq = co_await std::move(op);
+            lb::session_key k{"app", "u", "s"};
+            auto f = st.async_flush(std::move(k), asio::as_tuple(asio::use_awaitable));
+            auto [ec] = co_await std::move(f);
+            fec = ec;
+        };
+        asio::co_spawn(io, run(), asio::detached);
+        io.run();
+        BOOST_TEST(seq == 1);
+        BOOST_TEST(!fec);
+        BOOST_TEST(st.flush({"app", "u", "nope"}) == lb::errc::not_found);
+        // A second instance sees the event and the shared state.
+        lb::jsonl_store other(io.get_executor(), opts(d.path, level));
+        std::optional<lb::session> g;
+        BOOST_REQUIRE(!other.get({"app", "u", "s"}, {}, g));
+        BOOST_TEST(g->events.size() == 1u);
+        BOOST_TEST(g->state.at("user:lang").as_string() == "nb");
+    }
+}
+
+BOOST_AUTO_TEST_CASE(async_operations_complete_on_the_callers_executor) {
+    temp_dir d;
+    asio::io_context io;
+    asio::thread_pool blocking(1);
+    auto o = opts(d.path);
+    o.blocking_executor = blocking.get_executor();
+    lb::jsonl_store st(io.get_executor(), o);
+    const auto io_thread = std::this_thread::get_id();
+    int checked = 0;
+    auto run = [&]() -> asio::awaitable<void> {
+        lb::create_options co;
+        co.app_name = "app";
+        co.user_id = "u";
+        auto op = st.async_create(std::move(co), asio::use_awaitable);
+        auto s = co_await std::move(op);
+        BOOST_TEST((std::this_thread::get_id() == io_thread));
+        for (int i = 0; i < 50; ++i) {
+            lb::event e = text_event("x");
+            auto a = st.async_append(s, std::move(e), asio::use_awaitable);
+            co_await std::move(a);
+            BOOST_TEST((std::this_thread::get_id() == io_thread));
+            ++checked;
+        }
+        lb::session_key k{s.app_name, s.user_id, s.id};
+        lb::get_options go;
+        auto g = st.async_get(std::move(k), std::move(go), asio::use_awaitable);
+        auto got = co_await std::move(g);
+        BOOST_TEST(got->events.size() == 50u);
+    };
+    asio::co_spawn(io, run(), [](std::exception_ptr e) {
+        if (e) std::rethrow_exception(e);
+    });
+    io.run();
+    BOOST_TEST(checked == 50);
+    blocking.join();
+}
+
+BOOST_AUTO_TEST_CASE(list_sees_other_instances_and_keeps_the_index) {
+    temp_dir d;
+    asio::io_context io;
+    lb::jsonl_store a(io.get_executor(), opts(d.path));
+    lb::jsonl_store b(io.get_executor(), opts(d.path));
+    std::vector<lb::session> ss(3);
+    for (int i = 0; i < 3; ++i) {
+        lb::create_options co;
+        co.app_name = "app";
+        co.user_id = "u";
+        co.session_id = "s" + std::to_string(i);
+        BOOST_REQUIRE(!a.create(co, ss[i]));
+        std::int64_t seq = 0;
+        BOOST_REQUIRE(!a.append(ss[i], text_event("x", 100 + i), seq));
+    }
+    lb::list_options lo;
+    lo.app_name = "app";
+    lb::list_page p;
+    BOOST_REQUIRE(!a.list(lo, p));
+    BOOST_REQUIRE_EQUAL(p.sessions.size(), 3u);
+    BOOST_TEST(p.sessions[0].id == "s2");
+    BOOST_TEST(fs::exists(d.path / "apps" / "app" / "index.json"));
+    // b appends to the oldest: a's next listing sees it first.
+    std::optional<lb::session> g;
+    BOOST_REQUIRE(!b.get({"app", "u", "s0"}, {}, g));
+    std::int64_t seq = 0;
+    BOOST_REQUIRE(!b.append(*g, text_event("y", 200), seq));
+    BOOST_REQUIRE(!a.list(lo, p));
+    BOOST_TEST(p.sessions[0].id == "s0");
+    BOOST_TEST(p.sessions[0].last_update_time == 200.0);
+    // A session deleted through b disappears from a's listing.
+    BOOST_REQUIRE(!b.remove({"app", "u", "s1"}));
+    BOOST_REQUIRE(!a.list(lo, p));
+    BOOST_TEST(p.sessions.size() == 2u);
+    // The index lists what a listing found.
+    auto idx = boost::json::parse(read_bytes(d.path / "apps" / "app" / "index.json")).as_object();
+    BOOST_TEST(idx.at("sessions").as_array().size() == 2u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(jsonl_maintenance)
+
+// Ten sessions, last updated at 100 .. 109.
+void populate(lb::jsonl_store& st) {
+    for (int i = 0; i < 10; ++i) {
+        lb::create_options co;
+        co.app_name = i < 8 ? "app" : "other";
+        co.user_id = "u" + std::to_string(i % 2);
+        co.session_id = "s" + std::to_string(i);
+        lb::session s;
+        BOOST_REQUIRE(!st.create(co, s));
+        std::int64_t seq = 0;
+        BOOST_REQUIRE(!st.append(s, text_event(std::string(200 * (i + 1), 'x'), 100.0 + i), seq));
+    }
+}
+
+std::vector<std::string> ids(const std::vector<lb::jsonl_removal>& r) {
+    std::vector<std::string> out;
+    for (const auto& x : r) out.push_back(x.key.session_id);
+    return out;
+}
+
+std::size_t count_sessions(lb::jsonl_store& st) {
+    std::size_t n = 0;
+    for (const char* app : {"app", "other"}) {
+        lb::list_options lo;
+        lo.app_name = app;
+        lb::list_page p;
+        BOOST_REQUIRE(!st.list(lo, p));
+        n += p.sessions.size();
+    }
+    return n;
+}
+
+/// A dry run, then the real run: both must report the same removals.
+lb::jsonl_maintenance_report dry_then_real(lb::jsonl_store& st, lb::jsonl_maintenance_options o) {
+    lb::jsonl_maintenance_report dry, real;
+    o.dry_run = true;
+    BOOST_REQUIRE(!st.maintain(o, dry));
+    const auto before = count_sessions(st);
+    BOOST_TEST(before == dry.sessions_before); // a dry run removes nothing
+    o.dry_run = false;
+    BOOST_REQUIRE(!st.maintain(o, real));
+    BOOST_TEST(dry.dry_run);
+    BOOST_TEST(!real.dry_run);
+    BOOST_TEST(ids(dry.removed) == ids(real.removed), boost::test_tools::per_element());
+    BOOST_REQUIRE_EQUAL(dry.removed.size(), real.removed.size());
+    for (std::size_t i = 0; i < dry.removed.size(); ++i) BOOST_TEST(dry.removed[i].reason == real.removed[i].reason);
+    BOOST_TEST(ids(dry.removed).size() + dry.busy.size() == ids(real.removed).size() + real.busy.size());
+    BOOST_TEST(count_sessions(st) == real.sessions_after);
+    return real;
+}
+
+BOOST_AUTO_TEST_CASE(prunes_idle_sessions) {
+    temp_dir d;
+    asio::io_context io;
+    lb::jsonl_store st(io.get_executor(), opts(d.path));
+    populate(st);
+    lb::jsonl_maintenance_options o;
+    o.max_idle_seconds = 5;
+    o.now = 110;
+    auto r = dry_then_real(st, o);
+    using v = std::vector<std::string>;
+    BOOST_TEST(ids(r.removed) == (v{"s0", "s1", "s2", "s3", "s4"}), boost::test_tools::per_element());
+    for (const auto& x : r.removed) BOOST_TEST(x.reason == "idle");
+    BOOST_TEST(r.sessions_after == 5u);
+    std::optional<lb::session> g;
+    BOOST_REQUIRE(!st.get({"app", "u0", "s0"}, {}, g));
+    BOOST_TEST(!g.has_value());
+}
+
+BOOST_AUTO_TEST_CASE(keeps_at_most_n_sessions) {
+    temp_dir d;
+    asio::io_context io;
+    lb::jsonl_store st(io.get_executor(), opts(d.path));
+    populate(st);
+    lb::jsonl_maintenance_options o;
+    o.max_sessions = 3;
+    auto r = dry_then_real(st, o);
+    BOOST_TEST(r.removed.size() == 7u);
+    BOOST_TEST(r.sessions_after == 3u);
+    for (const auto& x : r.removed) BOOST_TEST(x.reason == "max_sessions");
+    // Per app.
+    lb::jsonl_store st2(io.get_executor(), opts(d.path));
+    o.app_name = "other";
+    o.max_sessions = 1;
+    lb::jsonl_maintenance_report r2;
+    BOOST_REQUIRE(!st2.maintain(o, r2));
+    BOOST_REQUIRE_EQUAL(r2.removed.size(), 1u);
+    BOOST_TEST(r2.removed[0].key.session_id == "s8");
+}
+
+BOOST_AUTO_TEST_CASE(byte_budget_removes_oldest_down_to_the_high_water_mark) {
+    temp_dir d;
+    asio::io_context io;
+    lb::jsonl_store st(io.get_executor(), opts(d.path));
+    populate(st);
+    lb::jsonl_maintenance_options probe;
+    probe.dry_run = true;
+    lb::jsonl_maintenance_report all;
+    BOOST_REQUIRE(!st.maintain(probe, all));
+    BOOST_REQUIRE(all.removed.empty());
+    const auto total = all.bytes_before;
+    lb::jsonl_maintenance_options o;
+    o.max_bytes = total - 1;      // just over budget
+    o.high_water_bytes = total / 2;
+    auto r = dry_then_real(st, o);
+    BOOST_REQUIRE(!r.removed.empty());
+    BOOST_TEST(r.bytes_after <= total / 2);
+    for (std::size_t i = 0; i < r.removed.size(); ++i) {
+        BOOST_TEST(r.removed[i].reason == "byte_budget");
+        BOOST_TEST(r.removed[i].key.session_id == "s" + std::to_string(i)); // oldest first
+    }
+    // Removing one fewer would not have reached the mark.
+    BOOST_TEST(r.bytes_after + r.removed.back().bytes > total / 2);
+    // Under budget: nothing to do.
+    lb::jsonl_maintenance_report again;
+    BOOST_REQUIRE(!st.maintain(o, again));
+    BOOST_TEST(again.removed.empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_session_in_use_is_kept_and_reported) {
+    temp_dir d;
+    asio::io_context io;
+    lb::jsonl_store st(io.get_executor(), opts(d.path));
+    populate(st);
+    auto slow = opts(d.path);
+    slow.lock_linger = std::chrono::seconds(30);
+    lb::jsonl_store writer(io.get_executor(), slow);
+    std::optional<lb::session> g;
+    BOOST_REQUIRE(!writer.get({"app", "u0", "s0"}, {}, g));
+    std::int64_t seq = 0;
+    BOOST_REQUIRE(!writer.append(*g, text_event("busy", 100.5), seq)); // holds the lock
+    lb::jsonl_maintenance_options o;
+    o.max_idle_seconds = 5;
+    o.now = 110;
+    auto r = dry_then_real(st, o);
+    BOOST_REQUIRE_EQUAL(r.busy.size(), 1u);
+    BOOST_TEST(r.busy[0].session_id == "s0");
+    BOOST_TEST(ids(r.removed).size() == 4u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
