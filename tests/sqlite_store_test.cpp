@@ -425,7 +425,8 @@ BOOST_AUTO_TEST_CASE(busy_beyond_busy_timeout_and_the_io_thread_stays_responsive
         raw_db locker(db.path);
         locker.exec("BEGIN IMMEDIATE; INSERT INTO app_state VALUES ('other', 'k', '1');");
 
-        bool waiting = true;
+        // The ticker uses this frame's locals: it must end before this coroutine does.
+        bool waiting = true, ticker_done = false;
         int ticks = 0;
         auto ticker = [&]() -> asio::awaitable<void> {
             asio::steady_timer t(ex);
@@ -434,12 +435,19 @@ BOOST_AUTO_TEST_CASE(busy_beyond_busy_timeout_and_the_io_thread_stays_responsive
                 co_await t.async_wait(asio::use_awaitable);
                 ++ticks;
             }
+            ticker_done = true;
         };
         asio::co_spawn(ex, ticker(), asio::detached);
 
         const auto start = std::chrono::steady_clock::now();
         auto ec = co_await append_text_ec(st, s, "blocked");
         const auto waited = std::chrono::steady_clock::now() - start;
+        waiting = false;
+        asio::steady_timer pause(ex);
+        while (!ticker_done) {
+            pause.expires_after(std::chrono::milliseconds(1));
+            co_await pause.async_wait(asio::use_awaitable);
+        }
         BOOST_TEST(std::this_thread::get_id() == io_thread); // completes on the caller's executor
         BOOST_TEST(ec == lb::errc::busy);
         BOOST_TEST(waited >= std::chrono::milliseconds(250));
@@ -454,7 +462,6 @@ BOOST_AUTO_TEST_CASE(busy_beyond_busy_timeout_and_the_io_thread_stays_responsive
         BOOST_TEST(g->events.size() == 1u);
 
         locker.exec("COMMIT");
-        waiting = false;
         BOOST_TEST(co_await append_text_ec(st, s, "after") == error_code{});
         BOOST_TEST(s.last_sequence == 2);
     });
