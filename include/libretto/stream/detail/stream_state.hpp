@@ -98,7 +98,8 @@ public:
     using handler_type = boost::asio::any_completion_handler<void(boost::system::error_code)>;
 
     stream_state(executor_type ex, std::size_t capacity)
-        : ex_(std::move(ex)), capacity_(capacity), buffer_(capacity + 1) {}
+        // The ring grows on demand, so a large capacity costs nothing until it is used.
+        : ex_(std::move(ex)), capacity_(capacity), buffer_(capacity < 64 ? capacity + 1 : 64) {}
 
     stream_state(const stream_state&) = delete;
     stream_state& operator=(const stream_state&) = delete;
