@@ -147,6 +147,137 @@ BOOST_AUTO_TEST_CASE(crc32c_and_line_framing) {
     for (std::size_t n = 0; n < body.size(); ++n) BOOST_TEST(!verify_frame(std::string_view(body).substr(0, n)));
 }
 
+// The store's fast decoder must yield exactly what parse_event yields, or decline.
+BOOST_AUTO_TEST_CASE(fast_decoder_agrees_with_parse_event) {
+    using namespace lb::detail::jsonl;
+    std::vector<lb::event> evs;
+    unsigned seed = 12345;
+    auto rnd = [&](unsigned n) {
+        seed = seed * 1103515245u + 12345u;
+        return (seed >> 16) % n;
+    };
+    const std::vector<std::string> texts{"", "plain", "quote \" backslash \\ slash / tab \t nl \n",
+                                         "unicode \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", std::string(300, 'z'),
+                                         std::string("nul \0 inside", 13)};
+    for (int i = 0; i < 400; ++i) {
+        lb::event e = lb::event::make(static_cast<lb::event_type>(rnd(4)), rnd(2) ? "agent" : "");
+        e.sequence = rnd(3) ? i + 1 : 0;
+        e.timestamp = rnd(5) == 0 ? 100.0 : (rnd(2) ? 1.7e9 + rnd(100000) / 7.0 : 0.1 * rnd(1000));
+        if (rnd(2)) e.invocation_id = "inv-" + std::to_string(i);
+        if (rnd(2)) e.session_id = "s";
+        if (rnd(3) == 0) e.branch = "a.b";
+        if (rnd(3) == 0) e.content.role = "model";
+        const unsigned nparts = rnd(4);
+        for (unsigned k = 0; k < nparts; ++k) {
+            lb::json::object md;
+            if (rnd(3) == 0)
+                md["k"] = lb::json::array{1, -2, 3.25, "x", nullptr, true, lb::json::object{{"n", 18446744073709551615ull}}};
+            switch (rnd(6)) {
+            case 0: e.content.parts.emplace_back(lb::text_part{texts[rnd(texts.size())], md}); break;
+            case 1: e.content.parts.emplace_back(lb::thinking_part{texts[rnd(texts.size())], md}); break;
+            case 2: e.content.parts.emplace_back(lb::data_part{lb::json::object{{"a", 1}, {"b", lb::json::array{}}}, md}); break;
+            case 3: {
+                lb::file_part f;
+                if (rnd(2)) f.uri = "file:///x";
+                if (rnd(2)) f.inline_bytes = "AAEC";
+                if (rnd(2)) f.mime_type = "image/png";
+                if (rnd(2)) f.name = "x.png";
+                f.metadata = md;
+                e.content.parts.emplace_back(std::move(f));
+                break;
+            }
+            case 4:
+                e.content.parts.emplace_back(
+                    lb::tool_call_part{"c" + std::to_string(k), "tool", lb::json::object{{"q", texts[rnd(texts.size())]}}, md});
+                break;
+            default: {
+                lb::tool_response_part r{"c" + std::to_string(k), "tool", {}, {}, md};
+                switch (rnd(5)) {
+                case 0: break;
+                case 1: r.result = 42; break;
+                case 2: r.result = "text"; break;
+                case 3: r.result = lb::json::array{1.5, lb::json::object{{"z", nullptr}}}; break;
+                default: r.result = lb::json::object{{"ok", true}}; break;
+                }
+                if (rnd(3) == 0) r.error = "boom";
+                e.content.parts.emplace_back(std::move(r));
+            }
+            }
+        }
+        if (rnd(2)) e.actions.state_delta["k" + std::to_string(rnd(3))] = rnd(2) ? lb::json::value(nullptr) : lb::json::value(i);
+        if (rnd(4) == 0) e.actions.artifact_delta["f.txt"] = rnd(5);
+        if (rnd(4) == 0) e.actions.transfer_to_agent = "other";
+        if (rnd(4) == 0) e.actions.escalate = rnd(2) == 0;
+        if (rnd(4) == 0) e.actions.skip_summarization = true;
+        if (rnd(4) == 0) e.actions.end_of_agent = false;
+        if (rnd(5) == 0) e.actions.compaction = lb::event_compaction{1, 1 + rnd(9), 1.5, 2.25, "sum", 3};
+        if (rnd(4) == 0) e.metadata["m"] = lb::json::object{{"deep", lb::json::object{{"er", lb::json::array{lb::json::array{}}}}}};
+        if (rnd(5) == 0) e.partial = true;
+        if (rnd(3) == 0) e.usage = lb::usage{rnd(1000), rnd(100), rnd(2) ? "model-1" : ""};
+        if (rnd(5) == 0) e.signature = "sig";
+        if (rnd(5) == 0) e.signer_did = "did:key:z";
+        if (rnd(5) == 0) e.prev_signature = "prev";
+        evs.push_back(std::move(e));
+    }
+    for (std::size_t i = 0; i < evs.size(); ++i) {
+        BOOST_TEST_CONTEXT("event " << i) {
+            std::string line = lb::serialize_event(evs[i]);
+            frame_line(line);
+            line.pop_back();
+            lb::event fast;
+            BOOST_TEST(fast_decode_event(line, fast));
+            auto slow = lb::parse_event(line);
+            BOOST_REQUIRE(slow.has_value());
+            BOOST_TEST((fast == *slow));
+            BOOST_TEST((fast == evs[i]));
+        }
+    }
+    // Other shapes: the fast path declines, or agrees with parse_event.
+    const std::vector<std::string> odd{
+        R"({"id":"a","type":"agent_message","timestamp":5})",
+        R"({"id":"a","type":"agent_message","timestamp":18446744073709551615})",
+        R"({"id":"a","type":"agent_message","id":"b"})",
+        R"({"id":"a","type":"agent_message","extra":1})",
+        R"({"id":"a","type":"nope"})",
+        R"({"id":"a","type":"agent_message","signature":null})",
+        R"({"id":"a","type":"agent_message","content":{"parts":[{"type":"text","text":"x","uri":"u"}]}})",
+        R"({"id":"a","type":"agent_message","content":{"parts":[{"type":"text"}]}})",
+        R"({"id":"a","type":"agent_message","content":{"parts":[{"text":"x"}]}})",
+        R"({"id":"a","type":"agent_message","content":{"parts":[1]}})",
+        R"({"id":"a","type":"agent_message","content":{"parts":{}}})",
+        R"({"id":"a","type":"agent_message","sequence":-1})",
+        R"({"id":"a","type":"agent_message","sequence":18446744073709551615})",
+        R"({"id":"a","type":"agent_message","sequence":1.5})",
+        R"({"id":"a","type":"agent_message","actions":{"artifact_delta":{"f":"x"}}})",
+        R"({"id":"a","type":"agent_message","actions":{"state_delta":[]}})",
+        R"({"id":"a","type":"agent_message","actions":{"compaction":{"first_sequence":5,"last_sequence":1,"summary":"s"}}})",
+        R"({"id":"a","type":"agent_message","content":{"parts":[{"type":"tool_response","tool_call_id":"c","tool_name":"t","result":[1,{"a":null},"s",1.5,true]}]}})",
+        R"({"id":"a","type":"agent_message","content":{"parts":[{"type":"tool_response","tool_call_id":"c","tool_name":"t","result":null}]}})",
+        R"({"type":"agent_message"})",
+        R"({"id":"a"})",
+        R"([1,2])",
+        R"("x")",
+        R"({"id":"a","type":"agent_message"} )",
+        R"({"id":"a","type":"agent_message"}{})",
+        R"({"id":"a\u0000b","type":"agent_message","author":"\ud83d\ude00 \u00e9"})",
+        R"({"id":"a","type":"agent_message","timestamp":1.7976931348623157e308,"usage":{"input_tokens":1,"output_tokens":2}})",
+        R"({"id":"a","type":"agent_message","usage":{"input_tokens":1}})",
+        R"({"id":"a","type":"agent_message","partial":1})",
+        R"({"id":1,"type":"agent_message"})",
+    };
+    for (const auto& l : odd) {
+        BOOST_TEST_CONTEXT(l) {
+            lb::event fast;
+            const bool ok = fast_decode_event(l, fast);
+            auto slow = lb::parse_event(l);
+            if (ok) {
+                BOOST_TEST(slow.has_value());
+                if (slow) BOOST_TEST((fast == *slow));
+            }
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(transcript_is_json_lines_with_a_header) {
     temp_dir d;
     auto k = make_session(d.path, 3);

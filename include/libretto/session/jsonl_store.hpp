@@ -19,6 +19,7 @@
 // times).
 
 #include <libretto/event/json.hpp>
+#include <libretto/session/detail/jsonl_decode.hpp>
 #include <libretto/session/detail/jsonl_file.hpp>
 #include <libretto/session/detail/jsonl_format.hpp>
 #include <libretto/session/detail/post_result.hpp>
@@ -173,17 +174,6 @@ namespace detail::jsonl {
 
 using steady = std::chrono::steady_clock;
 
-inline std::string key_string(const session_key& k) {
-    std::string s;
-    s.reserve(k.app_name.size() + k.user_id.size() + k.session_id.size() + 2);
-    s += k.app_name;
-    s += '\0';
-    s += k.user_id;
-    s += '\0';
-    s += k.session_id;
-    return s;
-}
-
 inline double unix_now() { return event::now(); }
 
 /// One session as this store instance has it open.
@@ -252,22 +242,26 @@ inline bool decode_chunk(std::string_view buf, std::size_t base, std::vector<eve
             failed = true;
             return false;
         }
-        auto r = parse_event(line);
-        if (!r) {
-            f = {0, base + pos, r.error().message()};
-            failed = true;
-            return false;
+        event& e = out.emplace_back();
+        if (!fast_decode_event(line, e)) {
+            auto r = parse_event(line); // the authority on anything unusual, and on errors
+            if (!r) {
+                out.pop_back();
+                f = {0, base + pos, r.error().message()};
+                failed = true;
+                return false;
+            }
+            e = std::move(*r);
         }
-        out.push_back(std::move(*r));
         pos = nl + 1;
     }
     return true;
 }
 
+/// Appends the events of `buf` to `out`.
 inline bool decode_lines(std::string_view buf, std::int64_t first_seq, std::size_t expected_count, unsigned threads,
                          std::vector<event>& out, decode_failure& fail) {
-    out.clear();
-    out.reserve(expected_count);
+    const std::size_t start_size = out.size();
     unsigned t = threads;
     if (buf.size() < (1u << 20)) t = 1;
     t = std::max(1u, std::min<unsigned>(t, static_cast<unsigned>(buf.size() >> 19)));
@@ -314,7 +308,7 @@ inline bool decode_lines(std::string_view buf, std::int64_t first_seq, std::size
         }
         return true;
     };
-    if (!check(out, 0)) return false;
+    if (!check(out, start_size)) return false;
     for (std::size_t k = 0; k < parts; ++k) {
         if (k > 0) {
             const std::size_t before = out.size();
@@ -457,8 +451,10 @@ public:
         if (auto e = write_file_atomic(tp, line, durable(), nonce)) return io_fail(e, tp, "create transcript");
         if (durable())
             if (auto e = fsync_dir(sdir.parent_path())) return io_fail(e, sdir.parent_path(), "fsync");
-        if (auto e = update_shared(app_dir(k.app_name) / "state.json", routed.app)) return e;
-        if (auto e = update_shared(user_dir(k.app_name, k.user_id) / "state.json", routed.user)) return e;
+        if (!routed.app.empty())
+            if (auto e = update_shared(app_dir(k.app_name) / "state.json", routed.app)) return e;
+        if (!routed.user.empty())
+            if (auto e = update_shared(user_dir(k.app_name, k.user_id) / "state.json", routed.user)) return e;
         // Install the open session.
         auto f = std::make_shared<file>(file::open(tp, O_RDWR | O_APPEND, ec));
         if (ec) return io_fail(ec, tp, "open");
@@ -517,25 +513,7 @@ public:
         const fs::path transcript = s.transcript;
         lk.unlock(); // [0, end) is verified and append-only: read it without the session
         if (want_events) {
-            std::string buf;
-            if (auto ec = pread_all(data->get(), start, static_cast<std::size_t>(end - start), buf))
-                return io_fail(ec, transcript, "read");
-            if (buf.size() != end - start) return fail(errc::corrupt_data, transcript, 0, start + buf.size(), "transcript shrank while read");
-            st.read_offset = start;
-            st.bytes_read = buf.size();
-            // Skip to the line of `from` (offset marks are every 64 lines).
-            std::size_t pos = 0;
-            for (std::int64_t q = start_seq; q < from; ++q) {
-                const void* p = std::memchr(buf.data() + pos, '\n', buf.size() - pos);
-                if (!p) return fail(errc::corrupt_data, transcript, static_cast<std::uint64_t>(q) + 1, start + pos, "incomplete line");
-                pos = static_cast<std::size_t>(static_cast<const char*>(p) - buf.data()) + 1;
-            }
-            st.parse_offset = start + pos;
-            decode_failure df;
-            if (!decode_lines(std::string_view(buf).substr(pos), from, static_cast<std::size_t>(last - from + 1),
-                              load_threads, r.events, df))
-                return fail(errc::corrupt_data, transcript, df.line, start + pos + df.offset, df.detail);
-            buf = {};
+            if (auto ec = read_events(data->get(), transcript, start, end, start_seq, from, last, r.events, st)) return ec;
             st.first_sequence = r.events.empty() ? 0 : r.events.front().sequence;
             st.events_decoded = r.events.size();
             if (o.from_timestamp)
@@ -553,6 +531,60 @@ public:
             stats_ = st;
         }
         out = std::move(r);
+        return {};
+    }
+
+    /// Reads the verified lines [start, end) (the first of sequence start_seq) and decodes
+    /// those of sequence `from` on, in chunks through one reused buffer.
+    error_code read_events(int fd, const fs::path& transcript, std::uint64_t start, std::uint64_t end,
+                           std::int64_t start_seq, std::int64_t from, std::int64_t last, std::vector<event>& out,
+                           jsonl_read_stats& st) {
+        constexpr std::size_t chunk = 8u << 20;
+        out.reserve(static_cast<std::size_t>(last - from + 1));
+        std::vector<char> buf;
+        std::size_t carried = 0;        // bytes of an unfinished line at the front of buf
+        std::uint64_t pos = start;      // file offset of the next read
+        std::int64_t seq = start_seq;   // sequence of the line at the front of buf
+        st.read_offset = start;
+        st.parse_offset = 0;
+        while (pos < end) {
+            const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, end - pos));
+            if (buf.size() < carried + want) buf.resize(carried + want);
+            std::size_t got = 0;
+            if (auto ec = pread_into(fd, pos, buf.data() + carried, want, got)) return io_fail(ec, transcript, "read");
+            if (got != want) return fail(errc::corrupt_data, transcript, 0, pos + got, "transcript shrank while read");
+            const std::uint64_t base = pos - carried; // file offset of buf[0]
+            pos += want;
+            st.bytes_read += want;
+            const std::size_t total = carried + want;
+            const void* lastnl = ::memrchr(buf.data(), '\n', total);
+            if (!lastnl) {
+                carried = total; // one line longer than the chunk: read on
+                continue;
+            }
+            const std::size_t complete = static_cast<std::size_t>(static_cast<const char*>(lastnl) - buf.data()) + 1;
+            std::string_view region(buf.data(), complete);
+            // Skip to the line of `from` (offset marks are every 64 lines).
+            std::size_t skip = 0;
+            while (seq < from && skip < region.size()) {
+                const void* p = std::memchr(region.data() + skip, '\n', region.size() - skip);
+                skip = static_cast<std::size_t>(static_cast<const char*>(p) - region.data()) + 1;
+                ++seq;
+            }
+            if (seq >= from && skip < region.size()) {
+                if (!st.parse_offset) st.parse_offset = base + skip;
+                const std::string_view lines = region.substr(skip);
+                const std::size_t before = out.size();
+                decode_failure df;
+                if (!decode_lines(lines, seq, lines.size() / 128, load_threads, out, df))
+                    return fail(errc::corrupt_data, transcript, df.line, base + skip + df.offset, df.detail);
+                seq += static_cast<std::int64_t>(out.size() - before);
+            }
+            std::memmove(buf.data(), buf.data() + complete, total - complete);
+            carried = total - complete;
+        }
+        if (carried) return fail(errc::corrupt_data, transcript, static_cast<std::uint64_t>(seq) + 1, end - carried, "incomplete line");
+        if (seq != last + 1) return fail(errc::corrupt_data, transcript, static_cast<std::uint64_t>(seq) + 1, end, "lines missing");
         return {};
     }
 
@@ -671,10 +703,15 @@ public:
             const auto sc = scope_of(kv.key());
             if (sc == state_scope::app || sc == state_scope::user) return false; // shared files: fsync
         }
-        const session_key k{caller.app_name, caller.user_id, caller.id};
-        if (detail::validate_key(k)) return false;
-        auto sp = lookup(k, false);
-        if (!sp) return false;
+        if (validate_id(caller.app_name) || validate_id(caller.user_id) || validate_id(caller.id)) return false;
+        std::shared_ptr<open_session> sp;
+        {
+            std::lock_guard g(mu);
+            auto it = sessions.find(std::tie(caller.app_name, caller.user_id, caller.id));
+            if (it == sessions.end()) return false;
+            sp = it->second;
+            sp->touch = ++touch_;
+        }
         std::unique_lock l(sp->mu, std::try_to_lock);
         if (!l || sp->closed || !sp->data || !sp->lock.held()) return false;
         ec = append_locked(*sp, caller, e, seq);
@@ -806,13 +843,14 @@ private:
 
     // ---- open sessions ------------------------------------------------------------------
 
+    static auto key_of(const session_key& k) { return std::tie(k.app_name, k.user_id, k.session_id); }
+
     std::shared_ptr<open_session> lookup(const session_key& k, bool make) {
-        const std::string ks = key_string(k);
         std::vector<std::shared_ptr<open_session>> evict;
         std::shared_ptr<open_session> s;
         {
             std::lock_guard g(mu);
-            auto it = sessions.find(ks);
+            auto it = sessions.find(key_of(k));
             if (it != sessions.end()) {
                 it->second->touch = ++touch_;
                 return it->second;
@@ -823,7 +861,7 @@ private:
             s->dir = session_dir(k);
             s->transcript = s->dir / "transcript.jsonl";
             s->touch = ++touch_;
-            sessions.emplace(ks, s);
+            sessions.emplace(key_tuple(k.app_name, k.user_id, k.session_id), s);
             if (sessions.size() > std::max<std::size_t>(opt.max_open_sessions, 1)) {
                 std::vector<std::shared_ptr<open_session>> v;
                 for (auto& [key, p] : sessions)
@@ -857,7 +895,7 @@ private:
     void forget(const std::shared_ptr<open_session>& s, bool keep_checkpoint = false) {
         retire(*s, keep_checkpoint);
         std::lock_guard g(mu);
-        auto it = sessions.find(key_string(s->key));
+        auto it = sessions.find(key_of(s->key));
         if (it != sessions.end() && it->second == s) sessions.erase(it);
     }
 
@@ -996,7 +1034,7 @@ private:
         unsigned char buf[4096];
         json::monotonic_resource mr(buf, sizeof buf);
         boost::system::error_code ec;
-        json::value v = json::parse(line, ec, &mr);
+        json::value v = libretto::detail::parse_precise(line, ec, &mr);
         if (ec || !v.is_object()) return false;
         const auto* seq = v.get_object().if_contains("sequence");
         const auto* id = v.get_object().if_contains("id");
@@ -1090,7 +1128,7 @@ private:
                 unsigned char sbuf[8192];
                 json::monotonic_resource mr(sbuf, sizeof sbuf);
                 boost::system::error_code ec;
-                json::value v = json::parse(line, ec, &mr);
+                json::value v = libretto::detail::parse_precise(line, ec, &mr);
                 line_facts f;
                 if (ec || !v.is_object()) {
                     good = false;
@@ -1259,8 +1297,10 @@ private:
         }
         // The transcript is the record: shared scopes follow it. If this fails the event
         // stays stored but the caller's copy is not advanced (its next append is stale).
-        if (auto ec = update_shared(app_dir(s.key.app_name) / "state.json", routed.app)) return ec;
-        if (auto ec = update_shared(user_dir(s.key.app_name, s.key.user_id) / "state.json", routed.user)) return ec;
+        if (!routed.app.empty())
+            if (auto ec = update_shared(app_dir(s.key.app_name) / "state.json", routed.app)) return ec;
+        if (!routed.user.empty())
+            if (auto ec = update_shared(user_dir(s.key.app_name, s.key.user_id) / "state.json", routed.user)) return ec;
         seq = e.sequence;
         detail::commit_append(caller, std::move(e), routed);
         return {};
@@ -1637,7 +1677,8 @@ private:
     }
 
     mutable std::mutex mu; // sessions, reports, shared-state cache
-    std::map<std::string, std::shared_ptr<open_session>> sessions;
+    using key_tuple = std::tuple<std::string, std::string, std::string>;
+    std::map<key_tuple, std::shared_ptr<open_session>, std::less<>> sessions;
     std::uint64_t touch_ = 0;
     std::vector<jsonl_recovery> recoveries_;
     std::optional<jsonl_diagnostic> diag_;

@@ -94,6 +94,21 @@ inline error_code pread_all(int fd, std::uint64_t offset, std::size_t n, std::st
     return {};
 }
 
+/// Reads up to `n` bytes at `offset` into `dst`; `got` says how many (less at EOF).
+inline error_code pread_into(int fd, std::uint64_t offset, char* dst, std::size_t n, std::size_t& got) {
+    got = 0;
+    while (got < n) {
+        ssize_t r = ::pread(fd, dst + got, n - got, static_cast<off_t>(offset + got));
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return errno_code();
+        }
+        if (r == 0) break;
+        got += static_cast<std::size_t>(r);
+    }
+    return {};
+}
+
 /// Writes all of `data` (the fd may be O_APPEND).
 inline error_code write_all(int fd, std::string_view data) {
     while (!data.empty()) {
