@@ -694,6 +694,43 @@ BOOST_AUTO_TEST_CASE(stale_locks_are_reclaimed) {
     }
 }
 
+// Two instances race to append from the same revision while an orphan holds the stale
+// lock: both reclaim paths run at once, yet exactly one append wins each round.
+BOOST_AUTO_TEST_CASE(racing_reclaimers_leave_one_writer) {
+    temp_dir d;
+    auto k = make_session(d.path, 1);
+    const fs::path lock = session_path(d.path, k) / "lock";
+    auto o = opts(d.path);
+    o.lock_linger = std::chrono::milliseconds(0);
+    o.stale_lock_age = std::chrono::milliseconds(100);
+    o.lock_timeout = std::chrono::milliseconds(3000);
+    o.inline_appends = false;
+    const long dead = dead_pid();
+    asio::io_context io;
+    lb::jsonl_store a(io.get_executor(), o), b(io.get_executor(), o);
+    for (int round = 0; round < 12; ++round) {
+        BOOST_TEST_CONTEXT("round " << round) {
+            std::optional<lb::session> ca, cb;
+            BOOST_REQUIRE(!a.get(k, {}, ca));
+            BOOST_REQUIRE(!b.get(k, {}, cb));
+            external_holder orphan(lock, record(dead, 1));
+            age(lock, 3600);
+            error_code ea, eb;
+            std::int64_t sa = 0, sb = 0;
+            std::thread ta([&] { ea = a.append(*ca, text_event("a"), sa); });
+            std::thread tb([&] { eb = b.append(*cb, text_event("b"), sb); });
+            ta.join();
+            tb.join();
+            BOOST_TEST(((!ea) != (!eb)));
+            BOOST_TEST((ea == lb::errc::stale_session || eb == lb::errc::stale_session));
+        }
+    }
+    std::optional<lb::session> g;
+    BOOST_REQUIRE(!a.get(k, {}, g));
+    BOOST_TEST(g->last_sequence == 13);
+    for (std::size_t i = 0; i < g->events.size(); ++i) BOOST_TEST(g->events[i].sequence == static_cast<std::int64_t>(i + 1));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(jsonl_store_behaviour)

@@ -1346,7 +1346,19 @@ private:
     }
 
     void on_linger(const std::shared_ptr<open_session>& sp) {
-        std::lock_guard l(sp->mu);
+        std::unique_lock l(sp->mu, std::try_to_lock);
+        if (!l) {
+            // In use — perhaps waiting for a lock whose release needs a thread of this very
+            // executor: never block one here. Look again later (the session's own timer is
+            // touched only under its mutex, so a one-shot timer does the waiting).
+            auto t = std::make_shared<boost::asio::steady_timer>(blocking, opt.lock_linger);
+            t->async_wait([t, w = std::weak_ptr<open_session>(sp), self = weak_from_this()](error_code) {
+                auto p = w.lock();
+                auto e = self.lock();
+                if (p && e) e->on_linger(p);
+            });
+            return;
+        }
         sp->timer_armed = false;
         if (sp->closed || !sp->lock.held()) return;
         const auto idle = steady::now() - sp->last_use;

@@ -280,6 +280,26 @@ struct lock_options {
     std::chrono::milliseconds stale_age{2'000};
 };
 
+/// flock on a directory, for the few microseconds of a lock hand-over (see writer_lock).
+class dir_guard {
+public:
+    explicit dir_guard(const fs::path& dir) {
+        error_code ec;
+        fd_ = file::open(dir, O_RDONLY | O_DIRECTORY, ec);
+        if (fd_)
+            while (::flock(fd_.get(), LOCK_EX) != 0 && errno == EINTR) {
+            }
+    }
+    ~dir_guard() {
+        if (fd_) ::flock(fd_.get(), LOCK_UN);
+    }
+    dir_guard(const dir_guard&) = delete;
+    dir_guard& operator=(const dir_guard&) = delete;
+
+private:
+    file fd_;
+};
+
 /// The per-session writer lock: the file `<session>/lock`.
 ///
 /// Exclusion comes from flock(2) on the file, which the kernel drops when the holder's
@@ -288,6 +308,13 @@ struct lock_options {
 /// its record (pid, process start time, instance nonce, time). A lock that is held while its
 /// record names a dead process (or a reused pid) — a descriptor inherited by a forked child
 /// that outlived the holder — is stale: it is reclaimed by replacing the lock file.
+///
+/// A lock counts only on the file the path names. Two steps run under a flock of the
+/// session directory so that a reclaim can never leave two holders: a new holder, after
+/// writing its record, checks that the path still names its file; a reclaimer re-reads the
+/// record and checks that the path still names the stale file before replacing it. Either
+/// the reclaimer sees the fresh record (and backs off) or the holder sees the new file (and
+/// tries again).
 class writer_lock {
 public:
     bool held() const noexcept { return held_; }
@@ -302,6 +329,7 @@ public:
         const auto deadline = clock::now() + o.timeout;
         auto delay = std::chrono::microseconds(200);
         bool waited = false;
+        int reclaims = 0;
         for (;;) {
             error_code ec;
             if (!fd_) {
@@ -309,22 +337,26 @@ public:
                 if (ec) return ec == boost::system::errc::no_such_file_or_directory ? error_code(errc::not_found) : ec;
             }
             if (::flock(fd_.get(), LOCK_EX | LOCK_NB) == 0) {
+                const std::string rec = lock_record(nonce);
+                if (::pwrite(fd_.get(), rec.data(), rec.size(), 0) < 0 ||
+                    ::ftruncate(fd_.get(), static_cast<off_t>(rec.size())) != 0) {
+                    ec = errno_code();
+                    ::flock(fd_.get(), LOCK_UN);
+                    return ec;
+                }
                 // The file may have been replaced (stale reclaim) or removed (session deleted)
                 // since it was opened: the lock counts only on the file the path names now.
-                struct stat a, b;
-                if (::fstat(fd_.get(), &a) != 0) return errno_code();
-                if (::stat(path.c_str(), &b) != 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
+                bool current;
+                {
+                    dir_guard g(path.parent_path());
+                    current = names_our_file(path);
+                }
+                if (!current) {
+                    ::flock(fd_.get(), LOCK_UN);
                     fd_.close();
                     std::error_code fec;
                     if (!fs::exists(path.parent_path(), fec)) return errc::not_found;
                     continue;
-                }
-                const std::string rec = lock_record(nonce);
-                if (::pwrite(fd_.get(), rec.data(), rec.size(), 0) < 0 || ::ftruncate(fd_.get(), static_cast<off_t>(rec.size())) != 0)
-                    ec = errno_code();
-                if (ec) {
-                    ::flock(fd_.get(), LOCK_UN);
-                    return ec;
                 }
                 held_ = true;
                 return {};
@@ -332,9 +364,9 @@ public:
             if (errno != EWOULDBLOCK && errno != EINTR) return errno_code();
             lock_holder h;
             const bool known = read_holder(h);
-            if (known && holder_is_dead(h) && record_age(o) >= o.stale_age) {
-                reclaim(path, nonce);
-                continue;
+            if (known && holder_is_dead(h) && record_age(o) >= o.stale_age && reclaims < 8) {
+                ++reclaims;
+                if (reclaim(path, nonce, o)) continue;
             }
             if (clock::now() >= deadline) {
                 if (holder && known) *holder = h;
@@ -378,16 +410,32 @@ private:
         return duration_cast<milliseconds>(now - mtime);
     }
 
-    /// Puts a fresh lock file in place of the stale one; the orphan keeps its flock on the
-    /// old file, which no longer counts.
-    void reclaim(const fs::path& path, std::string_view nonce) {
-        error_code ec;
-        const fs::path tmp = temp_name(path, nonce);
+    bool names_our_file(const fs::path& path) const {
+        struct stat a, b;
+        return ::fstat(fd_.get(), &a) == 0 && ::stat(path.c_str(), &b) == 0 && a.st_ino == b.st_ino &&
+               a.st_dev == b.st_dev;
+    }
+
+    /// Puts a fresh lock file in place of the stale one (the orphan keeps its flock on the
+    /// old file, which no longer counts) — if, under the directory's flock, the path still
+    /// names that file and its record is still stale. False if nothing was replaced.
+    bool reclaim(const fs::path& path, std::string_view nonce, const lock_options& o) {
+        bool replaced = false;
         {
-            file f = file::open(tmp, O_WRONLY | O_CREAT | O_EXCL, ec);
+            dir_guard g(path.parent_path());
+            lock_holder h;
+            if (names_our_file(path) && read_holder(h) && holder_is_dead(h) && record_age(o) >= o.stale_age) {
+                error_code ec;
+                const fs::path tmp = temp_name(path, nonce);
+                { file f = file::open(tmp, O_WRONLY | O_CREAT | O_EXCL, ec); }
+                if (!ec) {
+                    replaced = ::rename(tmp.c_str(), path.c_str()) == 0;
+                    if (!replaced) ::unlink(tmp.c_str());
+                }
+            }
         }
-        if (!ec && ::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
-        fd_.close();
+        fd_.close(); // reopen the path, whatever it names now
+        return replaced;
     }
 
     file fd_;
