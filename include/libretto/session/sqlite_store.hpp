@@ -40,11 +40,14 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <boost/system/errc.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -255,7 +258,20 @@ private:
         auto guard = boost::asio::make_work_guard(boost::asio::get_associated_executor(handler, ex_));
         boost::asio::post(strand_, [core = core_, ex = ex_, guard = std::move(guard), handler = std::move(handler),
                                     work = std::move(work)]() mutable {
-            auto results = work(*core);
+            // An exception must not escape into the worker thread (it would end the process):
+            // it completes the operation with an error instead.
+            decltype(work(*core)) results{};
+            try {
+                results = work(*core);
+            } catch (const std::bad_alloc&) {
+                results = {};
+                std::get<0>(results) = make_error_code(boost::system::errc::not_enough_memory);
+                core->note_failure("out of memory");
+            } catch (const std::exception& e) {
+                results = {};
+                std::get<0>(results) = errc::io_error;
+                core->note_failure(std::string("unexpected exception: ") + e.what());
+            }
             std::apply([&](auto&... args) { detail::post_result(std::move(handler), ex, std::move(args)...); },
                        results);
             guard.reset();

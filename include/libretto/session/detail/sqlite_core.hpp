@@ -84,6 +84,9 @@ public:
         return last_error_;
     }
 
+    /// Records a failure that happened outside the core (an exception on the worker).
+    void note_failure(std::string detail) { record({}, std::move(detail)); }
+
     /// The journal mode the connection ended up with ("wal").
     const std::string& journal_mode() const noexcept { return journal_mode_; }
 
