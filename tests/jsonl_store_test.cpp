@@ -430,10 +430,12 @@ BOOST_AUTO_TEST_CASE(torn_tail_appearing_under_an_open_session_is_recovered) {
     BOOST_TEST(seq == 4);
 }
 
-// A child process appends with durability per_event and reports every acknowledged
-// sequence through a pipe; it is killed with SIGKILL mid-stream (large events, so some
-// kills land inside a write). Every acknowledged event is there after reopening; a torn
-// tail, if any, is moved aside and reported; appending continues.
+// A child process appends and reports every acknowledged sequence through a pipe; it is
+// killed with SIGKILL mid-stream. Even rounds use durability per_event (a kill mostly lands
+// in fdatasync); odd rounds use none with 600 KB events and kill inside write(2),
+// which SIGKILL cuts short: torn tails. Every acknowledged event is there after reopening
+// (a process crash loses nothing acknowledged at any level); a torn tail is moved aside and
+// reported; appending continues.
 BOOST_AUTO_TEST_CASE(sigkill_during_appends_loses_no_acknowledged_event) {
     temp_dir d;
     {
@@ -450,7 +452,8 @@ BOOST_AUTO_TEST_CASE(sigkill_during_appends_loses_no_acknowledged_event) {
     std::int64_t acked_total = 0;
     std::size_t torn = 0;
     const auto t0 = std::chrono::steady_clock::now();
-    for (int round = 0; round < 6; ++round) {
+    for (int round = 0; round < 8; ++round) {
+        const bool sync_each = round % 2 == 0;
         int fds[2];
         BOOST_REQUIRE(::pipe(fds) == 0);
         const pid_t pid = ::fork();
@@ -458,7 +461,7 @@ BOOST_AUTO_TEST_CASE(sigkill_during_appends_loses_no_acknowledged_event) {
         if (pid == 0) {
             ::close(fds[0]);
             asio::io_context io;
-            auto co = opts(d.path, lb::durability::per_event);
+            auto co = opts(d.path, sync_each ? lb::durability::per_event : lb::durability::none);
             co.blocking_executor.reset(); // the parent's pool has no threads in this process
             co.threads = 1;
             lb::jsonl_store st(io.get_executor(), co);
@@ -466,7 +469,7 @@ BOOST_AUTO_TEST_CASE(sigkill_during_appends_loses_no_acknowledged_event) {
             lb::get_options none;
             none.num_recent_events = 0;
             if (st.get(k, none, s) || !s) ::_exit(2);
-            const std::string big(200'000 + 1000 * round, 'x');
+            const std::string big((sync_each ? 100'000 : 600'000) + 1000 * round, 'x');
             for (;;) {
                 std::int64_t seq = 0;
                 if (st.append(*s, text_event(big), seq)) ::_exit(3);
@@ -475,14 +478,27 @@ BOOST_AUTO_TEST_CASE(sigkill_during_appends_loses_no_acknowledged_event) {
         }
         ::close(fds[1]);
         std::int64_t last = 0, v = 0;
-        const int target = 3 + round * 2;
+        const int target = 2 + round / 2;
         int got = 0;
         while (got < target && ::read(fds[0], &v, sizeof v) == sizeof v) {
             last = v;
             ++got;
         }
-        // Land the kill at varying points of the next append.
-        std::this_thread::sleep_for(std::chrono::microseconds(300 * round));
+        if (sync_each) {
+            // Land the kill at varying points of the next append.
+            std::this_thread::sleep_for(std::chrono::microseconds(250 * round));
+        } else {
+            // Kill inside write(2): as soon as the transcript ends in the middle of a line.
+            const fs::path tp = session_path(d.path, k) / "transcript.jsonl";
+            const int fd = ::open(tp.c_str(), O_RDONLY | O_CLOEXEC);
+            const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+            while (fd >= 0 && std::chrono::steady_clock::now() < until) {
+                struct stat st;
+                char c = '\n';
+                if (::fstat(fd, &st) == 0 && st.st_size > 0 && ::pread(fd, &c, 1, st.st_size - 1) == 1 && c != '\n') break;
+            }
+            if (fd >= 0) ::close(fd);
+        }
         ::kill(pid, SIGKILL);
         while (::read(fds[0], &v, sizeof v) == sizeof v) last = v; // acknowledged before the kill
         ::close(fds[0]);
@@ -492,25 +508,31 @@ BOOST_AUTO_TEST_CASE(sigkill_during_appends_loses_no_acknowledged_event) {
         BOOST_REQUIRE(got == target);
         asio::io_context io;
         lb::jsonl_store st(io.get_executor(), opts(d.path));
+        // This round's events (earlier rounds' were checked then); the store verifies every
+        // line it decodes (checksum, sequence), so a gap or damage fails the get.
+        lb::get_options since;
+        since.from_sequence = acked_total + 1;
         std::optional<lb::session> g;
-        BOOST_REQUIRE(!st.get(k, {}, g));
+        BOOST_REQUIRE(!st.get(k, since, g));
         BOOST_REQUIRE(g.has_value());
         BOOST_TEST_CONTEXT("round " << round << ": last acknowledged " << last) {
             BOOST_TEST(g->last_sequence >= last);
             BOOST_TEST(g->last_sequence <= last + 1); // at most the one in flight
+            BOOST_TEST(g->events.size() == static_cast<std::size_t>(g->last_sequence - acked_total));
             for (std::size_t i = 0; i < g->events.size(); ++i)
-                BOOST_TEST(g->events[i].sequence == static_cast<std::int64_t>(i + 1));
+                BOOST_TEST(g->events[i].sequence == acked_total + 1 + static_cast<std::int64_t>(i));
         }
         for (const auto& r : st.recoveries()) {
             BOOST_TEST(fs::exists(r.side_file));
             BOOST_TEST(r.moved_bytes > 0u);
             ++torn;
         }
-        acked_total = g->last_sequence;
         std::int64_t seq = 0;
         BOOST_TEST(!st.append(*g, text_event("after the crash"), seq));
-        BOOST_TEST(seq == acked_total + 1);
+        BOOST_TEST(seq == g->last_sequence);
+        acked_total = seq;
     }
+    BOOST_WARN(torn > 0u); // likely, not certain: it depends on where the kills land
     BOOST_TEST_MESSAGE("sigkill rounds: " << torn << " torn tails recovered, "
                                           << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
                                           << " s");
