@@ -19,6 +19,7 @@
 
 #include <libretto/session/jsonl_store.hpp>
 
+#include <time.h>
 #include <unistd.h>
 
 namespace jsonl_bench {
@@ -40,6 +41,14 @@ struct scratch {
         fs::remove_all(path, ec);
     }
 };
+
+/// CPU seconds of this thread or of the whole process: printed on stderr beside the wall
+/// figures, which other work on the machine inflates.
+inline double cpu_seconds(clockid_t which) {
+    timespec ts{};
+    ::clock_gettime(which, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 /// Runs a coroutine to completion on a fresh io_context; rethrows its exception.
 template <class F>
@@ -100,7 +109,7 @@ event transcript_event(std::size_t i) {
 void bench_jsonl_append(libretto_bench::reporter& r) {
     constexpr int n = 200'000;
     scratch dir("jsonl-append");
-    double seconds = 0;
+    double seconds = 0, cpu = 0;
     run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
         jsonl_store_options o;
         o.directory = dir.path;
@@ -114,14 +123,19 @@ void bench_jsonl_append(libretto_bench::reporter& r) {
                                   content::from_text("The order shipped on Tuesday; tracking number ZX-1192."));
         proto.usage = usage{1200, 40, "model-1"};
         const auto t0 = clock_type::now();
+        const double c0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
         for (int i = 0; i < n; ++i) {
             event e = proto;
             auto op = store.async_append(s, std::move(e), asio::use_awaitable);
             co_await std::move(op);
         }
         seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
+        cpu = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - c0;
         if (s.last_sequence != n) std::fprintf(stderr, "jsonl append: wrong count\n");
     });
+    if (r.wants("jsonl_append_events_s"))
+        std::fprintf(stderr, "jsonl_append: %d events, %.3f s wall, %.3f s cpu (%.0f events per cpu second)\n", n,
+                     seconds, cpu, n / cpu);
     r.report("jsonl_append_events_s", n / seconds, "events/s");
 }
 LIBRETTO_BENCHMARK(bench_jsonl_append, "jsonl_append_events_s");
@@ -160,19 +174,23 @@ void bench_jsonl_load(libretto_bench::reporter& r) {
         if (store.flush(key)) throw std::runtime_error("flush failed");
     }
     auto load = [&](get_options g, std::size_t& events) {
-        double best = 1e300;
+        double best = 1e300, best_cpu = 1e300;
         for (int rep = 0; rep < 5; ++rep) {
             run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
                 jsonl_store store(ex, o);
                 session_key k = key;
                 get_options go = g;
                 const auto t0 = clock_type::now();
+                const double c0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
                 auto op = store.async_get(std::move(k), std::move(go), asio::use_awaitable);
                 auto got = co_await std::move(op);
                 best = std::min(best, std::chrono::duration<double, std::milli>(clock_type::now() - t0).count());
+                best_cpu = std::min(best_cpu, (cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - c0) * 1e3);
                 events = got ? got->events.size() : 0;
             });
         }
+        std::fprintf(stderr, "jsonl load: %zu events, best %.3f ms wall, %.3f ms cpu (all threads)\n", events, best,
+                     best_cpu);
         return best;
     };
     std::size_t events = 0;

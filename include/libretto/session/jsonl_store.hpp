@@ -190,6 +190,7 @@ struct open_session {
     steady::time_point last_use{};
     std::optional<boost::asio::steady_timer> timer;
     bool timer_armed = false;
+    bool checkpoint_posted = false; // a checkpoint task is queued
     bool unsynced = false;
     bool closed = false; // retired (evicted, deleted, store closing): look it up again
     std::uint64_t touch = 0;
@@ -1274,11 +1275,13 @@ private:
     error_code append_locked(open_session& s, session& caller, event& e, std::int64_t& seq) {
         detail::routed_delta routed;
         if (auto ec = detail::prepare_append(caller, e, s.cp.last_sequence, routed)) return ec;
-        std::string line = serialize_event(e);
-        if (opt.max_event_bytes && line.size() > opt.max_event_bytes) return errc::oversize;
-        frame_line(line);
+        const std::string body = serialize_event(e);
+        if (opt.max_event_bytes && body.size() > opt.max_event_bytes) return errc::oversize;
+        const frame_suffix suffix(body); // the line: body without its '}', then the suffix
+        const std::string_view head(body.data(), body.size() - 1);
+        const std::uint64_t len = head.size() + suffix.size;
         const std::uint64_t off = s.cp.covered;
-        if (auto ec = write_all(s.data->get(), line)) {
+        if (auto ec = write_all(s.data->get(), head, suffix.view())) {
             // Take back a partial line, so the file ends at a line boundary again.
             (void)::ftruncate(s.data->get(), static_cast<off_t>(off));
             return io_fail(ec, s.transcript, "write");
@@ -1288,7 +1291,7 @@ private:
         f.timestamp = e.timestamp;
         f.id = e.id;
         f.compaction_first = e.actions.compaction ? e.actions.compaction->first_sequence : 0;
-        s.cp.add(f, off, line.size());
+        s.cp.add(f, off, len);
         apply_delta(s.cp.state, routed.session);
         if (opt.durability == durability::per_event) {
             if (auto ec = fdatasync_fd(s.data->get())) return io_fail(ec, s.transcript, "fdatasync");
@@ -1320,12 +1323,14 @@ private:
         if (s.data && s.cp.covered - s.checkpointed >= opt.checkpoint_bytes) {
             if (!on_callers_thread) {
                 write_checkpoint(s);
-            } else {
+            } else if (!s.checkpoint_posted) {
+                s.checkpoint_posted = true;
                 boost::asio::post(blocking, [w = std::weak_ptr<open_session>(sp), self = weak_from_this()] {
                     auto p = w.lock();
                     auto e = self.lock();
                     if (!p || !e) return;
                     std::lock_guard l(p->mu);
+                    p->checkpoint_posted = false;
                     if (!p->closed) e->write_checkpoint(*p);
                 });
             }

@@ -29,6 +29,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 namespace libretto::detail::jsonl {
@@ -120,6 +121,26 @@ inline error_code write_all(int fd, std::string_view data) {
         data.remove_prefix(static_cast<std::size_t>(r));
     }
     return {};
+}
+
+/// Writes `a` then `b` with as few system calls as possible (one writev, normally).
+inline error_code write_all(int fd, std::string_view a, std::string_view b) {
+    while (!a.empty()) {
+        iovec v[2] = {{const_cast<char*>(a.data()), a.size()}, {const_cast<char*>(b.data()), b.size()}};
+        ssize_t r = ::writev(fd, v, 2);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return errno_code();
+        }
+        auto n = static_cast<std::size_t>(r);
+        if (n >= a.size()) {
+            b.remove_prefix(n - a.size());
+            a = {};
+        } else {
+            a.remove_prefix(n);
+        }
+    }
+    return write_all(fd, b);
 }
 
 inline error_code fdatasync_fd(int fd) {

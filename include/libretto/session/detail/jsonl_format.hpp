@@ -117,17 +117,31 @@ inline constexpr std::size_t frame_overhead = crc_member.size() + 8 + 1;
 /// A framed line (without '\n') ends with: `,"crc32c":"XXXXXXXX"}`.
 inline constexpr std::size_t frame_tail = frame_overhead + 1;
 
+/// What replaces the closing brace of a serialized object: `,"crc32c":"XXXXXXXX"}\n`.
+struct frame_suffix {
+    char bytes[frame_tail + 1];
+    static constexpr std::size_t size = frame_tail + 1;
+
+    /// The suffix for `body`, a serialized JSON object with at least one member.
+    explicit frame_suffix(std::string_view body) noexcept {
+        const std::uint32_t c = crc32c(body);
+        static constexpr char hex[] = "0123456789abcdef";
+        std::memcpy(bytes, crc_member.data(), crc_member.size());
+        char* d = bytes + crc_member.size();
+        for (int i = 0; i < 8; ++i) d[i] = hex[(c >> (28 - 4 * i)) & 0xf];
+        d[8] = '"';
+        d[9] = '}';
+        d[10] = '\n';
+    }
+    std::string_view view() const noexcept { return {bytes, size}; }
+};
+
 /// Turns `body`, a serialized JSON object with at least one member, into a framed line
 /// ending in '\n'.
 inline void frame_line(std::string& body) {
-    const std::uint32_t c = crc32c(body);
-    static constexpr char hex[] = "0123456789abcdef";
+    const frame_suffix f(body);
     body.pop_back(); // the closing brace
-    body.append(crc_member);
-    char digits[8];
-    for (int i = 0; i < 8; ++i) digits[i] = hex[(c >> (28 - 4 * i)) & 0xf];
-    body.append(digits, 8);
-    body.append("\"}\n");
+    body.append(f.view());
 }
 
 inline int hex_digit(char c) noexcept {
@@ -153,12 +167,6 @@ inline bool verify_frame(std::string_view line) noexcept {
     return c == want;
 }
 
-/// A framed event line (with '\n').
-inline std::string event_line(const event& e) {
-    std::string s = serialize_event(e);
-    frame_line(s);
-    return s;
-}
 
 // ---- header --------------------------------------------------------------------------------
 
