@@ -259,9 +259,11 @@ inline bool decode_chunk(std::string_view buf, std::size_t base, std::vector<eve
     return true;
 }
 
-/// Appends the events of `buf` to `out`.
+/// Appends the events of `buf` to `out`. `scratch` holds the other threads' vectors
+/// between calls (kept with their capacity: an event is 600 bytes, and fresh pages for them
+/// on every call cost more than the moves).
 inline bool decode_lines(std::string_view buf, std::int64_t first_seq, std::size_t expected_count, unsigned threads,
-                         std::vector<event>& out, decode_failure& fail) {
+                         std::vector<event>& out, decode_failure& fail, std::vector<std::vector<event>>& scratch) {
     const std::size_t start_size = out.size();
     unsigned t = threads;
     if (buf.size() < (1u << 20)) t = 1;
@@ -275,14 +277,17 @@ inline bool decode_lines(std::string_view buf, std::int64_t first_seq, std::size
     }
     cuts.push_back(buf.size());
     const std::size_t parts = cuts.size() - 1;
-    std::vector<std::vector<event>> chunks(parts);
+    if (scratch.size() < parts) scratch.resize(parts);
+    auto& chunks = scratch;
     std::vector<decode_failure> fails(parts);
     std::vector<char> failed(parts, 0);
     auto work = [&](std::size_t k) {
         bool f = false;
         auto& vec = k == 0 ? out : chunks[k];
-        if (k != 0)
+        if (k != 0) {
+            vec.clear();
             vec.reserve(expected_count * (cuts[k + 1] - cuts[k]) / std::max<std::size_t>(buf.size(), 1) + 16);
+        }
         decode_chunk(buf.substr(cuts[k], cuts[k + 1] - cuts[k]), cuts[k], vec, fails[k], f);
         failed[k] = f;
     };
@@ -314,7 +319,7 @@ inline bool decode_lines(std::string_view buf, std::int64_t first_seq, std::size
         if (k > 0) {
             const std::size_t before = out.size();
             out.insert(out.end(), std::make_move_iterator(chunks[k].begin()), std::make_move_iterator(chunks[k].end()));
-            chunks[k] = {};
+            chunks[k].clear();
             if (!check(out, before)) return false;
         }
         if (failed[k]) {
@@ -543,6 +548,7 @@ public:
         constexpr std::size_t chunk = 8u << 20;
         out.reserve(static_cast<std::size_t>(last - from + 1));
         std::vector<char> buf;
+        std::vector<std::vector<event>> scratch;
         std::size_t carried = 0;        // bytes of an unfinished line at the front of buf
         std::uint64_t pos = start;      // file offset of the next read
         std::int64_t seq = start_seq;   // sequence of the line at the front of buf
@@ -577,7 +583,7 @@ public:
                 const std::string_view lines = region.substr(skip);
                 const std::size_t before = out.size();
                 decode_failure df;
-                if (!decode_lines(lines, seq, lines.size() / 128, load_threads, out, df))
+                if (!decode_lines(lines, seq, lines.size() / 128, load_threads, out, df, scratch))
                     return fail(errc::corrupt_data, transcript, df.line, base + skip + df.offset, df.detail);
                 seq += static_cast<std::int64_t>(out.size() - before);
             }
