@@ -1128,7 +1128,11 @@ BOOST_AUTO_TEST_CASE(prunes_idle_sessions) {
 BOOST_AUTO_TEST_CASE(keeps_at_most_n_sessions) {
     temp_dir d;
     asio::io_context io;
-    lb::jsonl_store st(io.get_executor(), opts(d.path));
+    // No linger: the second instance below must not find the sessions still held by
+    // this one (the linger release would need `io` to run, and this test never runs it).
+    auto so = opts(d.path);
+    so.lock_linger = std::chrono::milliseconds(0);
+    lb::jsonl_store st(io.get_executor(), so);
     populate(st);
     lb::jsonl_maintenance_options o;
     o.max_sessions = 3;
