@@ -6,6 +6,7 @@
 #include <boost/system/error_code.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <cerrno>
 #include <cstring>
 #include <set>
 #include <sstream>
@@ -17,7 +18,7 @@ using libretto::errc;
 
 namespace {
 constexpr int first_errc = static_cast<int>(errc::invalid_argument);
-constexpr int last_errc = static_cast<int>(errc::io_error);
+constexpr int last_errc = static_cast<int>(errc::auth_failed);
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(error)
@@ -35,11 +36,14 @@ BOOST_AUTO_TEST_CASE(is_error_code_enum_is_specialised) {
 BOOST_AUTO_TEST_CASE(enumerators_are_numbered_from_one) {
     // Zero is reserved for success, and the enumerators are contiguous.
     BOOST_TEST(first_errc == 1);
-    BOOST_TEST(last_errc == 19);
+    BOOST_TEST(last_errc == 22);
     BOOST_TEST(static_cast<int>(errc::invalid_json) == 2);
     BOOST_TEST(static_cast<int>(errc::missing_field) == 3);
     BOOST_TEST(static_cast<int>(errc::stale_session) == 9);
     BOOST_TEST(static_cast<int>(errc::bad_signature) == 18);
+    BOOST_TEST(static_cast<int>(errc::io_error) == 19);
+    BOOST_TEST(static_cast<int>(errc::transient) == 20);
+    BOOST_TEST(static_cast<int>(errc::bad_response) == 21);
 }
 
 BOOST_AUTO_TEST_CASE(category_name_is_libretto) {
@@ -78,6 +82,29 @@ BOOST_AUTO_TEST_CASE(specific_messages) {
     BOOST_TEST(libretto::make_error_code(errc::missing_field).message() == "required field is missing");
     BOOST_TEST(libretto::make_error_code(errc::wrong_type).message() == "field has the wrong type");
     BOOST_TEST(libretto::make_error_code(errc::io_error).message() == "I/O error");
+    BOOST_TEST(libretto::make_error_code(errc::transient).message() == "temporary failure: retry later");
+    BOOST_TEST(libretto::make_error_code(errc::bad_response).message() == "malformed model response");
+    BOOST_TEST(libretto::make_error_code(errc::auth_failed).message() == "authentication failed");
+    BOOST_TEST(libretto::make_error_code(errc::context_overflow).message() == "model context window exceeded");
+}
+
+BOOST_AUTO_TEST_CASE(is_transient_accepts_retryable_failures_only) {
+    BOOST_TEST(libretto::is_transient(errc::transient));
+    // Transport timeouts and dropped connections, in the system and generic categories.
+    BOOST_TEST(libretto::is_transient(sys::error_code(ETIMEDOUT, sys::system_category())));
+    BOOST_TEST(libretto::is_transient(sys::error_code(ECONNRESET, sys::system_category())));
+    BOOST_TEST(libretto::is_transient(sys::error_code(ECONNABORTED, sys::generic_category())));
+    BOOST_TEST(libretto::is_transient(sys::error_code(EAGAIN, sys::system_category())));
+    // Retrying these would fail the same way.
+    BOOST_TEST(!libretto::is_transient(sys::error_code{}));
+    BOOST_TEST(!libretto::is_transient(errc::context_overflow));
+    BOOST_TEST(!libretto::is_transient(errc::auth_failed));
+    BOOST_TEST(!libretto::is_transient(errc::bad_response));
+    BOOST_TEST(!libretto::is_transient(errc::model_error));
+    BOOST_TEST(!libretto::is_transient(errc::cancelled));
+    BOOST_TEST(!libretto::is_transient(sys::error_code(ENOENT, sys::system_category())));
+    // The same number in libretto's category is not a system timeout.
+    BOOST_TEST(!libretto::is_transient(sys::error_code(ETIMEDOUT, libretto::error_category())));
 }
 
 BOOST_AUTO_TEST_CASE(out_of_range_values_have_a_fallback_message) {

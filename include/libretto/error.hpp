@@ -32,6 +32,9 @@ enum class errc {
     transfer_loop,        ///< agent transfers exceeded the hop limit
     bad_signature,        ///< a signature or chain link does not verify
     io_error,             ///< a read or write on storage failed
+    transient,            ///< a temporary failure worth retrying (rate limit, overload, timeout)
+    bad_response,         ///< a model's reply is malformed (not JSON, bad tool-call arguments)
+    auth_failed,          ///< credentials were missing or rejected (HTTP 401/403)
 };
 
 namespace detail {
@@ -65,6 +68,9 @@ public:
         case errc::transfer_loop: return "agent transfer loop";
         case errc::bad_signature: return "signature does not verify";
         case errc::io_error: return "I/O error";
+        case errc::transient: return "temporary failure: retry later";
+        case errc::bad_response: return "malformed model response";
+        case errc::auth_failed: return "authentication failed";
         }
         return "unknown libretto error";
     }
@@ -80,6 +86,20 @@ inline const boost::system::error_category& error_category() noexcept {
 
 inline boost::system::error_code make_error_code(errc e) noexcept {
     return {static_cast<int>(e), error_category()};
+}
+
+/// True for failures worth retrying after a pause: errc::transient (a provider's 429, 5xx,
+/// overload or timeout, as the model reports it) and the transport's own timeouts and
+/// dropped connections (generic timed_out, connection_reset, connection_aborted,
+/// resource_unavailable_try_again, from any category that maps to them, e.g. Asio's).
+/// Everything else — context_overflow, auth_failed, bad_response, cancelled — is not:
+/// retrying the same request would fail the same way.
+inline bool is_transient(const boost::system::error_code& ec) noexcept {
+    if (!ec) return false;
+    if (ec == make_error_code(errc::transient)) return true;
+    namespace se = boost::system::errc;
+    return ec == se::timed_out || ec == se::connection_reset || ec == se::connection_aborted ||
+           ec == se::resource_unavailable_try_again;
 }
 
 /// Writes the code's message ("session is stale: ..."), for logs and test diagnostics.
