@@ -22,6 +22,9 @@
 #include <libretto/context/invocation_context.hpp>
 #include <libretto/context/readonly_context.hpp>
 
+#include <libretto/model/llm_request.hpp>
+#include <libretto/model/tool_declaration.hpp>
+
 #include <libretto/stream/event_stream.hpp>
 #include <libretto/stream/merge.hpp>
 

@@ -1,0 +1,308 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_MODEL_LLM_REQUEST_HPP
+#define LIBRETTO_MODEL_LLM_REQUEST_HPP
+
+// What an agent sends a model: the system instruction, the conversation as role-tagged
+// messages, the tools, an optional output schema and generation options. Provider-neutral:
+// openai_model / anthropic_model translate it to their wire formats.
+//
+// build_messages() turns the events a model may see (a context_view) into those messages;
+// it is a pure function, specified in docs/models.md ("From events to messages").
+
+#include <libretto/event/event.hpp>
+#include <libretto/event/filters.hpp>
+#include <libretto/event/parts.hpp>
+#include <libretto/model/tool_declaration.hpp>
+
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/unordered/unordered_flat_map.hpp>
+#include <boost/unordered/unordered_flat_set.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace libretto {
+
+/// Who a message is from, as the model sees it.
+enum class message_role {
+    user,      ///< the user, and context the model did not produce (other agents, summaries)
+    assistant, ///< this agent's own earlier replies ("model" in Gemini's terms)
+    tool,      ///< results of this agent's tool calls
+};
+
+constexpr std::string_view to_string(message_role r) noexcept {
+    switch (r) {
+    case message_role::user: return "user";
+    case message_role::assistant: return "assistant";
+    case message_role::tool: return "tool";
+    }
+    return "unknown";
+}
+
+/// One message of a conversation: a role and libretto's own parts. An assistant message
+/// may hold text, thinking, data, file and tool_call parts; a tool message holds
+/// tool_response parts (one per answered call); a user message text, data and file parts.
+struct message {
+    message_role role = message_role::user;
+    std::vector<part> parts{};
+
+    static message user(std::string text) { return from_text(message_role::user, std::move(text)); }
+    static message assistant(std::string text) { return from_text(message_role::assistant, std::move(text)); }
+    static message from_text(message_role r, std::string text) {
+        message m;
+        m.role = r;
+        m.parts.emplace_back(text_part{std::move(text), {}});
+        return m;
+    }
+
+    /// Concatenation of the text parts.
+    std::string text() const {
+        std::string out;
+        for (const auto& p : part_view<text_part>(parts)) out += p.text;
+        return out;
+    }
+    part_view<tool_call_part> tool_calls() const noexcept { return part_view<tool_call_part>(parts); }
+    part_view<tool_response_part> tool_responses() const noexcept { return part_view<tool_response_part>(parts); }
+
+    friend bool operator==(const message&, const message&) = default;
+};
+
+/// Sampling and length controls. Unset members leave the provider's default.
+struct generation_options {
+    std::optional<double> temperature{};
+    std::optional<double> top_p{};
+    std::optional<std::int64_t> max_output_tokens{};
+    std::vector<std::string> stop_sequences{};
+    std::optional<std::int64_t> seed{};
+
+    friend bool operator==(const generation_options&, const generation_options&) = default;
+};
+
+/// Everything a model needs for one generation.
+struct llm_request {
+    /// Overrides the model's configured name (e.g. "gpt-4o-mini" for one call); empty: the
+    /// model's own.
+    std::string model{};
+    std::string system_instruction{};
+    std::vector<message> messages{};
+    std::vector<tool_declaration> tools{};
+    /// A JSON Schema the reply must follow (structured output); the reply arrives as text
+    /// holding that JSON.
+    std::optional<json::object> output_schema{};
+    generation_options options{};
+
+    friend bool operator==(const llm_request&, const llm_request&) = default;
+};
+
+namespace detail {
+
+/// Text for a JSON value inside a context line: strings as they are, anything else as JSON.
+inline std::string context_json_text(const json::value& v) {
+    if (const auto* s = v.if_string()) return std::string(*s);
+    return json::serialize(v);
+}
+
+/// "[author] `name` tool returned result: ..." (or "... tool failed: <error>").
+inline std::string context_response_line(std::string_view author, const tool_response_part& r) {
+    std::string line = "[";
+    line += author;
+    line += "] `";
+    line += r.tool_name;
+    if (r.error) {
+        line += "` tool failed: ";
+        line += *r.error;
+    } else {
+        line += "` tool returned result: ";
+        line += context_json_text(r.result);
+    }
+    return line;
+}
+
+inline void push_text(std::vector<part>& parts, std::string text) { parts.emplace_back(text_part{std::move(text), {}}); }
+
+/// An event written by another agent (or an orphaned tool response), presented to this agent
+/// as user-role context: "For context:", then one text part per part of the event. Empty
+/// when nothing is left to show.
+inline message foreign_context(const event& e, std::span<const tool_response_part* const> only = {}) {
+    message m;
+    m.role = message_role::user;
+    push_text(m.parts, "For context:");
+    const std::string& who = e.author;
+    auto wanted = [&](const tool_response_part* r) {
+        if (only.empty()) return true;
+        for (const auto* o : only)
+            if (o == r) return true;
+        return false;
+    };
+    for (const auto& p : e.content.parts) {
+        if (const auto* t = std::get_if<text_part>(&p)) {
+            if (!only.empty() || t->text.empty()) continue;
+            push_text(m.parts, "[" + who + "] said: " + t->text);
+        } else if (const auto* d = std::get_if<data_part>(&p)) {
+            if (!only.empty()) continue;
+            push_text(m.parts, "[" + who + "] said: " + json::serialize(d->data));
+        } else if (const auto* c = std::get_if<tool_call_part>(&p)) {
+            if (!only.empty()) continue;
+            push_text(m.parts, "[" + who + "] called tool `" + c->tool_name +
+                                   "` with parameters: " + json::serialize(c->args));
+        } else if (const auto* r = std::get_if<tool_response_part>(&p)) {
+            if (!wanted(r)) continue;
+            push_text(m.parts, context_response_line(who, *r));
+        } else if (std::holds_alternative<file_part>(p)) {
+            if (!only.empty()) continue;
+            m.parts.push_back(p);
+        }
+        // thinking_part: another agent's reasoning is never shown.
+    }
+    if (m.parts.size() == 1) m.parts.clear();
+    return m;
+}
+
+template <class Events>
+std::vector<message> build_messages_impl(const Events& events, std::string_view agent_name) {
+    // ADK's rule (google/adk-python, src/google/adk/flows/llm_flows/contents.py,
+    // _is_other_agent_reply): with a non-empty agent name, every event whose author is
+    // neither that name nor "user" is another agent's reply. Unlike ADK we also look at the
+    // type: a user_message is the user's whatever its author (the context view shows
+    // compaction summaries as user messages authored by whoever compacted).
+    auto foreign = [&](const event& e) {
+        return !agent_name.empty() && e.type != event_type::user_message && e.author != agent_name &&
+               e.author != "user";
+    };
+    auto skipped = [](const event& e) {
+        return e.partial || e.type == event_type::agent_start || e.type == event_type::agent_end;
+    };
+    // Tool responses travel with the assistant message that made the call. A response is
+    // "placed" when one of this agent's calls with its id came earlier; the last response
+    // to a call wins (interim results of long-running tools are superseded).
+    struct placed {
+        const tool_response_part* response = nullptr;
+        std::vector<const part*> extras; // a tool-response event's other parts
+    };
+    boost::unordered_flat_set<std::string_view> own_calls;
+    boost::unordered_flat_map<std::string_view, placed> responses;
+    for (const event& e : events) {
+        if (skipped(e) || foreign(e)) continue;
+        if (e.type == event_type::agent_message) {
+            for (const auto& c : e.tool_calls()) own_calls.insert(c.tool_call_id);
+        }
+        const tool_response_part* first = nullptr;
+        for (const auto& r : e.tool_responses()) {
+            if (!own_calls.contains(r.tool_call_id)) continue;
+            placed& slot = responses[r.tool_call_id];
+            slot.response = &r;
+            slot.extras.clear();
+            if (!first) first = &r;
+        }
+        if (first && e.type == event_type::tool_response) {
+            placed& slot = responses[first->tool_call_id];
+            for (const auto& p : e.content.parts)
+                if (!std::holds_alternative<tool_response_part>(p) &&
+                    !(std::holds_alternative<text_part>(p) && std::get<text_part>(p).text.empty()))
+                    slot.extras.push_back(&p);
+        }
+    }
+
+    std::vector<message> out;
+    boost::unordered_flat_set<std::string_view> emitted;
+    for (const event& e : events) {
+        if (skipped(e)) continue;
+        if (foreign(e)) {
+            message m = foreign_context(e);
+            if (!m.parts.empty()) out.push_back(std::move(m));
+            continue;
+        }
+        // Orphaned responses (no earlier call of this agent): context text, in place.
+        std::vector<const tool_response_part*> orphans;
+        for (const auto& r : e.tool_responses()) {
+            auto it = responses.find(std::string_view(r.tool_call_id));
+            if (it == responses.end()) orphans.push_back(&r);
+        }
+        if (!orphans.empty()) {
+            message m = foreign_context(e, orphans);
+            if (!m.parts.empty()) out.push_back(std::move(m));
+        }
+
+        if (e.type == event_type::tool_response) {
+            // Placed responses went out after their call. A tool-response event without any
+            // response part is shown as user text.
+            if (!e.tool_responses().empty()) continue;
+        }
+
+        message m;
+        const bool own_reply = e.type == event_type::agent_message;
+        m.role = own_reply ? message_role::assistant : message_role::user;
+        for (const auto& p : e.content.parts) {
+            if (const auto* t = std::get_if<text_part>(&p)) {
+                if (!t->text.empty()) m.parts.push_back(p);
+            } else if (std::holds_alternative<thinking_part>(p)) {
+                if (own_reply) m.parts.push_back(p); // only this agent's own reasoning
+            } else if (std::holds_alternative<tool_call_part>(p)) {
+                if (own_reply) m.parts.push_back(p);
+            } else if (std::holds_alternative<data_part>(p) || std::holds_alternative<file_part>(p)) {
+                m.parts.push_back(p);
+            }
+            // tool_response_part: placed after its call, or shown as an orphan above.
+        }
+        if (m.parts.empty()) continue;
+        const bool has_calls = !m.tool_calls().empty();
+        out.push_back(std::move(m));
+        if (!has_calls) continue;
+
+        message results;
+        results.role = message_role::tool;
+        std::vector<const part*> extras;
+        for (const auto& c : out.back().tool_calls()) {
+            auto it = responses.find(std::string_view(c.tool_call_id));
+            if (it == responses.end() || !emitted.insert(it->first).second) continue;
+            results.parts.emplace_back(*it->second.response);
+            extras.insert(extras.end(), it->second.extras.begin(), it->second.extras.end());
+        }
+        for (const part* p : extras) results.parts.push_back(*p);
+        if (!results.parts.empty()) out.push_back(std::move(results));
+    }
+    return out;
+}
+
+} // namespace detail
+
+/// The messages a model is shown for `view`, from the point of view of the agent named
+/// `agent_name` (ADK's convention, google/adk-python contents.py):
+///
+/// - user messages (and compaction summaries, which the view shows as user messages),
+///   whatever their author → user role; thinking and tool-call parts in them are dropped;
+/// - this agent's own replies → assistant role, with their thinking and tool calls;
+/// - responses to this agent's tool calls → one tool message placed right after the
+///   assistant message that made the calls, in call order, whatever the events in between
+///   (ADK's _rearrange_events_for_async_function_responses_in_history); the last response
+///   to a call wins;
+/// - events authored by another agent (author neither `agent_name` nor "user") → a
+///   user-role message "For context:", "[other] said: <text>", "[other] called tool `t`
+///   with parameters: <json>", "[other] `t` tool returned result: <result>" (ADK's
+///   _present_other_agent_message); the other agent's thinking is dropped;
+/// - a tool response with no earlier call of this agent → the same context text, in place;
+/// - partial and lifecycle events are skipped, empty text parts dropped, and messages left
+///   without parts omitted.
+///
+/// An empty `agent_name` treats every author as this agent (no "For context:" text).
+/// The view should come from make_context_view, which also drops error events, unanswered
+/// calls and orphan responses; build_messages does not filter beyond the rules above.
+inline std::vector<message> build_messages(const context_view& view, std::string_view agent_name) {
+    return detail::build_messages_impl(view, agent_name);
+}
+
+/// build_messages over events taken as they are (already filtered by the caller).
+inline std::vector<message> build_messages(std::span<const event> events, std::string_view agent_name) {
+    return detail::build_messages_impl(events, agent_name);
+}
+
+} // namespace libretto
+
+#endif
