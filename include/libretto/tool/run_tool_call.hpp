@@ -1,0 +1,109 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_TOOL_RUN_TOOL_CALL_HPP
+#define LIBRETTO_TOOL_RUN_TOOL_CALL_HPP
+
+// What an agent does with each tool call of a model response: find the tool, run it,
+// and turn whatever happens into a tool_response_part the model sees. Every call gets a
+// response (providers reject a conversation with an unanswered call).
+
+#include <libretto/tool/tool.hpp>
+#include <libretto/tool/tool_set.hpp>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/cancellation_state.hpp>
+#include <boost/asio/cancellation_type.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/json/value.hpp>
+
+#include <exception>
+#include <string>
+#include <utility>
+
+namespace libretto {
+
+namespace detail {
+
+inline std::string unknown_tool_message(const tool_set& tools, std::string_view name) {
+    std::string m = "unknown tool '";
+    m.append(name);
+    m += "'";
+    if (tools.empty()) {
+        m += "; no tools are available";
+        return m;
+    }
+    m += "; available tools: ";
+    bool first = true;
+    for (const auto& t : tools) {
+        if (!first) m += ", ";
+        first = false;
+        m += t.name();
+    }
+    return m;
+}
+
+inline boost::asio::awaitable<tool_response_part> run_tool_call(const tool_set& tools, std::string id,
+                                                                std::string name, json::value args,
+                                                                tool_context& ctx) {
+    boost::asio::cancellation_state cs = co_await boost::asio::this_coro::cancellation_state;
+    const any_tool* t = tools.find(name);
+    if (!t) {
+        std::string msg = unknown_tool_message(tools, name);
+        co_return tool_error_response(std::move(id), std::move(name), std::move(msg));
+    }
+    if (!args.is_object()) {
+        std::string msg = std::string("args: expected object, got ") + schema_kind_name(args.kind());
+        co_return tool_error_response(std::move(id), std::move(name), std::move(msg));
+    }
+    std::string error;
+    json::object details;
+    try {
+        boost::asio::awaitable<json::value> op = t->call(std::move(args.get_object()), ctx);
+        json::value result = co_await std::move(op);
+        tool_response_part r;
+        r.tool_call_id = std::move(id);
+        r.tool_name = std::move(name);
+        r.result = std::move(result);
+        co_return r;
+    } catch (const tool_error& e) {
+        if (cs.cancelled() != boost::asio::cancellation_type::none) throw;
+        error = e.what();
+        details = e.details();
+    } catch (const std::exception& e) {
+        if (cs.cancelled() != boost::asio::cancellation_type::none) throw;
+        error = e.what();
+        if (error.empty()) error = "the tool failed";
+    } catch (...) {
+        if (cs.cancelled() != boost::asio::cancellation_type::none) throw;
+        error = "the tool failed with an unknown exception";
+    }
+    co_return tool_error_response(std::move(id), std::move(name), std::move(error), std::move(details));
+}
+
+} // namespace detail
+
+/// Runs `call` against `tools` with `ctx` (made for this call) and returns the response.
+/// Never fails on the tool's account: an unknown tool, arguments that are not an object,
+/// bad arguments and an exception thrown by the tool all become an error response
+/// (tool_error_response) whose message the model sees. Only cancellation of the calling
+/// coroutine propagates (as the exception it raised). The actions the tool recorded stay
+/// in `ctx` (take_actions()), also when it failed: its state writes already happened.
+///
+/// `call` is copied before the first suspension; `tools` and `ctx` must outlive the
+/// returned awaitable. Several calls run concurrently when each is co_spawned.
+inline boost::asio::awaitable<tool_response_part> run_tool_call(const tool_set& tools, const tool_call_part& call,
+                                                                tool_context& ctx) {
+    json::value args = call.args;
+    return detail::run_tool_call(tools, call.tool_call_id, call.tool_name, std::move(args), ctx);
+}
+
+/// The same for arguments of any JSON kind (e.g. decoded from a provider's arguments
+/// string): anything but an object is answered with an error response.
+inline boost::asio::awaitable<tool_response_part> run_tool_call(const tool_set& tools, std::string tool_call_id,
+                                                                std::string tool_name, json::value args,
+                                                                tool_context& ctx) {
+    return detail::run_tool_call(tools, std::move(tool_call_id), std::move(tool_name), std::move(args), ctx);
+}
+
+} // namespace libretto
+
+#endif
