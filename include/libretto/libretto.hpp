@@ -23,6 +23,7 @@
 #include <libretto/context/readonly_context.hpp>
 
 #include <libretto/model/llm_request.hpp>
+#include <libretto/model/llm_response.hpp>
 #include <libretto/model/tool_declaration.hpp>
 
 #include <libretto/stream/event_stream.hpp>

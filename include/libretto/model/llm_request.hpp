@@ -46,6 +46,14 @@ constexpr std::string_view to_string(message_role r) noexcept {
     return "unknown";
 }
 
+/// Writes the name ("assistant"), for logs and test diagnostics.
+template <class Ostream>
+    requires requires(Ostream& os, std::string_view s) { os << s; }
+Ostream& operator<<(Ostream& os, message_role r) {
+    os << to_string(r);
+    return os;
+}
+
 /// One message of a conversation: a role and libretto's own parts. An assistant message
 /// may hold text, thinking, data, file and tool_call parts; a tool message holds
 /// tool_response parts (one per answered call); a user message text, data and file parts.

@@ -1,0 +1,255 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#include <libretto/model/llm_response.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <string>
+#include <vector>
+
+namespace lb = libretto;
+namespace json = boost::json;
+using lb::finish_reason;
+using lb::llm_chunk;
+using lb::llm_response;
+using lb::llm_response_accumulator;
+using lb::tool_call_delta;
+
+namespace {
+
+llm_chunk text(std::string s) {
+    llm_chunk c;
+    c.text = std::move(s);
+    return c;
+}
+
+llm_chunk fragment(std::optional<std::size_t> index, std::string id, std::string name, std::string args) {
+    llm_chunk c;
+    c.tool_calls.push_back(tool_call_delta{index, std::move(id), std::move(name), std::move(args)});
+    return c;
+}
+
+llm_response fold(const std::vector<llm_chunk>& chunks) {
+    llm_response_accumulator acc;
+    for (const auto& c : chunks) acc.add(c);
+    return std::move(acc).finish();
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(llm_response_accumulator_tests)
+
+BOOST_AUTO_TEST_CASE(text_and_thinking_deltas_are_concatenated) {
+    llm_chunk t1;
+    t1.thinking = "The user ";
+    llm_chunk t2;
+    t2.thinking = "wants a greeting.";
+    llm_chunk done;
+    done.finish = finish_reason::stop;
+    done.model_version = "m-2024";
+    auto r = fold({t1, t2, text("Hel"), text("lo"), text(", world"), done});
+    BOOST_TEST(r.ok());
+    BOOST_TEST(r.text() == "Hello, world");
+    BOOST_TEST(r.thinking() == "The user wants a greeting.");
+    BOOST_REQUIRE(r.parts.size() == 2u);
+    BOOST_TEST(std::holds_alternative<lb::thinking_part>(r.parts[0])); // thinking first
+    BOOST_TEST(std::holds_alternative<lb::text_part>(r.parts[1]));
+    BOOST_TEST(r.finish == finish_reason::stop);
+    BOOST_TEST(r.model_version == "m-2024");
+    BOOST_TEST(!r.usage.has_value());
+    BOOST_TEST(!r.has_tool_calls());
+}
+
+BOOST_AUTO_TEST_CASE(an_empty_stream_is_an_empty_stop) {
+    auto r = fold({});
+    BOOST_TEST(r.ok());
+    BOOST_TEST(r.parts.empty());
+    BOOST_TEST(r.finish == finish_reason::stop);
+}
+
+BOOST_AUTO_TEST_CASE(fragmented_arguments_keyed_by_index_are_joined_and_parsed) {
+    // OpenAI style: id and name on the first fragment, arguments in pieces, two calls interleaved.
+    auto r = fold({fragment(0, "call_a", "get_weather", ""),
+                   fragment(0, "", "", "{\"ci"),
+                   fragment(1, "call_b", "get_time", "{\"tz\":"),
+                   fragment(0, "", "", "ty\": \"Os"),
+                   fragment(1, "", "", "\"CET\"}"),
+                   fragment(0, "", "", "lo\"}")});
+    auto calls = r.tool_calls();
+    BOOST_REQUIRE(calls.size() == 2u);
+    auto it = calls.begin();
+    BOOST_TEST(it->tool_call_id == "call_a");
+    BOOST_TEST(it->tool_name == "get_weather");
+    BOOST_TEST(json::value(it->args) == json::parse(R"({"city":"Oslo"})"));
+    ++it;
+    BOOST_TEST(it->tool_call_id == "call_b");
+    BOOST_TEST(it->tool_name == "get_time");
+    BOOST_TEST(json::value(it->args) == json::parse(R"({"tz":"CET"})"));
+    BOOST_TEST(r.invalid_tool_calls.empty());
+    // No finish reason reported: calls imply tool_calls.
+    BOOST_TEST(r.finish == finish_reason::tool_calls);
+}
+
+BOOST_AUTO_TEST_CASE(fragments_without_index_match_by_id_or_continue_the_last_call) {
+    auto r = fold({fragment(std::nullopt, "x1", "first", "{\"a\":"),
+                   fragment(std::nullopt, "x2", "second", "{"),
+                   fragment(std::nullopt, "x1", "", "1}"),
+                   fragment(std::nullopt, "", "", "\"b\":2}")}); // neither: continues x2
+    auto calls = r.tool_calls();
+    BOOST_REQUIRE(calls.size() == 2u);
+    BOOST_TEST(json::value(calls.front().args) == json::parse(R"({"a":1})"));
+    BOOST_TEST(json::value(std::next(calls.begin())->args) == json::parse(R"({"b":2})"));
+}
+
+BOOST_AUTO_TEST_CASE(blank_arguments_mean_an_empty_object) {
+    auto r = fold({fragment(0, "c", "now", ""), fragment(1, "d", "later", "  \n")});
+    BOOST_REQUIRE(r.tool_calls().size() == 2u);
+    BOOST_TEST(r.tool_calls().front().args.empty());
+    BOOST_TEST(r.invalid_tool_calls.empty());
+}
+
+BOOST_AUTO_TEST_CASE(invalid_json_arguments_become_an_error_naming_the_call) {
+    llm_chunk done;
+    done.finish = finish_reason::tool_calls;
+    auto r = fold({fragment(0, "call_1", "get_weather", "{\"city\": Oslo}"),
+                   fragment(1, "call_2", "get_time", "{}"), done});
+    BOOST_TEST(r.ok()); // the reply itself is usable: the agent answers the bad call with an error
+    BOOST_REQUIRE(r.tool_calls().size() == 1u);
+    BOOST_TEST(r.tool_calls().front().tool_name == "get_time");
+    BOOST_TEST(r.has_tool_calls());
+    BOOST_REQUIRE(r.invalid_tool_calls.size() == 1u);
+    const auto& bad = r.invalid_tool_calls[0];
+    BOOST_TEST(bad.id == "call_1");
+    BOOST_TEST(bad.name == "get_weather");
+    BOOST_TEST(bad.arguments == "{\"city\": Oslo}");
+    BOOST_TEST(bad.error.starts_with("tool call 'get_weather' (id call_1): arguments are not valid JSON ("), bad.error);
+    BOOST_TEST(bad.error.ends_with("): {\"city\": Oslo}"), bad.error);
+
+    // What the agent records and answers.
+    auto c = bad.as_call();
+    BOOST_TEST(c.tool_call_id == "call_1");
+    BOOST_TEST(c.tool_name == "get_weather");
+    BOOST_TEST(c.args.empty());
+    BOOST_TEST(c.metadata.at("invalid_arguments") == json::value("{\"city\": Oslo}"));
+    auto resp = bad.error_response();
+    BOOST_TEST(resp.tool_call_id == "call_1");
+    BOOST_TEST(resp.error.value_or("") == bad.error);
+    BOOST_TEST(resp.result.is_null());
+}
+
+BOOST_AUTO_TEST_CASE(truncated_arguments_are_invalid) {
+    // A stream cut off mid-call (e.g. by the output limit).
+    llm_chunk done;
+    done.finish = finish_reason::length;
+    auto r = fold({fragment(0, "c9", "write", "{\"text\": \"abc"), done});
+    BOOST_TEST(r.tool_calls().empty());
+    BOOST_REQUIRE(r.invalid_tool_calls.size() == 1u);
+    BOOST_TEST(r.invalid_tool_calls[0].error.starts_with("tool call 'write' (id c9): arguments are not valid JSON"));
+    BOOST_TEST(r.finish == finish_reason::length);
+}
+
+BOOST_AUTO_TEST_CASE(arguments_that_are_not_an_object_are_invalid) {
+    auto r = fold({fragment(0, "a", "t", "[1,2]"), fragment(1, "b", "t", "\"x\""), fragment(2, "c", "t", "42"),
+                   fragment(3, "d", "t", "null")});
+    BOOST_REQUIRE(r.invalid_tool_calls.size() == 4u);
+    BOOST_TEST(r.invalid_tool_calls[0].error == "tool call 't' (id a): arguments must be a JSON object, got an array");
+    BOOST_TEST(r.invalid_tool_calls[1].error == "tool call 't' (id b): arguments must be a JSON object, got a string");
+    BOOST_TEST(r.invalid_tool_calls[2].error == "tool call 't' (id c): arguments must be a JSON object, got a number");
+    BOOST_TEST(r.invalid_tool_calls[3].error == "tool call 't' (id d): arguments must be a JSON object, got null");
+}
+
+BOOST_AUTO_TEST_CASE(a_call_without_a_name_is_invalid_and_named_by_position) {
+    auto r = fold({fragment(0, "ok", "t", "{}"), fragment(1, "n1", "", "{}")});
+    BOOST_REQUIRE(r.invalid_tool_calls.size() == 1u);
+    BOOST_TEST(r.invalid_tool_calls[0].error == "tool call #1 (id n1): no tool name");
+}
+
+BOOST_AUTO_TEST_CASE(calls_without_an_id_get_fresh_distinct_ids) {
+    auto r = fold({fragment(0, "", "a", "{}"), fragment(1, "", "b", "{}")});
+    BOOST_REQUIRE(r.tool_calls().size() == 2u);
+    const auto& first = r.tool_calls().front().tool_call_id;
+    const auto& second = std::next(r.tool_calls().begin())->tool_call_id;
+    BOOST_TEST(first.starts_with("call-"));
+    BOOST_TEST(first.size() == 5u + 36u);
+    BOOST_TEST(second.starts_with("call-"));
+    BOOST_TEST(first != second);
+}
+
+BOOST_AUTO_TEST_CASE(long_invalid_arguments_are_shown_cut_on_a_character_boundary) {
+    // 199 ASCII bytes then "é" (2 bytes): byte 200 is inside the character.
+    std::string args = "{" + std::string(198, 'a') + "é and more";
+    auto r = fold({fragment(0, "c", "t", args)});
+    BOOST_REQUIRE(r.invalid_tool_calls.size() == 1u);
+    const std::string& e = r.invalid_tool_calls[0].error;
+    BOOST_TEST(e.ends_with(std::string(198, 'a') + "..."), e);
+    // The message survives a JSON round trip (valid UTF-8).
+    BOOST_TEST(json::parse(json::serialize(json::value(e))).as_string() == e);
+}
+
+BOOST_AUTO_TEST_CASE(usage_reports_are_running_totals) {
+    // Anthropic style: input tokens at message_start, output tokens at message_delta.
+    llm_chunk start;
+    start.usage = lb::usage{.input_tokens = 120, .output_tokens = 1};
+    start.model_version = "claude-x";
+    llm_chunk end;
+    end.usage = lb::usage{.input_tokens = 0, .output_tokens = 37};
+    end.finish = finish_reason::stop;
+    auto r = fold({start, text("hi"), end});
+    BOOST_REQUIRE(r.usage.has_value());
+    BOOST_TEST(r.usage->input_tokens == 120);
+    BOOST_TEST(r.usage->output_tokens == 37);
+    BOOST_TEST(r.usage->total_tokens() == 157);
+    BOOST_TEST(r.usage->model_version == "claude-x");
+    BOOST_TEST(r.model_version == "claude-x");
+}
+
+BOOST_AUTO_TEST_CASE(the_thinking_signature_is_kept_in_metadata) {
+    llm_chunk a;
+    a.thinking = "hmm";
+    a.thinking_signature = "sig-";
+    llm_chunk b;
+    b.thinking_signature = "123";
+    auto r = fold({a, b, text("ok")});
+    const auto& t = std::get<lb::thinking_part>(r.parts[0]);
+    BOOST_TEST(t.thinking == "hmm");
+    BOOST_TEST(t.metadata.at("signature") == json::value("sig-123"));
+}
+
+BOOST_AUTO_TEST_CASE(a_failure_keeps_what_arrived_before_it) {
+    llm_response_accumulator acc;
+    acc.add(text("Partial ans"));
+    acc.add(fragment(0, "c", "t", "{\"a\":1}"));
+    BOOST_TEST(acc.text() == "Partial ans");
+    acc.fail(lb::errc::transient, "overloaded_error: Overloaded", std::chrono::milliseconds(1500));
+    auto r = std::move(acc).finish();
+    BOOST_TEST(!r.ok());
+    BOOST_TEST((r.error == lb::errc::transient));
+    BOOST_TEST(lb::is_transient(r.error));
+    BOOST_TEST(r.error_message == "overloaded_error: Overloaded");
+    BOOST_TEST(r.finish == finish_reason::error);
+    BOOST_TEST(r.retry_after.value_or(std::chrono::milliseconds(0)).count() == 1500);
+    BOOST_TEST(r.text() == "Partial ans");
+    BOOST_TEST(r.tool_calls().size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_final_chunk_replaces_the_accumulated_deltas) {
+    llm_response given = llm_response::failure(lb::errc::context_overflow, "prompt is too long");
+    auto r = fold({text("ignored"), llm_chunk::last(given)});
+    BOOST_TEST((r == given));
+    BOOST_TEST(r.finish == finish_reason::error);
+    BOOST_TEST(r.text().empty());
+}
+
+BOOST_AUTO_TEST_CASE(chunk_helpers) {
+    BOOST_TEST(llm_chunk{}.empty());
+    BOOST_TEST(!text("x").empty());
+    auto last = llm_chunk::last(llm_response{});
+    BOOST_TEST(last.is_final());
+    BOOST_TEST(!last.empty());
+    BOOST_TEST(lb::to_string(finish_reason::content_filter) == "content_filter");
+    BOOST_TEST(lb::to_string(finish_reason::tool_calls) == "tool_calls");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
