@@ -24,7 +24,17 @@
 
 #include <libretto/model/llm_request.hpp>
 #include <libretto/model/llm_response.hpp>
+#include <libretto/model/model.hpp>
+#include <libretto/model/scripted_model.hpp>
 #include <libretto/model/tool_declaration.hpp>
+
+#include <libretto/tool/any_tool.hpp>
+#include <libretto/tool/arguments.hpp>
+#include <libretto/tool/function_tool.hpp>
+#include <libretto/tool/run_tool_call.hpp>
+#include <libretto/tool/tool.hpp>
+#include <libretto/tool/tool_context.hpp>
+#include <libretto/tool/tool_set.hpp>
 
 #include <libretto/stream/event_stream.hpp>
 #include <libretto/stream/merge.hpp>

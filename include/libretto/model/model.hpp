@@ -1,0 +1,81 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_MODEL_MODEL_HPP
+#define LIBRETTO_MODEL_MODEL_HPP
+
+// The model concept: what an agent needs from an LLM. Valid expressions, for a model `m`
+// (an lvalue M), a const model `cm` and an llm_request `r`:
+//
+//   m.generate(std::move(r))  -> llm_stream (basic_event_stream<llm_chunk>), lazy
+//   cm.name()                 -> convertible to std::string_view (the configured model name)
+//   cm.get_executor()         -> convertible to asio::any_io_executor (where streams run)
+//
+// plus copy construction (agents hold models by value; copies share connections/state).
+// The stream's contract is in docs/models.md: zero or more delta chunks, then exactly one
+// chunk whose `final` holds the llm_response, then the end. Model failures (rate limits,
+// context overflow, bad credentials, garbage replies) arrive as that final response with
+// `error` set, never as exceptions; next() throws only for cancellation and bugs.
+
+#include <libretto/error.hpp>
+#include <libretto/model/llm_request.hpp>
+#include <libretto/model/llm_response.hpp>
+#include <libretto/stream/event_stream.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <concepts>
+#include <optional>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+namespace libretto {
+
+/// The stream a model's generate() returns.
+using llm_stream = basic_event_stream<llm_chunk>;
+using llm_writer = stream_writer<llm_chunk>;
+
+template <class M>
+concept model = std::copy_constructible<M> && requires(M& m, const M& cm, llm_request r) {
+    { m.generate(std::move(r)) } -> std::same_as<llm_stream>;
+    { cm.name() } -> std::convertible_to<std::string_view>;
+    { cm.get_executor() } -> std::convertible_to<boost::asio::any_io_executor>;
+};
+
+/// Runs one generation to the end and returns its final response (the deltas are
+/// dropped). `m` is taken by value (a model is a cheap handle), so it may be a temporary.
+/// A stream that ends without a final chunk yields a response with errc::bad_response
+/// holding what the deltas carried. Exceptions from the stream (cancellation) propagate.
+template <class M>
+    requires model<M>
+boost::asio::awaitable<llm_response> generate_response(M m, llm_request request) {
+    llm_stream stream = m.generate(std::move(request));
+    std::optional<llm_response> final;
+    llm_response_accumulator acc;
+    for (;;) {
+        std::optional<llm_chunk> chunk = co_await stream.next();
+        if (!chunk) break;
+        if (chunk->final) final = std::move(*chunk->final);
+        else acc.add(*chunk);
+    }
+    if (final) co_return std::move(*final);
+    acc.fail(make_error_code(errc::bad_response), "the model's stream ended without a final response");
+    co_return std::move(acc).finish();
+}
+
+/// generate_response with a completion token, run on the model's executor; signature
+/// void(std::exception_ptr, llm_response). Default token: asio::use_awaitable.
+template <class M, class CompletionToken = boost::asio::use_awaitable_t<>>
+    requires model<std::decay_t<M>>
+auto async_generate_response(M&& m, llm_request request, CompletionToken&& token = {}) {
+    auto ex = std::as_const(m).get_executor();
+    return boost::asio::co_spawn(std::move(ex),
+                                 generate_response(std::decay_t<M>(std::forward<M>(m)), std::move(request)),
+                                 std::forward<CompletionToken>(token));
+}
+
+} // namespace libretto
+
+#endif

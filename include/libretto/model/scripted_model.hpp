@@ -1,0 +1,363 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_MODEL_SCRIPTED_MODEL_HPP
+#define LIBRETTO_MODEL_SCRIPTED_MODEL_HPP
+
+// scripted_model: a model that plays back canned replies, for tests and examples. It
+// records every request it is sent. Copies share the script and the record, so a test
+// keeps one copy and hands another to the agent.
+//
+//   lb::scripted_model model{ex, {
+//       lb::scripted_reply::tool_call("get_weather", {{"city", "Oslo"}}),
+//       lb::scripted_reply::text("It is 21 °C in Oslo.").in_chunks(3),
+//   }};
+//   ... run the agent ...
+//   BOOST_TEST(model.requests().size() == 2);
+//   BOOST_TEST(model.last_request().messages.back().role == lb::message_role::tool);
+
+#include <libretto/error.hpp>
+#include <libretto/model/model.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace libretto {
+
+class scripted_model;
+
+/// One canned reply. Build it with a factory and refine it with the chainable setters:
+///
+///   scripted_reply::text("Hello").with_thinking("greet them").in_chunks(2).with_usage(12, 3)
+///   scripted_reply::tool_call("search", {{"q", "Oslo"}}).with_text("Let me look.")
+///   scripted_reply::context_overflow()
+///   scripted_reply::computed([](const llm_request& r) { return scripted_reply::text(...); })
+class scripted_reply {
+public:
+    // ---- factories -------------------------------------------------------------------
+
+    /// A text answer.
+    static scripted_reply text(std::string t) {
+        scripted_reply r;
+        r.text_ = std::move(t);
+        return r;
+    }
+    /// A request to run one tool (more with with_tool_call).
+    static scripted_reply tool_call(std::string name, json::object args = {}, std::string id = {}) {
+        scripted_reply r;
+        return std::move(r.with_tool_call(std::move(name), std::move(args), std::move(id)));
+    }
+    /// A tool call whose arguments are the given text as is (e.g. invalid JSON).
+    static scripted_reply raw_tool_call(std::string name, std::string arguments, std::string id = {}) {
+        scripted_reply r;
+        r.calls_.push_back(call{std::move(id), std::move(name), std::move(arguments)});
+        return r;
+    }
+    /// Only thinking, no answer.
+    static scripted_reply thinking(std::string t) {
+        scripted_reply r;
+        r.thinking_ = std::move(t);
+        return r;
+    }
+    /// A failed generation with this code.
+    static scripted_reply error(boost::system::error_code ec, std::string message = {},
+                                std::optional<std::chrono::milliseconds> retry_after = std::nullopt) {
+        scripted_reply r;
+        r.error_ = ec;
+        r.error_message_ = message.empty() ? ec.message() : std::move(message);
+        r.retry_after_ = retry_after;
+        return r;
+    }
+    static scripted_reply context_overflow(std::string message = "prompt is too long for the context window") {
+        return error(make_error_code(errc::context_overflow), std::move(message));
+    }
+    static scripted_reply transient(std::string message = "rate limited (429)",
+                                    std::optional<std::chrono::milliseconds> retry_after = std::nullopt) {
+        return error(make_error_code(errc::transient), std::move(message), retry_after);
+    }
+    static scripted_reply bad_response(std::string message = "the reply is not valid JSON") {
+        return error(make_error_code(errc::bad_response), std::move(message));
+    }
+    static scripted_reply auth_failed(std::string message = "invalid API key (401)") {
+        return error(make_error_code(errc::auth_failed), std::move(message));
+    }
+    /// A reply computed from the request when it arrives (after it has been recorded).
+    static scripted_reply computed(std::function<scripted_reply(const llm_request&)> f) {
+        scripted_reply r;
+        r.compute_ = std::move(f);
+        return r;
+    }
+
+    // ---- setters ---------------------------------------------------------------------
+
+    scripted_reply& with_text(std::string t) {
+        text_ = std::move(t);
+        return *this;
+    }
+    scripted_reply& with_thinking(std::string t) {
+        thinking_ = std::move(t);
+        return *this;
+    }
+    scripted_reply& with_tool_call(std::string name, json::object args = {}, std::string id = {}) {
+        calls_.push_back(call{std::move(id), std::move(name), json::serialize(args)});
+        return *this;
+    }
+    /// Streams the text, the thinking and each call's arguments in `n` pieces each
+    /// (split on UTF-8 character boundaries; fewer when the text is shorter). Default 1.
+    scripted_reply& in_chunks(std::size_t n) {
+        chunks_ = std::max<std::size_t>(n, 1);
+        return *this;
+    }
+    scripted_reply& with_usage(std::int64_t input_tokens, std::int64_t output_tokens) {
+        usage_ = libretto::usage{input_tokens, output_tokens, {}};
+        return *this;
+    }
+    scripted_reply& with_finish(finish_reason f) {
+        finish_ = f;
+        return *this;
+    }
+    scripted_reply& with_model_version(std::string v) {
+        model_version_ = std::move(v);
+        return *this;
+    }
+
+private:
+    friend class scripted_model;
+
+    struct call {
+        std::string id{};        ///< empty: "call_<n>", the model's n-th generated id (from 1)
+        std::string name{};
+        std::string arguments{}; ///< the raw JSON text, streamed in fragments
+    };
+
+    std::string text_{};
+    std::string thinking_{};
+    std::vector<call> calls_{};
+    std::size_t chunks_ = 1;
+    std::optional<libretto::usage> usage_{};
+    std::optional<finish_reason> finish_{};
+    std::string model_version_{};
+    boost::system::error_code error_{};
+    std::string error_message_{};
+    std::optional<std::chrono::milliseconds> retry_after_{};
+    std::function<scripted_reply(const llm_request&)> compute_{};
+};
+
+namespace detail {
+
+/// `s` in at most `n` pieces of about equal size, cut on UTF-8 character boundaries.
+inline std::vector<std::string> split_utf8(const std::string& s, std::size_t n) {
+    std::vector<std::string> out;
+    if (s.empty()) return out;
+    n = std::max<std::size_t>(n, 1);
+    const std::size_t step = std::max<std::size_t>((s.size() + n - 1) / n, 1);
+    std::size_t pos = 0;
+    while (pos < s.size()) {
+        std::size_t end = std::min(pos + step, s.size());
+        while (end < s.size() && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) ++end;
+        out.push_back(s.substr(pos, end - pos));
+        pos = end;
+    }
+    return out;
+}
+
+struct scripted_state {
+    std::mutex mutex;
+    std::vector<scripted_reply> script;
+    std::size_t next = 0;
+    std::size_t call_counter = 0;
+    std::vector<llm_request> requests;
+};
+
+struct scripted_exhausted {
+    std::size_t request_number;
+    std::size_t scripted;
+    boost::asio::awaitable<void> operator()(llm_writer) const {
+        throw boost::system::system_error(
+            make_error_code(errc::model_error),
+            "scripted_model: script exhausted: request #" + std::to_string(request_number) + " but only " +
+                std::to_string(scripted) + (scripted == 1 ? " reply was" : " replies were") + " scripted");
+        co_return;
+    }
+};
+
+} // namespace detail
+
+/// A model that plays back a script of canned replies, in order, one per generate().
+/// Copies share the script, the position in it and the record of requests. Thread-safe.
+///
+/// Each reply is streamed as: thinking deltas, text deltas, tool-call fragments (index i,
+/// id and name on the first fragment), a chunk with the model version, usage and finish
+/// reason, then the final chunk built by llm_response_accumulator from those deltas. An
+/// error reply is the final chunk alone, carrying the error. A generate() past the end of
+/// the script still records the request, then its stream throws system_error
+/// (errc::model_error): "scripted_model: script exhausted: request #3 but only 2 replies
+/// were scripted".
+class scripted_model {
+public:
+    using executor_type = boost::asio::any_io_executor;
+
+    explicit scripted_model(executor_type ex, std::vector<scripted_reply> script = {},
+                            std::string name = "scripted")
+        : ex_(std::move(ex)), name_(std::make_shared<const std::string>(std::move(name))),
+          state_(std::make_shared<detail::scripted_state>()) {
+        state_->script = std::move(script);
+    }
+
+    // ---- the model concept -------------------------------------------------------------
+
+    /// Records `request`, takes the next reply and streams it. Never throws itself.
+    llm_stream generate(llm_request request) {
+        scripted_reply reply;
+        std::size_t number = 0;
+        std::size_t scripted = 0;
+        bool exhausted = false;
+        {
+            std::lock_guard lock(state_->mutex);
+            state_->requests.push_back(std::move(request));
+            number = state_->requests.size();
+            scripted = state_->script.size();
+            if (state_->next < state_->script.size()) reply = state_->script[state_->next++];
+            else exhausted = true;
+        }
+        if (exhausted) return llm_stream(ex_, detail::scripted_exhausted{number, scripted});
+        // A computed reply sees the request as recorded; it may compute another computed one.
+        for (int depth = 0; reply.compute_ && depth < 16; ++depth) {
+            llm_request seen = request_at(number - 1);
+            auto f = std::move(reply.compute_);
+            reply = f(seen);
+        }
+        std::vector<llm_chunk> chunks;
+        {
+            std::lock_guard lock(state_->mutex);
+            chunks = chunks_of(reply, *name_, state_->call_counter);
+        }
+        return make_stream(ex_, std::move(chunks));
+    }
+
+    std::string_view name() const noexcept { return *name_; }
+    executor_type get_executor() const { return ex_; }
+
+    // ---- the script --------------------------------------------------------------------
+
+    /// Appends a reply to the script.
+    scripted_model& then(scripted_reply r) {
+        std::lock_guard lock(state_->mutex);
+        state_->script.push_back(std::move(r));
+        return *this;
+    }
+    /// How many replies were scripted in all.
+    std::size_t scripted() const {
+        std::lock_guard lock(state_->mutex);
+        return state_->script.size();
+    }
+    /// How many scripted replies are not used yet.
+    std::size_t remaining() const {
+        std::lock_guard lock(state_->mutex);
+        return state_->script.size() - std::min(state_->next, state_->script.size());
+    }
+
+    // ---- the record --------------------------------------------------------------------
+
+    /// Every request sent so far, oldest first (a copy).
+    std::vector<llm_request> requests() const {
+        std::lock_guard lock(state_->mutex);
+        return state_->requests;
+    }
+    /// How many requests were sent.
+    std::size_t request_count() const {
+        std::lock_guard lock(state_->mutex);
+        return state_->requests.size();
+    }
+    /// The i-th request (0-based); throws system_error (errc::not_found) naming the count.
+    llm_request request_at(std::size_t i) const {
+        std::lock_guard lock(state_->mutex);
+        if (i >= state_->requests.size())
+            throw boost::system::system_error(make_error_code(errc::not_found),
+                                              "scripted_model: request #" + std::to_string(i + 1) + " asked for, " +
+                                                  std::to_string(state_->requests.size()) + " were sent");
+        return state_->requests[i];
+    }
+    /// The newest request; throws system_error (errc::not_found) if none was sent.
+    llm_request last_request() const {
+        std::lock_guard lock(state_->mutex);
+        if (state_->requests.empty())
+            throw boost::system::system_error(make_error_code(errc::not_found),
+                                              "scripted_model: no request was sent yet");
+        return state_->requests.back();
+    }
+
+private:
+    /// The chunks of one reply, ending with the final one.
+    static std::vector<llm_chunk> chunks_of(const scripted_reply& r, std::string_view default_version,
+                                                  std::size_t& call_counter) {
+        std::vector<llm_chunk> out;
+        const std::string version = r.model_version_.empty() ? std::string(default_version) : r.model_version_;
+        if (r.error_) {
+            llm_response failed = llm_response::failure(r.error_, r.error_message_, r.retry_after_);
+            failed.model_version = version;
+            out.push_back(llm_chunk::last(std::move(failed)));
+            return out;
+        }
+        for (auto& piece : detail::split_utf8(r.thinking_, r.chunks_)) {
+            llm_chunk c;
+            c.thinking = std::move(piece);
+            out.push_back(std::move(c));
+        }
+        for (auto& piece : detail::split_utf8(r.text_, r.chunks_)) {
+            llm_chunk c;
+            c.text = std::move(piece);
+            out.push_back(std::move(c));
+        }
+        for (std::size_t i = 0; i < r.calls_.size(); ++i) {
+            const auto& sc = r.calls_[i];
+            std::string id = sc.id.empty() ? "call_" + std::to_string(++call_counter) : sc.id;
+            std::vector<std::string> pieces = detail::split_utf8(sc.arguments, r.chunks_);
+            if (pieces.empty()) pieces.emplace_back();
+            for (std::size_t k = 0; k < pieces.size(); ++k) {
+                llm_chunk c;
+                tool_call_delta d;
+                d.index = i;
+                if (k == 0) {
+                    d.id = id;
+                    d.name = sc.name;
+                }
+                d.arguments = std::move(pieces[k]);
+                c.tool_calls.push_back(std::move(d));
+                out.push_back(std::move(c));
+            }
+        }
+        llm_chunk tail;
+        tail.model_version = version;
+        tail.usage = r.usage_;
+        tail.finish = r.finish_;
+        out.push_back(std::move(tail));
+
+        llm_response_accumulator acc;
+        for (const auto& c : out) acc.add(c);
+        out.push_back(llm_chunk::last(std::move(acc).finish()));
+        return out;
+    }
+
+    executor_type ex_;
+    std::shared_ptr<const std::string> name_;
+    std::shared_ptr<detail::scripted_state> state_;
+};
+
+static_assert(model<scripted_model>);
+
+} // namespace libretto
+
+#endif
