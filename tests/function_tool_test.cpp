@@ -730,3 +730,39 @@ BOOST_AUTO_TEST_CASE(mixed_with_other_tools_in_a_set) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// ---------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(docs_example)
+
+namespace {
+struct doc_weather_args {
+    std::string city;
+    std::optional<std::string> unit;
+};
+BOOST_DESCRIBE_STRUCT(doc_weather_args, (), (city, unit))
+
+asio::awaitable<json::value> doc_get_weather(doc_weather_args args, tool_context& ctx) {
+    ctx.state()["last_city"] = json::value(args.city);
+    json::object out{{"city", args.city}, {"temp_c", 21}};
+    co_return out;
+}
+} // namespace
+
+// The example at the top of docs/tools.md, as written there.
+BOOST_AUTO_TEST_CASE(quick_start_compiles_and_runs) {
+    tool_set ts = tools(function_tool("get_weather", "Current weather in a city", doc_get_weather));
+    invocation_context inv(opts());
+    tool_call_part c;
+    c.tool_call_id = "q";
+    c.tool_name = "get_weather";
+    c.args = obj(R"({"city":"Oslo"})");
+    tool_context ctx(inv, c);
+    tool_response_part r = run(run_tool_call(ts, c, ctx));
+    BOOST_TEST(r.result == json::parse(R"({"city":"Oslo","temp_c":21})"));
+    BOOST_TEST(ctx.take_actions().state_delta == obj(R"({"last_city":"Oslo"})"));
+    BOOST_TEST(ts.declarations().at(0).parameters ==
+               obj(R"({"type":"object","properties":{"city":{"type":"string"},"unit":{"type":"string"}},)"
+                   R"("required":["city"],"additionalProperties":false})"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
