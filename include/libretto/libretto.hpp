@@ -22,6 +22,7 @@
 #include <libretto/context/invocation_context.hpp>
 #include <libretto/context/readonly_context.hpp>
 
+#include <libretto/model/any_model.hpp>
 #include <libretto/model/llm_request.hpp>
 #include <libretto/model/llm_response.hpp>
 #include <libretto/model/model.hpp>

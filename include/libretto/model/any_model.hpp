@@ -1,0 +1,73 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_MODEL_ANY_MODEL_HPP
+#define LIBRETTO_MODEL_ANY_MODEL_HPP
+
+// any_model: one concrete type for any model, for programs that choose the provider at run
+// time (a config file) and for compile-once builds. Copies share the wrapped model, as
+// copies of the models themselves do. Cost: one virtual call per generate(); the chunks
+// flow through the model's own stream, untouched.
+
+#include <libretto/model/model.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <memory>
+#include <string_view>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+
+namespace libretto {
+
+class any_model {
+    struct iface {
+        virtual ~iface() = default;
+        virtual llm_stream generate(llm_request) = 0;
+        virtual std::string_view name() const noexcept = 0;
+        virtual boost::asio::any_io_executor executor() const = 0;
+        virtual const void* target(const std::type_info&) const noexcept = 0;
+    };
+
+    template <class M>
+    struct impl final : iface {
+        M m;
+        explicit impl(M model) : m(std::move(model)) {}
+        llm_stream generate(llm_request r) override { return m.generate(std::move(r)); }
+        std::string_view name() const noexcept override { return std::string_view(m.name()); }
+        boost::asio::any_io_executor executor() const override { return m.get_executor(); }
+        const void* target(const std::type_info& t) const noexcept override {
+            return t == typeid(M) ? &m : nullptr;
+        }
+    };
+
+public:
+    using executor_type = boost::asio::any_io_executor;
+
+    /// Wraps any model (copied or moved in).
+    template <class M>
+        requires(!std::is_same_v<std::decay_t<M>, any_model> && model<std::decay_t<M>>)
+    any_model(M&& m) : p_(std::make_shared<impl<std::decay_t<M>>>(std::forward<M>(m))) {}
+
+    llm_stream generate(llm_request r) { return p_->generate(std::move(r)); }
+    std::string_view name() const noexcept { return p_->name(); }
+    executor_type get_executor() const { return p_->executor(); }
+
+    /// The wrapped model if it is an M, else nullptr.
+    template <class M>
+    M* target() noexcept {
+        return static_cast<M*>(const_cast<void*>(p_->target(typeid(M))));
+    }
+    template <class M>
+    const M* target() const noexcept {
+        return static_cast<const M*>(p_->target(typeid(M)));
+    }
+
+private:
+    std::shared_ptr<iface> p_;
+};
+
+static_assert(model<any_model>);
+
+} // namespace libretto
+
+#endif
