@@ -1,6 +1,8 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
 #include <libretto/model/scripted_model.hpp>
 
+#include <libretto/event/filters.hpp>
+
 #include <boost/test/unit_test.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -383,6 +385,91 @@ BOOST_AUTO_TEST_CASE(a_stream_without_a_final_chunk_is_a_bad_response) {
         BOOST_TEST(r.text() == "half an ans");
         BOOST_TEST(r.finish == lb::finish_reason::error);
     });
+}
+
+BOOST_AUTO_TEST_CASE(the_docs_example_compiles_and_plays) {
+    asio::io_context io;
+    scripted_model model{io.get_executor(), {
+        scripted_reply::text("Hello").with_thinking("greet them").in_chunks(2).with_usage(12, 3),
+        scripted_reply::tool_call("search", {{"q", "Oslo"}}).with_tool_call("clock").with_text("Let me look."),
+        scripted_reply::raw_tool_call("search", "{q: Oslo}"),
+        scripted_reply::context_overflow(),
+        scripted_reply::computed([](const llm_request& r) {
+            return scripted_reply::text("you said: " + r.messages.back().text());
+        }),
+    }, "scripted"};
+    model.then(scripted_reply::text("appended later"));
+    BOOST_TEST(model.scripted() == 6u);
+    run(io, [&]() -> asio::awaitable<void> {
+        llm_response r1 = co_await lb::generate_response(model, ask("a"));
+        BOOST_TEST(r1.text() == "Hello");
+        llm_response r2 = co_await lb::generate_response(model, ask("b"));
+        BOOST_TEST(r2.tool_calls().size() == 2u);
+        BOOST_TEST(r2.tool_calls().front().tool_call_id == "call_1");
+        BOOST_TEST(std::next(r2.tool_calls().begin())->tool_call_id == "call_2");
+        BOOST_TEST(std::next(r2.tool_calls().begin())->args.empty());
+        llm_response r3 = co_await lb::generate_response(model, ask("c"));
+        BOOST_TEST(r3.invalid_tool_calls.size() == 1u);
+        BOOST_TEST(r3.invalid_tool_calls[0].id == "call_3");
+        llm_response r4 = co_await lb::generate_response(model, ask("d"));
+        BOOST_TEST((r4.error == lb::errc::context_overflow));
+        llm_response r5 = co_await lb::generate_response(model, ask("e"));
+        BOOST_TEST(r5.text() == "you said: e");
+        llm_response r6 = co_await lb::generate_response(model, ask("f"));
+        BOOST_TEST(r6.text() == "appended later");
+    });
+}
+
+BOOST_AUTO_TEST_CASE(a_minimal_agent_loop_over_events) {
+    // The pieces together, as llm_agent will use them: events -> context view -> messages ->
+    // model -> events, with the tool result reaching the second request next to its call.
+    asio::io_context io;
+    scripted_model model{io.get_executor(),
+                         {scripted_reply::tool_call("get_weather", {{"city", "Oslo"}}).with_thinking("look it up"),
+                          scripted_reply::text("It is 21 °C in Oslo.").in_chunks(4)}};
+    std::vector<lb::event> events;
+    events.push_back(lb::event::make(lb::event_type::user_message, "user", lb::content::from_text("Weather in Oslo?")));
+    std::string streamed;
+    run(io, [&]() -> asio::awaitable<void> {
+        for (int step = 0; step < 4; ++step) {
+            llm_request req;
+            req.system_instruction = "You answer weather questions.";
+            req.messages = lb::build_messages(lb::make_context_view(events), "assistant");
+            lb::llm_stream s = model.generate(std::move(req));
+            std::optional<llm_response> final;
+            for (;;) {
+                std::optional<llm_chunk> c = co_await s.next();
+                if (!c) break;
+                if (c->final) final = std::move(c->final);
+                else streamed += c->text;
+            }
+            BOOST_REQUIRE(final.has_value());
+            BOOST_REQUIRE(final->ok());
+            lb::event reply = lb::event::make(lb::event_type::agent_message, "assistant");
+            reply.content.parts = final->parts;
+            reply.usage = final->usage;
+            events.push_back(std::move(reply));
+            if (!final->has_tool_calls()) break;
+            lb::event results = lb::event::make(lb::event_type::tool_response, "assistant");
+            for (const auto& c : final->tool_calls())
+                results.content.parts.emplace_back(
+                    lb::tool_response_part{c.tool_call_id, c.tool_name, json::parse(R"({"temp_c":21})"), {}, {}});
+            events.push_back(std::move(results));
+        }
+    });
+    BOOST_TEST(streamed == "It is 21 °C in Oslo.");
+    BOOST_TEST(events.size() == 4u);
+    BOOST_TEST(events.back().is_final_response());
+    BOOST_REQUIRE(model.request_count() == 2u);
+    const llm_request second = model.last_request();
+    BOOST_REQUIRE(second.messages.size() == 3u);
+    BOOST_TEST(second.messages[0].role == lb::message_role::user);
+    BOOST_TEST(second.messages[1].role == lb::message_role::assistant);
+    BOOST_TEST(second.messages[1].tool_calls().front().tool_call_id == "call_1");
+    BOOST_TEST(std::get<lb::thinking_part>(second.messages[1].parts[0]).thinking == "look it up");
+    BOOST_TEST(second.messages[2].role == lb::message_role::tool);
+    BOOST_TEST(second.messages[2].tool_responses().front().tool_call_id == "call_1");
+    BOOST_TEST(second.system_instruction == "You answer weather questions.");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
