@@ -144,6 +144,19 @@ BOOST_AUTO_TEST_CASE(chosen_at_run_time) {
     });
 }
 
+BOOST_AUTO_TEST_CASE(a_name_returned_by_value_is_kept) {
+    // A model whose name() builds a string: the wrapper must not return a view of a temporary.
+    struct by_value : shouting_model {
+        std::string name() const { return std::string("built-") + "name"; }
+    };
+    static_assert(lb::model<by_value>);
+    asio::io_context io;
+    any_model m = by_value{{io.get_executor()}};
+    std::string_view n = m.name();
+    std::string other(64, 'x'); // reuse freed memory, if any had been freed
+    BOOST_TEST(n == "built-name");
+}
+
 BOOST_AUTO_TEST_CASE(exhaustion_propagates_through_the_wrapper) {
     asio::io_context io;
     any_model m = scripted_model{io.get_executor()};

@@ -13,6 +13,7 @@
 #include <exception>
 #include <future>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -336,6 +337,25 @@ BOOST_AUTO_TEST_CASE(a_computed_reply_sees_the_request) {
         BOOST_TEST((b.error == lb::errc::context_overflow));
         BOOST_TEST(b.error_message == "too many messages");
     });
+}
+
+BOOST_AUTO_TEST_CASE(a_computed_reply_that_throws_fails_the_stream_not_generate) {
+    asio::io_context io;
+    scripted_model m{io.get_executor(), {scripted_reply::computed([](const llm_request&) -> scripted_reply {
+                         throw std::runtime_error("the test's function failed");
+                     })}};
+    std::string what;
+    std::optional<lb::llm_stream> s;
+    BOOST_CHECK_NO_THROW(s.emplace(m.generate(ask("x"))));
+    run(io, [&]() -> asio::awaitable<void> {
+        try {
+            (void)co_await s->next();
+        } catch (const std::runtime_error& e) {
+            what = e.what();
+        }
+    });
+    BOOST_TEST(what == "the test's function failed");
+    BOOST_TEST(m.request_count() == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(finish_reason_and_model_version_overrides) {

@@ -12,6 +12,7 @@
 #include <boost/asio/any_io_executor.hpp>
 
 #include <memory>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <typeinfo>
@@ -31,9 +32,10 @@ class any_model {
     template <class M>
     struct impl final : iface {
         M m;
-        explicit impl(M model) : m(std::move(model)) {}
+        std::string name_; // a copy: M::name() may return a temporary string
+        explicit impl(M model) : m(std::move(model)), name_(std::string_view(std::as_const(m).name())) {}
         llm_stream generate(llm_request r) override { return m.generate(std::move(r)); }
-        std::string_view name() const noexcept override { return std::string_view(m.name()); }
+        std::string_view name() const noexcept override { return name_; }
         boost::asio::any_io_executor executor() const override { return m.get_executor(); }
         const void* target(const std::type_info& t) const noexcept override {
             return t == typeid(M) ? &m : nullptr;

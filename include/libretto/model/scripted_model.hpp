@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -181,6 +182,14 @@ struct scripted_state {
     std::vector<llm_request> requests;
 };
 
+struct scripted_rethrow {
+    std::exception_ptr error;
+    boost::asio::awaitable<void> operator()(llm_writer) const {
+        std::rethrow_exception(error);
+        co_return;
+    }
+};
+
 struct scripted_exhausted {
     std::size_t request_number;
     std::size_t scripted;
@@ -234,10 +243,15 @@ public:
         }
         if (exhausted) return llm_stream(ex_, detail::scripted_exhausted{number, scripted});
         // A computed reply sees the request as recorded; it may compute another computed one.
-        for (int depth = 0; reply.compute_ && depth < 16; ++depth) {
-            llm_request seen = request_at(number - 1);
-            auto f = std::move(reply.compute_);
-            reply = f(seen);
+        // What the function throws is rethrown by the stream.
+        try {
+            for (int depth = 0; reply.compute_ && depth < 16; ++depth) {
+                llm_request seen = request_at(number - 1);
+                auto f = std::move(reply.compute_);
+                reply = f(seen);
+            }
+        } catch (...) {
+            return llm_stream(ex_, detail::scripted_rethrow{std::current_exception()});
         }
         std::vector<llm_chunk> chunks;
         {
