@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -336,6 +337,136 @@ BOOST_AUTO_TEST_CASE(serialize_event_is_compact_json_of_encode) {
     BOOST_TEST(text.find(": ") == std::string::npos);
     BOOST_TEST(text.front() == '{');
     BOOST_TEST(text.back() == '}');
+}
+
+// serialize_event writes text directly (no json::value); it must stay byte for byte what
+// json::serialize(encode(e)) writes, which is what stores have on disk.
+namespace {
+
+std::string random_text(std::mt19937& rng) {
+    static const std::string pieces[] = {"a", "Z", " ", "\"", "\\", "/", "\b", "\f", "\n", "\r", "\t",
+                                         std::string(1, '\0'), "\x01", "\x1f", "\x7f", "\xe2\x82\xac",
+                                         "\xf0\x9f\x8e\xb5", "\xff", "\xc3", "{}", "[1]", "\\u0041", "abcdefghijklmnopq"};
+    std::uniform_int_distribution<int> len(0, 24), pick(0, static_cast<int>(std::size(pieces)) - 1);
+    std::string s;
+    for (int i = len(rng); i > 0; --i) s += pieces[pick(rng)];
+    return s;
+}
+
+json::value random_value(std::mt19937& rng, int depth) {
+    std::uniform_int_distribution<int> kind(0, depth > 3 ? 5 : 7);
+    static const double doubles[] = {0.0, -0.0, 1.0, -1.5, 0.1, 1e300, -1e-300, 5e-324, 1717171717.123456,
+                                     1.7976931348623157e308, std::numeric_limits<double>::infinity(),
+                                     -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN(),
+                                     123456789012345678.0, 2.5e-7};
+    std::uniform_int_distribution<int> dpick(0, static_cast<int>(std::size(doubles)) - 1);
+    switch (kind(rng)) {
+    case 0: return nullptr;
+    case 1: return std::uniform_int_distribution<int>(0, 1)(rng) == 1;
+    case 2: return std::uniform_int_distribution<std::int64_t>(std::numeric_limits<std::int64_t>::min(),
+                                                               std::numeric_limits<std::int64_t>::max())(rng);
+    case 3: return std::uniform_int_distribution<std::uint64_t>(0, std::numeric_limits<std::uint64_t>::max())(rng);
+    case 4: return doubles[dpick(rng)];
+    case 5: return json::string(random_text(rng));
+    case 6: {
+        json::array a;
+        for (int i = std::uniform_int_distribution<int>(0, 4)(rng); i > 0; --i) a.push_back(random_value(rng, depth + 1));
+        return a;
+    }
+    default: {
+        json::object o;
+        for (int i = std::uniform_int_distribution<int>(0, 4)(rng); i > 0; --i)
+            o[random_text(rng)] = random_value(rng, depth + 1);
+        return o;
+    }
+    }
+}
+
+json::object random_object(std::mt19937& rng) {
+    json::object o;
+    for (int i = std::uniform_int_distribution<int>(0, 3)(rng); i > 0; --i) o[random_text(rng)] = random_value(rng, 1);
+    return o;
+}
+
+std::optional<std::string> random_opt(std::mt19937& rng) {
+    if (std::uniform_int_distribution<int>(0, 2)(rng) == 0) return std::nullopt;
+    return random_text(rng);
+}
+
+event random_event(std::mt19937& rng) {
+    auto coin = [&] { return std::uniform_int_distribution<int>(0, 1)(rng) == 1; };
+    event e;
+    e.id = random_text(rng);
+    e.sequence = std::uniform_int_distribution<std::int64_t>(0, std::numeric_limits<std::int64_t>::max())(rng);
+    e.timestamp = random_value(rng, 9).is_double() ? 1717171717.5 : std::uniform_real_distribution<double>(-1e10, 1e10)(rng);
+    if (coin()) e.invocation_id = random_text(rng);
+    if (coin()) e.session_id = random_text(rng);
+    if (coin()) e.author = random_text(rng);
+    if (coin()) e.branch = random_text(rng);
+    e.type = static_cast<event_type>(std::uniform_int_distribution<int>(0, 4)(rng));
+    if (coin()) e.content.role = random_text(rng);
+    for (int i = std::uniform_int_distribution<int>(0, 4)(rng); i > 0; --i) {
+        switch (std::uniform_int_distribution<int>(0, 5)(rng)) {
+        case 0: e.content.parts.emplace_back(text_part{random_text(rng), random_object(rng)}); break;
+        case 1: e.content.parts.emplace_back(thinking_part{random_text(rng), random_object(rng)}); break;
+        case 2: e.content.parts.emplace_back(data_part{random_object(rng), random_object(rng)}); break;
+        case 3:
+            e.content.parts.emplace_back(
+                file_part{random_opt(rng), random_opt(rng), random_opt(rng), random_opt(rng), random_object(rng)});
+            break;
+        case 4: e.content.parts.emplace_back(tool_call_part{random_text(rng), random_text(rng), random_object(rng), random_object(rng)}); break;
+        default:
+            e.content.parts.emplace_back(tool_response_part{random_text(rng), random_text(rng), random_value(rng, 1),
+                                                            random_opt(rng), random_object(rng)});
+            break;
+        }
+    }
+    if (coin()) e.actions.state_delta = random_object(rng);
+    if (coin()) e.actions.artifact_delta["f"] = std::uniform_int_distribution<std::int64_t>(0, 100)(rng);
+    e.actions.transfer_to_agent = random_opt(rng);
+    if (coin()) e.actions.escalate = coin();
+    if (coin()) e.actions.skip_summarization = coin();
+    if (coin()) e.actions.end_of_agent = coin();
+    if (coin())
+        e.actions.compaction = event_compaction{std::uniform_int_distribution<std::int64_t>(0, 1000)(rng),
+                                                std::uniform_int_distribution<std::int64_t>(1000, 2000)(rng),
+                                                std::uniform_real_distribution<double>(0, 2e9)(rng),
+                                                std::uniform_real_distribution<double>(0, 2e9)(rng), random_text(rng),
+                                                std::uniform_int_distribution<std::int64_t>(-5, 5000)(rng)};
+    if (coin()) e.metadata = random_object(rng);
+    e.partial = coin();
+    if (coin())
+        e.usage = usage{std::uniform_int_distribution<std::int64_t>(std::numeric_limits<std::int64_t>::min(), 1 << 30)(rng),
+                        std::uniform_int_distribution<std::int64_t>(0, 1 << 30)(rng), coin() ? random_text(rng) : ""};
+    e.signature = random_opt(rng);
+    if (coin()) e.signer_did = random_text(rng);
+    e.prev_signature = random_opt(rng);
+    return e;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(serialize_event_is_byte_identical_to_serializing_encode) {
+    for (const event& e : {maximal_event(), minimal_event(), event{}})
+        BOOST_TEST(serialize_event(e) == json::serialize(encode(e)));
+    std::mt19937 rng(20260301);
+    for (int i = 0; i < 3000; ++i) {
+        const event e = random_event(rng);
+        const std::string direct = serialize_event(e);
+        const std::string via_value = json::serialize(encode(e));
+        BOOST_TEST_REQUIRE(direct == via_value, "event " << i);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(serialize_event_escapes_like_boost_json) {
+    // Every byte value alone, in keys and in values.
+    for (int c = 0; c < 256; ++c) {
+        event e = minimal_event();
+        const std::string s(1, static_cast<char>(c));
+        e.author = s;
+        e.metadata[s] = s;
+        BOOST_TEST_REQUIRE(serialize_event(e) == json::serialize(encode(e)), "byte " << c);
+    }
 }
 
 BOOST_AUTO_TEST_CASE(encode_uses_the_given_storage) {

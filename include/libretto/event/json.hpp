@@ -18,6 +18,7 @@
 #include <libretto/json_error.hpp>
 
 #include <boost/json/basic_parser_impl.hpp>
+#include <boost/json/detail/format.hpp>
 #include <boost/json/value_stack.hpp>
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
@@ -25,7 +26,9 @@
 #include <boost/json/value_from.hpp>
 #include <boost/json/value_to.hpp>
 
+#include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <new>
 #include <string>
 #include <string_view>
@@ -383,11 +386,256 @@ inline decode_result<event> parse_event(std::string_view text) noexcept {
     }
 }
 
+namespace detail {
+
+// ---- direct text encoding --------------------------------------------------------------
+// serialize_event writes the text straight from the event, without building a json::value
+// first. The output is byte for byte what json::serialize(encode(e)) gives (the tests
+// compare the two): members in encode_into's order, strings escaped as Boost.JSON's
+// serializer escapes them, numbers formatted by Boost.JSON's own formatters.
+
+struct text_writer {
+    std::string& out;
+    std::size_t n; // bytes of `out` in use; the rest is room to write into
+
+    explicit text_writer(std::string& o) : out(o), n(o.size()) {}
+    text_writer(const text_writer&) = delete;
+    text_writer& operator=(const text_writer&) = delete;
+    ~text_writer() { out.resize(n); }
+
+    /// Room for `k` more bytes; returns where to write them.
+    char* room(std::size_t k) {
+        if (out.size() - n < k) out.resize(std::max(out.size() * 2, n + k + 256));
+        return out.data() + n;
+    }
+
+    void raw(std::string_view s) {
+        std::memcpy(room(s.size()), s.data(), s.size());
+        n += s.size();
+    }
+    void ch(char c) {
+        *room(1) = c;
+        ++n;
+    }
+
+    void str(std::string_view s) {
+        // 0: written as is; otherwise the escape letter ('u': \u00XX), as Boost.JSON's
+        // serializer escapes (quote, backslash and control characters only).
+        static constexpr char esc[256] = {
+            'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'b', 't', 'n', 'u', 'f', 'r', 'u', 'u',
+            'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u',
+            0,   0,   '"', 0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,
+            0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,
+            0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,
+            0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   '\\', 0,  0,   0};
+        static constexpr char hex[] = "0123456789abcdef";
+        char* const start = room(s.size() * 6 + 2);
+        char* d = start;
+        *d++ = '"';
+        for (const char c : s) {
+            const char e = esc[static_cast<unsigned char>(c)];
+            if (!e) {
+                *d++ = c;
+            } else if (e != 'u') {
+                d[0] = '\\';
+                d[1] = e;
+                d += 2;
+            } else {
+                const auto u = static_cast<unsigned char>(c);
+                d[0] = '\\';
+                d[1] = 'u';
+                d[2] = '0';
+                d[3] = '0';
+                d[4] = hex[u >> 4];
+                d[5] = hex[u & 15];
+                d += 6;
+            }
+        }
+        *d++ = '"';
+        n += static_cast<std::size_t>(d - start);
+    }
+
+    void num(std::int64_t v) { n += json::detail::format_int64(room(32), v); }
+    void num(std::uint64_t v) { n += json::detail::format_uint64(room(32), v); }
+    void num(double v) { n += json::detail::format_double(room(64), v); }
+    void boolean(bool b) { b ? raw("true") : raw("false"); }
+
+    void value(const json::value& v) {
+        switch (v.kind()) {
+        case json::kind::null: raw("null"); break;
+        case json::kind::bool_: boolean(v.get_bool()); break;
+        case json::kind::int64: num(v.get_int64()); break;
+        case json::kind::uint64: num(v.get_uint64()); break;
+        case json::kind::double_: num(v.get_double()); break;
+        case json::kind::string: str(v.get_string()); break;
+        case json::kind::array: {
+            ch('[');
+            bool first = true;
+            for (const auto& x : v.get_array()) {
+                if (!first) ch(',');
+                first = false;
+                value(x);
+            }
+            ch(']');
+            break;
+        }
+        case json::kind::object: object(v.get_object()); break;
+        }
+    }
+    void object(const json::object& o) {
+        ch('{');
+        bool first = true;
+        for (const auto& kv : o) {
+            if (!first) ch(',');
+            first = false;
+            str(kv.key());
+            ch(':');
+            value(kv.value());
+        }
+        ch('}');
+    }
+
+    /// A member's key, one of ours (nothing to escape): `,"key":` (no comma before the
+    /// first member of an object).
+    void key(bool& first, std::string_view k) {
+        char* d = room(k.size() + 4);
+        char* const start = d;
+        if (!first) *d++ = ',';
+        first = false;
+        *d++ = '"';
+        std::memcpy(d, k.data(), k.size());
+        d += k.size();
+        *d++ = '"';
+        *d++ = ':';
+        n += static_cast<std::size_t>(d - start);
+    }
+    void opt(bool& first, std::string_view k, const std::optional<std::string>& v) {
+        if (v) key(first, k), str(*v);
+    }
+    void metadata(bool& first, const json::object& md) {
+        if (!md.empty()) key(first, "metadata"), object(md);
+    }
+
+    void part(const libretto::part& p) {
+        bool first = true;
+        ch('{');
+        std::visit(
+            [&](const auto& x) {
+                using T = std::decay_t<decltype(x)>;
+                if constexpr (std::is_same_v<T, text_part>) {
+                    key(first, "type"), str("text");
+                    key(first, "text"), str(x.text);
+                } else if constexpr (std::is_same_v<T, thinking_part>) {
+                    key(first, "type"), str("thinking");
+                    key(first, "thinking"), str(x.thinking);
+                } else if constexpr (std::is_same_v<T, data_part>) {
+                    key(first, "type"), str("data");
+                    key(first, "data"), object(x.data);
+                } else if constexpr (std::is_same_v<T, file_part>) {
+                    key(first, "type"), str("file");
+                    opt(first, "uri", x.uri);
+                    opt(first, "inline_bytes", x.inline_bytes);
+                    opt(first, "mime_type", x.mime_type);
+                    opt(first, "name", x.name);
+                } else if constexpr (std::is_same_v<T, tool_call_part>) {
+                    key(first, "type"), str("tool_call");
+                    key(first, "tool_call_id"), str(x.tool_call_id);
+                    key(first, "tool_name"), str(x.tool_name);
+                    key(first, "args"), object(x.args);
+                } else {
+                    key(first, "type"), str("tool_response");
+                    key(first, "tool_call_id"), str(x.tool_call_id);
+                    key(first, "tool_name"), str(x.tool_name);
+                    if (!x.result.is_null()) key(first, "result"), value(x.result);
+                    opt(first, "error", x.error);
+                }
+                metadata(first, x.metadata);
+            },
+            p);
+        ch('}');
+    }
+
+    void event(const libretto::event& e) {
+        bool first = true;
+        ch('{');
+        key(first, "id"), str(e.id);
+        key(first, "sequence"), num(e.sequence);
+        key(first, "timestamp"), num(e.timestamp);
+        if (!e.invocation_id.empty()) key(first, "invocation_id"), str(e.invocation_id);
+        if (!e.session_id.empty()) key(first, "session_id"), str(e.session_id);
+        if (!e.author.empty()) key(first, "author"), str(e.author);
+        if (!e.branch.empty()) key(first, "branch"), str(e.branch);
+        key(first, "type"), str(to_string(e.type));
+        {
+            key(first, "content");
+            bool cf = true;
+            ch('{');
+            opt(cf, "role", e.content.role);
+            key(cf, "parts");
+            ch('[');
+            for (std::size_t i = 0; i < e.content.parts.size(); ++i) {
+                if (i) ch(',');
+                part(e.content.parts[i]);
+            }
+            ch(']');
+            ch('}');
+        }
+        if (const auto& a = e.actions; !a.empty()) {
+            key(first, "actions");
+            bool af = true;
+            ch('{');
+            if (!a.state_delta.empty()) key(af, "state_delta"), object(a.state_delta);
+            if (!a.artifact_delta.empty()) key(af, "artifact_delta"), object(a.artifact_delta);
+            opt(af, "transfer_to_agent", a.transfer_to_agent);
+            if (a.escalate) key(af, "escalate"), boolean(*a.escalate);
+            if (a.skip_summarization) key(af, "skip_summarization"), boolean(*a.skip_summarization);
+            if (a.end_of_agent) key(af, "end_of_agent"), boolean(*a.end_of_agent);
+            if (const auto& c = a.compaction) {
+                key(af, "compaction");
+                bool f = true;
+                ch('{');
+                key(f, "first_sequence"), num(c->first_sequence);
+                key(f, "last_sequence"), num(c->last_sequence);
+                key(f, "start_timestamp"), num(c->start_timestamp);
+                key(f, "end_timestamp"), num(c->end_timestamp);
+                key(f, "summary"), str(c->summary);
+                key(f, "event_count"), num(c->event_count);
+                ch('}');
+            }
+            ch('}');
+        }
+        metadata(first, e.metadata);
+        if (e.partial) key(first, "partial"), boolean(true);
+        if (const auto& u = e.usage) {
+            key(first, "usage");
+            bool f = true;
+            ch('{');
+            key(f, "input_tokens"), num(u->input_tokens);
+            key(f, "output_tokens"), num(u->output_tokens);
+            if (!u->model_version.empty()) key(f, "model_version"), str(u->model_version);
+            ch('}');
+        }
+        opt(first, "signature", e.signature);
+        if (!e.signer_did.empty()) key(first, "signer_did"), str(e.signer_did);
+        opt(first, "prev_signature", e.prev_signature);
+        ch('}');
+    }
+};
+
+/// Appends the compact JSON text of `e` to `out` (what serialize_event returns).
+inline void append_event_json(std::string& out, const event& e) {
+    text_writer w(out);
+    w.event(e);
+}
+
+} // namespace detail
+
 /// The compact JSON text of `e`.
 inline std::string serialize_event(const event& e) {
-    unsigned char buf[4096];
-    json::monotonic_resource mr(buf, sizeof buf);
-    return json::serialize(encode(e, &mr));
+    std::string out;
+    out.reserve(512);
+    detail::append_event_json(out, e);
+    return out;
 }
 
 // Boost.JSON customisation points, found by ADL.
