@@ -244,7 +244,7 @@ inline bool decode_chunk(std::string_view buf, std::size_t base, std::vector<eve
             return false;
         }
         event& e = out.emplace_back();
-        if (!fast_decode_event(line, e)) {
+        if (!fast_decode_event(line, e, true)) {
             auto r = parse_event(line); // the authority on anything unusual, and on errors
             if (!r) {
                 out.pop_back();
@@ -268,9 +268,12 @@ inline bool decode_lines(std::string_view buf, std::int64_t first_seq, std::size
     unsigned t = threads;
     if (buf.size() < (1u << 20)) t = 1;
     t = std::max(1u, std::min<unsigned>(t, static_cast<unsigned>(buf.size() >> 19)));
+    // The calling thread's part (the first) is smaller than the others (0.7 of one): it
+    // also moves their events into `out` afterwards, and reads the next chunk.
     std::vector<std::size_t> cuts{0};
     for (unsigned k = 1; k < t; ++k) {
-        std::size_t want = std::max(cuts.back(), buf.size() * k / t);
+        const double share = (0.7 + (k - 1)) / (t - 0.3);
+        std::size_t want = std::max(cuts.back(), static_cast<std::size_t>(static_cast<double>(buf.size()) * share));
         std::size_t nl = buf.find('\n', want);
         if (nl == std::string_view::npos || nl + 1 >= buf.size()) break;
         if (nl + 1 > cuts.back()) cuts.push_back(nl + 1);
@@ -286,7 +289,11 @@ inline bool decode_lines(std::string_view buf, std::int64_t first_seq, std::size
         auto& vec = k == 0 ? out : chunks[k];
         if (k != 0) {
             vec.clear();
-            vec.reserve(expected_count * (cuts[k + 1] - cuts[k]) / std::max<std::size_t>(buf.size(), 1) + 16);
+            const std::size_t want = expected_count * (cuts[k + 1] - cuts[k]) / std::max<std::size_t>(buf.size(), 1) + 16;
+            if (vec.capacity() < want) {
+                vec.reserve(want);
+                advise_huge_pages(vec.data(), vec.capacity() * sizeof(event));
+            }
         }
         decode_chunk(buf.substr(cuts[k], cuts[k + 1] - cuts[k]), cuts[k], vec, fails[k], f);
         failed[k] = f;
@@ -546,7 +553,9 @@ public:
                            std::int64_t start_seq, std::int64_t from, std::int64_t last, std::vector<event>& out,
                            jsonl_read_stats& st) {
         constexpr std::size_t chunk = 8u << 20;
+        const std::size_t before_reserve = out.capacity();
         out.reserve(static_cast<std::size_t>(last - from + 1));
+        if (out.capacity() != before_reserve) advise_huge_pages(out.data(), out.capacity() * sizeof(event));
         std::vector<char> buf;
         std::vector<std::vector<event>> scratch;
         std::size_t carried = 0;        // bytes of an unfinished line at the front of buf
@@ -556,7 +565,11 @@ public:
         st.parse_offset = 0;
         while (pos < end) {
             const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, end - pos));
-            if (buf.size() < carried + want) buf.resize(carried + want);
+            if (buf.size() < carried + want) {
+                buf.reserve(carried + want);
+                advise_huge_pages(buf.data(), buf.capacity());
+                buf.resize(carried + want);
+            }
             std::size_t got = 0;
             if (auto ec = pread_into(fd, pos, buf.data() + carried, want, got)) return io_fail(ec, transcript, "read");
             if (got != want) return fail(errc::corrupt_data, transcript, 0, pos + got, "transcript shrank while read");
@@ -1281,23 +1294,29 @@ private:
     error_code append_locked(open_session& s, session& caller, event& e, std::int64_t& seq) {
         detail::routed_delta routed;
         if (auto ec = detail::prepare_append(caller, e, s.cp.last_sequence, routed)) return ec;
-        const std::string body = serialize_event(e);
-        if (opt.max_event_bytes && body.size() > opt.max_event_bytes) return errc::oversize;
-        const frame_suffix suffix(body); // the line: body without its '}', then the suffix
-        const std::string_view head(body.data(), body.size() - 1);
-        const std::uint64_t len = head.size() + suffix.size;
+        // The line is built in a buffer of this thread, reused from append to append: the
+        // body, then (in place of its closing brace) the checksum member and '\n'.
+        thread_local std::string line;
+        line.clear();
+        detail::append_event_json(line, e);
+        if (opt.max_event_bytes && line.size() > opt.max_event_bytes) {
+            if (line.capacity() > (1u << 20)) std::string().swap(line); // keep no huge buffer
+            return errc::oversize;
+        }
+        const frame_suffix suffix(line);
+        line.pop_back();
+        line.append(suffix.view());
+        const std::uint64_t len = line.size();
         const std::uint64_t off = s.cp.covered;
-        if (auto ec = write_all(s.data->get(), head, suffix.view())) {
+        const error_code wec = write_all(s.data->get(), line);
+        if (line.capacity() > (1u << 20)) std::string().swap(line);
+        if (wec) {
             // Take back a partial line, so the file ends at a line boundary again.
             (void)::ftruncate(s.data->get(), static_cast<off_t>(off));
-            return io_fail(ec, s.transcript, "write");
+            return io_fail(wec, s.transcript, "write");
         }
-        line_facts f;
-        f.sequence = e.sequence;
-        f.timestamp = e.timestamp;
-        f.id = e.id;
-        f.compaction_first = e.actions.compaction ? e.actions.compaction->first_sequence : 0;
-        s.cp.add(f, off, len);
+        s.cp.add(e.sequence, e.timestamp, e.id, e.actions.compaction ? e.actions.compaction->first_sequence : 0, off,
+                 len);
         apply_delta(s.cp.state, routed.session);
         if (opt.durability == durability::per_event) {
             if (auto ec = fdatasync_fd(s.data->get())) return io_fail(ec, s.transcript, "fdatasync");

@@ -470,9 +470,10 @@ private:
 
 /// Decodes a stored event line the fast way; false if the line is not in the shape the
 /// store writes (decode it with parse_event then). Never throws.
-inline bool fast_decode_event(std::string_view line, event& out) noexcept {
+/// `out_is_new`: `out` is a default-constructed event (skips resetting it).
+inline bool fast_decode_event(std::string_view line, event& out, bool out_is_new = false) noexcept {
     try {
-        out = event{};
+        if (!out_is_new) out = event{};
         json::parse_options opt;
         opt.max_depth = 256;
         json::basic_parser<fast_event_handler> p(opt, out);

@@ -277,12 +277,16 @@ struct checkpoint {
 
     /// Records the event line of `f` at `offset`, `len` bytes long (with '\n').
     void add(const line_facts& f, std::uint64_t offset, std::uint64_t len) {
-        if ((f.sequence - 1) % mark_interval == 0) marks.push_back(offset);
-        last_sequence = f.sequence;
+        add(f.sequence, f.timestamp, f.id, f.compaction_first, offset, len);
+    }
+    void add(std::int64_t sequence, double timestamp, std::string_view id, std::int64_t first_of_compaction,
+             std::uint64_t offset, std::uint64_t len) {
+        if ((sequence - 1) % mark_interval == 0) marks.push_back(offset);
+        last_sequence = sequence;
         last_line = offset;
-        last_id = f.id;
-        last_update = f.timestamp;
-        if (f.compaction_first > 0) compaction_first = f.compaction_first;
+        last_id.assign(id.data(), id.size());
+        last_update = timestamp;
+        if (first_of_compaction > 0) compaction_first = first_of_compaction;
         covered = offset + len;
     }
 
