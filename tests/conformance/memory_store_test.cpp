@@ -52,4 +52,71 @@ BOOST_AUTO_TEST_CASE(sync_core_matches_async) {
     BOOST_TEST(g->events.size() == 1u);
 }
 
+// Events are kept in chunks of 64: selections that start, end or cut across chunk
+// boundaries return exactly the events they name, in order, and the caller's copy holds
+// every appended event.
+BOOST_AUTO_TEST_CASE(selections_across_chunk_boundaries) {
+    boost::asio::io_context io;
+    libretto::memory_store st(io.get_executor());
+    libretto::session s;
+    BOOST_TEST_REQUIRE(!st.create(conformance::create_opts("app", "u", "s"), s));
+    constexpr int n = 300;
+    for (int i = 1; i <= n; ++i) {
+        libretto::event e = conformance::text_event("e" + std::to_string(i), i);
+        if (i == 200) e.actions.compaction = libretto::event_compaction{1, 129, 1, 129, "sum", 129};
+        std::int64_t seq = 0;
+        BOOST_TEST_REQUIRE(!st.append(s, std::move(e), seq));
+        BOOST_TEST_REQUIRE(seq == i);
+    }
+    BOOST_TEST(s.events.size() == static_cast<std::size_t>(n));
+    auto seqs = [&](const libretto::get_options& o) {
+        std::optional<libretto::session> g;
+        BOOST_TEST_REQUIRE(!st.get({"app", "u", "s"}, o, g));
+        std::vector<std::int64_t> out;
+        for (const auto& e : g->events) out.push_back(e.sequence);
+        return out;
+    };
+    auto range = [](std::int64_t a, std::int64_t b) {
+        std::vector<std::int64_t> v;
+        for (auto i = a; i <= b; ++i) v.push_back(i);
+        return v;
+    };
+    libretto::get_options o;
+    BOOST_TEST(seqs(o) == range(1, n), boost::test_tools::per_element());
+    for (std::int64_t from : {1, 63, 64, 65, 128, 129, 130, 256, 257, 299, 300}) {
+        o = {};
+        o.from_sequence = from;
+        BOOST_TEST(seqs(o) == range(from, n), boost::test_tools::per_element());
+    }
+    o = {};
+    o.from_sequence = 301;
+    BOOST_TEST(seqs(o).empty());
+    o = {};
+    o.from_sequence = -5;
+    BOOST_TEST(seqs(o) == range(1, n), boost::test_tools::per_element());
+    for (std::size_t recent : {1u, 64u, 65u, 128u, 299u, 300u, 1000u}) {
+        o = {};
+        o.num_recent_events = recent;
+        const auto first = static_cast<std::int64_t>(n - std::min<std::size_t>(recent, n) + 1);
+        BOOST_TEST(seqs(o) == range(first, n), boost::test_tools::per_element());
+    }
+    o = {};
+    o.from_timestamp = 100.0; // timestamps are the sequences
+    o.num_recent_events = 70;
+    BOOST_TEST(seqs(o) == range(231, n), boost::test_tools::per_element());
+    o = {};
+    o.from_newest_compaction = true; // covers from 1: nothing cut
+    BOOST_TEST(seqs(o) == range(1, n), boost::test_tools::per_element());
+    libretto::event c = conformance::text_event("sum2", 301);
+    c.actions.compaction = libretto::event_compaction{130, 250, 130, 250, "sum2", 121};
+    std::int64_t seq = 0;
+    BOOST_TEST_REQUIRE(!st.append(s, std::move(c), seq));
+    BOOST_TEST(seqs(o) == range(130, 301), boost::test_tools::per_element());
+    // The caller's copy and the store agree event for event.
+    std::optional<libretto::session> g;
+    BOOST_TEST_REQUIRE(!st.get({"app", "u", "s"}, {}, g));
+    BOOST_TEST_REQUIRE(g->events.size() == s.events.size());
+    for (std::size_t i = 0; i < s.events.size(); ++i) BOOST_TEST_REQUIRE((g->events[i] == s.events[i]));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

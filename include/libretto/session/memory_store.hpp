@@ -125,30 +125,7 @@ public:
     }
 
     boost::system::error_code append(session& sess, event e, std::int64_t& sequence) {
-        sequence = 0;
-        if (e.partial) return {}; // streaming chunks are never stored
-        const session_key k{sess.app_name, sess.user_id, sess.id};
-        if (auto ec = detail::validate_key(k)) return ec;
-        if (data_->options.max_event_bytes && serialized_size(e) > data_->options.max_event_bytes) return errc::oversize;
-        std::lock_guard lock(data_->mutex);
-        stored* s = find(k);
-        if (!s) return errc::not_found;
-        detail::routed_delta routed;
-        if (auto ec = detail::prepare_append(sess, e, s->last_sequence, routed)) return ec;
-        if (!routed.app.empty() || !routed.user.empty()) {
-            auto& users = data_->apps.find(k.app_name)->second;
-            apply_delta(users.app_state, routed.app);
-            apply_delta(users.user_state[k.user_id], routed.user);
-        }
-        apply_delta(s->state, routed.session);
-        s->last_sequence = e.sequence;
-        s->last_update = e.timestamp;
-        if (e.actions.compaction) s->newest_compaction_first = e.actions.compaction->first_sequence;
-        s->events.push_back(e);
-        sequence = e.sequence;
-        detail::commit_append(sess, std::move(e), routed);
-        // Shared scopes changed elsewhere show up at the next get; the caller sees its own.
-        return {};
+        return append_event(sess, e, sequence);
     }
 
     // ---- asynchronous operations (the session_store concept) --------------------------
@@ -196,18 +173,41 @@ public:
     template <class Token = boost::asio::deferred_t>
     auto async_append(session& sess, event e, Token&& token = {}) {
         return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
-            [this](auto handler, session* sess, event e) {
+            [this](auto handler, session* sess, event&& e) {
                 std::int64_t seq = 0;
-                auto ec = append(*sess, std::move(e), seq);
+                auto ec = append_event(*sess, e, seq);
                 detail::post_result(std::move(handler), ex_, ec, seq);
             },
             token, &sess, std::move(e));
     }
 
 private:
+    /// A session's events in fixed-size chunks: an append never moves the events already
+    /// stored (a vector would move all of them, and touch twice their memory, each time it
+    /// grows), and a chunk is small enough for the allocator to reuse freed memory.
+    class event_chunks {
+    public:
+        static constexpr std::size_t chunk_size = 64; // ~40 KB of events per chunk
+
+        std::size_t size() const noexcept { return size_; }
+        const event& operator[](std::size_t i) const noexcept { return chunks_[i / chunk_size][i % chunk_size]; }
+        void push_back(const event& e) {
+            if (size_ == chunks_.size() * chunk_size) {
+                chunks_.emplace_back();
+                chunks_.back().reserve(chunk_size);
+            }
+            chunks_.back().push_back(e);
+            ++size_;
+        }
+
+    private:
+        std::vector<std::vector<event>> chunks_;
+        std::size_t size_ = 0;
+    };
+
     struct stored {
         json::object state; // session scope
-        std::vector<event> events;
+        event_chunks events;
         double created = 0;
         double last_update = 0;
         std::int64_t last_sequence = 0;
@@ -225,6 +225,34 @@ private:
     };
 
     static std::size_t serialized_size(const event& e);
+
+    /// append(), with the event taken from `e` (moved into the caller's session on success).
+    boost::system::error_code append_event(session& sess, event& e, std::int64_t& sequence) {
+        sequence = 0;
+        if (e.partial) return {}; // streaming chunks are never stored
+        const session_key k{sess.app_name, sess.user_id, sess.id};
+        if (auto ec = detail::validate_key(k)) return ec;
+        if (data_->options.max_event_bytes && serialized_size(e) > data_->options.max_event_bytes) return errc::oversize;
+        std::lock_guard lock(data_->mutex);
+        stored* s = find(k);
+        if (!s) return errc::not_found;
+        detail::routed_delta routed;
+        if (auto ec = detail::prepare_append(sess, e, s->last_sequence, routed)) return ec;
+        if (!routed.app.empty() || !routed.user.empty()) {
+            auto& users = data_->apps.find(k.app_name)->second;
+            apply_delta(users.app_state, routed.app);
+            apply_delta(users.user_state[k.user_id], routed.user);
+        }
+        apply_delta(s->state, routed.session);
+        s->last_sequence = e.sequence;
+        s->last_update = e.timestamp;
+        if (e.actions.compaction) s->newest_compaction_first = e.actions.compaction->first_sequence;
+        s->events.push_back(e); // the store's own copy; the caller's copy gets `e` itself
+        sequence = e.sequence;
+        detail::commit_append(sess, std::move(e), routed);
+        // Shared scopes changed elsewhere show up at the next get; the caller sees its own.
+        return {};
+    }
 
     const stored* find(const session_key& k) const {
         auto app = data_->apps.find(k.app_name);

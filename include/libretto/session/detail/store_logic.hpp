@@ -18,6 +18,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace libretto::detail {
 
@@ -82,20 +84,32 @@ inline void commit_append(session& caller, event e, const routed_delta& routed) 
 }
 
 /// The index range [first, last) of `events` (sorted by sequence) that `o` selects,
-/// before the timestamp filter and num_recent_events.
-inline std::pair<std::size_t, std::size_t> select_range(std::span<const event> events, const get_options& o,
-                                                        std::int64_t newest_compaction_first) {
+/// before the timestamp filter and num_recent_events. `Events` is any container with
+/// size() and operator[] (a span, a vector, a chunked store).
+template <class Events>
+std::pair<std::size_t, std::size_t> select_range(const Events& events, const get_options& o,
+                                                 std::int64_t newest_compaction_first) {
     std::int64_t from = 0;
     if (o.from_sequence) from = *o.from_sequence;
     if (o.from_newest_compaction && newest_compaction_first > 0) from = std::max(from, newest_compaction_first);
-    auto it = std::lower_bound(events.begin(), events.end(), from,
-                               [](const event& e, std::int64_t s) { return e.sequence < s; });
-    return {static_cast<std::size_t>(it - events.begin()), events.size()};
+    // lower_bound by sequence, through operator[] only
+    std::size_t lo = 0, n = events.size();
+    while (n > 0) {
+        const std::size_t half = n / 2;
+        if (events[lo + half].sequence < from) {
+            lo += half + 1;
+            n -= half + 1;
+        } else {
+            n = half;
+        }
+    }
+    return {lo, static_cast<std::size_t>(events.size())};
 }
 
-/// Copies the events `o` selects from a sequence-sorted span into `out`.
-inline void select_events(std::span<const event> events, const get_options& o, std::int64_t newest_compaction_first,
-                          std::vector<event>& out) {
+/// Copies the events `o` selects from a sequence-sorted container into `out`.
+template <class Events>
+void select_events(const Events& events, const get_options& o, std::int64_t newest_compaction_first,
+                   std::vector<event>& out) {
     out.clear();
     if (o.num_recent_events && *o.num_recent_events == 0) return;
     auto [first, last] = select_range(events, o, newest_compaction_first);
@@ -110,7 +124,8 @@ inline void select_events(std::span<const event> events, const get_options& o, s
         return;
     }
     if (o.num_recent_events && last - first > *o.num_recent_events) first = last - *o.num_recent_events;
-    out.assign(events.begin() + static_cast<std::ptrdiff_t>(first), events.begin() + static_cast<std::ptrdiff_t>(last));
+    out.reserve(last - first);
+    for (std::size_t i = first; i < last; ++i) out.push_back(events[i]);
 }
 
 /// Page tokens are cursors: the (last_update_time, session id) of the last session of a
