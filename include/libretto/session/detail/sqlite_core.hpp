@@ -10,6 +10,7 @@
 #include <libretto/event/json.hpp>
 #include <libretto/session/detail/sqlite_db.hpp>
 #include <libretto/session/detail/sqlite_schema.hpp>
+#include <libretto/session/detail/store_batch.hpp>
 #include <libretto/session/detail/store_logic.hpp>
 #include <libretto/session/store.hpp>
 
@@ -34,20 +35,6 @@ struct sqlite_params {
     int busy_timeout_ms = 5000;
     const char* synchronous = "NORMAL"; ///< OFF, NORMAL or FULL
     std::size_t max_event_bytes = 0;    ///< 0: no limit
-};
-
-/// The caller's session as an append needs it: which session, and at which revision.
-struct append_target {
-    session_key key;
-    std::int64_t last_sequence = 0;
-};
-
-/// What an append stored: the events as written and their routed deltas, for
-/// commit_append on the caller's session (on the caller's executor).
-struct append_result {
-    std::vector<event> events;
-    std::vector<routed_delta> routed;
-    std::int64_t last_sequence = 0; ///< of the last stored event; 0 if nothing was stored
 };
 
 class sqlite_core {
@@ -460,41 +447,13 @@ private:
 
     result append_impl(const append_target& t, std::vector<event> events, append_result& out) {
         out = {};
-        if (auto ec = validate_key(t.key)) return {ec, "invalid session key"};
-
-        // Everything that needs no lock happens first: ids, sequences, temp: trimming,
-        // serialisation and size checks. The stored revision must equal the caller's (or
-        // the append is stale), so sequences can be assigned from the caller's revision.
-        session stub;
-        stub.id = t.key.session_id;
-        stub.app_name = t.key.app_name;
-        stub.user_id = t.key.user_id;
-        stub.last_sequence = t.last_sequence;
-        std::vector<std::string> rows;
-        json::object app_delta, user_delta, session_delta;
-        std::int64_t compaction_first = 0;
-        double last_update = 0;
-        for (std::size_t i = 0; i < events.size(); ++i) {
-            event& e = events[i];
-            if (e.partial) continue; // streaming chunks are never stored
-            routed_delta routed;
-            if (auto ec = prepare_append(stub, e, stub.last_sequence, routed))
-                return {ec, "event " + std::to_string(i) + " of the append does not belong to session " + name_of(t.key)};
-            std::string row = serialize_event(e);
-            if (max_event_bytes_ && row.size() > max_event_bytes_)
-                return {errc::oversize, "event " + std::to_string(i) + " of the append is " + std::to_string(row.size()) +
-                                            " bytes of JSON, over max_event_bytes (" + std::to_string(max_event_bytes_) + ")"};
-            for (const auto& kv : routed.app) app_delta[kv.key()] = kv.value();
-            for (const auto& kv : routed.user) user_delta[kv.key()] = kv.value();
-            for (const auto& kv : routed.session) session_delta[kv.key()] = kv.value();
-            if (e.actions.compaction) compaction_first = e.actions.compaction->first_sequence;
-            stub.last_sequence = e.sequence;
-            last_update = e.timestamp;
-            rows.push_back(std::move(row));
-            out.events.push_back(std::move(e));
-            out.routed.push_back(std::move(routed));
-        }
-        if (rows.empty()) return {};
+        prepared_batch batch;
+        std::string detail;
+        if (auto ec = prepare_batch(t, std::move(events), max_event_bytes_, batch, detail)) return {ec, detail};
+        if (batch.rows.empty()) return {};
+        const auto& rows = batch.rows;
+        const auto& session_delta = batch.session;
+        out = std::move(batch.result);
 
         std::lock_guard lock(mutex_);
         sqlite::transaction tx(begin_immediate_, commit_, rollback_);
@@ -533,14 +492,14 @@ private:
                 return fail(sql_error(rc, "cannot insert event " + std::to_string(e.sequence) + " of session " +
                                               name_of(t.key)));
         }
-        if (auto r = write_shared(t.key, app_delta, user_delta); r.ec) return fail(r);
-        bind_key(update_session_, t.key).bind(4, stub.last_sequence).bind(5, last_update).bind(6, compaction_first);
+        if (auto r = write_shared(t.key, batch.app, batch.user); r.ec) return fail(r);
+        bind_key(update_session_, t.key).bind(4, batch.last_sequence).bind(5, batch.last_update).bind(6, batch.compaction_first);
         if (new_state) update_session_.bind(7, *new_state);
         else update_session_.bind_null(7);
         if (int rc = update_session_.run(); rc != SQLITE_OK)
             return fail(sql_error(rc, "cannot update session " + name_of(t.key)));
         if (auto r = commit(tx); r.ec) return fail(r);
-        out.last_sequence = stub.last_sequence;
+        out.last_sequence = batch.last_sequence;
         return {};
     }
 

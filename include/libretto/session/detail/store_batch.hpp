@@ -1,0 +1,91 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_SESSION_DETAIL_STORE_BATCH_HPP
+#define LIBRETTO_SESSION_DETAIL_STORE_BATCH_HPP
+
+// The part of an append that the database stores (sqlite_store, postgres_store) share:
+// everything that needs no lock — ids, sequences, temp: trimming, serialisation, size checks
+// and the per-scope deltas — done before the transaction. The stored revision must equal
+// the caller's (or the append is stale), so sequences are assigned from the caller's.
+
+#include <libretto/event/json.hpp>
+#include <libretto/session/detail/store_logic.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace libretto::detail {
+
+/// The caller's session as an append needs it: which session, and at which revision.
+struct append_target {
+    session_key key;
+    std::int64_t last_sequence = 0;
+};
+
+/// What an append stored: the events as written and their routed deltas, for
+/// commit_append on the caller's session (on the caller's executor).
+struct append_result {
+    std::vector<event> events;
+    std::vector<routed_delta> routed;
+    std::int64_t last_sequence = 0; ///< of the last stored event; 0 if nothing was stored
+};
+
+/// A batch ready to write.
+struct prepared_batch {
+    std::vector<std::string> rows;  ///< serialized events, parallel to result.events
+    json::object app, user, session; ///< merged deltas (unprefixed app/user keys; null deletes)
+    std::int64_t compaction_first = 0; ///< of the last compaction in the batch; 0: none
+    double last_update = 0;
+    append_result result; ///< events and routed deltas; last_sequence still 0
+    std::int64_t last_sequence = 0; ///< what the session's revision becomes
+};
+
+/// Prepares `events` (partial ones are skipped) for `t`. On failure `detail` says which
+/// event and why; nothing is prepared.
+inline boost::system::error_code prepare_batch(const append_target& t, std::vector<event> events,
+                                               std::size_t max_event_bytes, prepared_batch& out, std::string& detail) {
+    out = {};
+    if (auto ec = validate_key(t.key)) {
+        detail = "invalid session key";
+        return ec;
+    }
+    session stub; // the caller's session as far as prepare_append looks at it
+    stub.id = t.key.session_id;
+    stub.app_name = t.key.app_name;
+    stub.user_id = t.key.user_id;
+    stub.last_sequence = t.last_sequence;
+    const std::string who = t.key.app_name + "/" + t.key.user_id + "/" + t.key.session_id;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        event& e = events[i];
+        if (e.partial) continue; // streaming chunks are never stored
+        routed_delta routed;
+        if (auto ec = prepare_append(stub, e, stub.last_sequence, routed)) {
+            out = {};
+            detail = "event " + std::to_string(i) + " of the append belongs to session '" + e.session_id +
+                     "', not to " + who;
+            return ec;
+        }
+        std::string row = serialize_event(e);
+        if (max_event_bytes && row.size() > max_event_bytes) {
+            out = {};
+            detail = "event " + std::to_string(i) + " of the append is " + std::to_string(row.size()) +
+                     " bytes of JSON, over max_event_bytes (" + std::to_string(max_event_bytes) + ")";
+            return errc::oversize;
+        }
+        for (const auto& kv : routed.app) out.app[kv.key()] = kv.value();
+        for (const auto& kv : routed.user) out.user[kv.key()] = kv.value();
+        for (const auto& kv : routed.session) out.session[kv.key()] = kv.value();
+        if (e.actions.compaction) out.compaction_first = e.actions.compaction->first_sequence;
+        stub.last_sequence = e.sequence;
+        out.last_update = e.timestamp;
+        out.rows.push_back(std::move(row));
+        out.result.events.push_back(std::move(e));
+        out.result.routed.push_back(std::move(routed));
+    }
+    out.last_sequence = stub.last_sequence;
+    return {};
+}
+
+} // namespace libretto::detail
+
+#endif

@@ -1,0 +1,487 @@
+// postgres_store beyond the conformance suite: options, connection failures and timeouts,
+// migrations, the connection pool, lost connections, corrupt rows, exact storage, batches.
+// Runs against the server the ctest fixture starts (tests/pg_test_server.hpp).
+#include <libretto/session/detail/pg_schema.hpp>
+#include <libretto/session/postgres_store.hpp>
+
+#include "conformance/store_conformance.hpp"
+#include "pg_test_server.hpp"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace asio = boost::asio;
+namespace lb = libretto;
+using boost::system::error_code;
+using namespace conformance;
+using namespace std::chrono_literals;
+
+struct schema_fixture {
+    std::string conninfo = pg_test::conninfo();
+    std::string schema = pg_test::fresh_schema("pgtest");
+    ~schema_fixture() { pg_test::drop_schema(schema); }
+
+    // Tests run in parallel against one server: the application name tells this test's
+    // connections apart in pg_stat_activity.
+    std::string app_name = schema;
+
+    lb::postgres_store_options options() const {
+        lb::postgres_store_options o;
+        o.conninfo = conninfo + " application_name=" + app_name;
+        o.schema = schema;
+        return o;
+    }
+    lb::postgres_store open(asio::any_io_executor ex) const { return lb::postgres_store(std::move(ex), options()); }
+    lb::postgres_store open(asio::any_io_executor ex, lb::postgres_store_options o) const {
+        return lb::postgres_store(std::move(ex), std::move(o));
+    }
+};
+
+asio::awaitable<error_code> open_ec(lb::postgres_store& st) {
+    auto op = st.async_open(asio::as_tuple(asio::use_awaitable));
+    auto r = co_await std::move(op);
+    co_return std::get<0>(r);
+}
+
+asio::awaitable<std::tuple<error_code, std::int64_t>> append_batch(lb::postgres_store& st, lb::session& s,
+                                                                   std::vector<lb::event> events) {
+    auto op = st.async_append_batch(s, std::move(events), asio::as_tuple(asio::use_awaitable));
+    co_return co_await std::move(op);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(postgres_store_options)
+
+BOOST_AUTO_TEST_CASE(rejects_bad_options_before_connecting) {
+    asio::io_context io;
+    auto make = [&](auto change) {
+        lb::postgres_store_options o;
+        o.conninfo = "host=127.0.0.1";
+        change(o);
+        return lb::postgres_store(io.get_executor(), std::move(o));
+    };
+    auto code_of = [&](auto change) {
+        try {
+            make(change);
+        } catch (const boost::system::system_error& e) {
+            return e.code();
+        }
+        return error_code{};
+    };
+    BOOST_TEST(code_of([](auto& o) { o.conninfo.clear(); }) == lb::errc::invalid_argument);
+    BOOST_TEST(code_of([](auto& o) { o.schema = "Bad"; }) == lb::errc::invalid_argument);
+    BOOST_TEST(code_of([](auto& o) { o.schema = "x; DROP TABLE y"; }) == lb::errc::invalid_argument);
+    BOOST_TEST(code_of([](auto& o) { o.schema = "9lives"; }) == lb::errc::invalid_argument);
+    BOOST_TEST(code_of([](auto& o) { o.schema = std::string(64, 'a'); }) == lb::errc::invalid_argument);
+    BOOST_TEST(code_of([](auto& o) { o.schema = ""; }) == lb::errc::invalid_argument);
+    BOOST_TEST(code_of([](auto& o) { o.pool_size = 0; }) == lb::errc::invalid_argument);
+    BOOST_TEST(code_of([](auto& o) { o.pool_size = 101; }) == lb::errc::invalid_argument);
+    BOOST_TEST(!code_of([](auto& o) { o.schema = std::string(63, 'a'); }));
+    BOOST_TEST(!code_of([](auto& o) { o.schema = "_tenant_42"; }));
+    BOOST_TEST(io.run() == 0u); // constructing connects to nothing
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(postgres_store_connections)
+
+BOOST_AUTO_TEST_CASE(refused_connection_is_an_io_error_naming_the_server) {
+    // A loopback port nobody listens on: bind one, note it, close it.
+    asio::io_context probe;
+    asio::ip::tcp::acceptor a(probe, {asio::ip::make_address("127.0.0.1"), 0});
+    const auto port = a.local_endpoint().port();
+    a.close();
+    lb::postgres_store_options o;
+    o.conninfo = "host=127.0.0.1 port=" + std::to_string(port) + " user=postgres dbname=x";
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        lb::postgres_store st(ex, o);
+        auto ec = co_await open_ec(st);
+        BOOST_TEST(ec == lb::errc::io_error);
+        const auto msg = st.last_error_message();
+        BOOST_TEST(msg.find("cannot connect") != std::string::npos, msg);
+        BOOST_TEST(msg.find(std::to_string(port)) != std::string::npos, msg);
+        // The operations report the same, and the store stays usable for more attempts.
+        auto gec = co_await get_ec(st, "a", "u", "s");
+        BOOST_TEST(gec == lb::errc::io_error);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(a_server_that_never_answers_hits_connect_timeout) {
+    // Accepts TCP connections and never says a word: libpq waits for the server's reply
+    // to its startup packet until connect_timeout.
+    asio::io_context io;
+    asio::ip::tcp::acceptor silent(io, {asio::ip::make_address("127.0.0.1"), 0});
+    asio::ip::tcp::socket held(io);
+    silent.async_accept(held, [](error_code) {});
+    lb::postgres_store_options o;
+    o.conninfo = "host=127.0.0.1 port=" + std::to_string(silent.local_endpoint().port()) + " user=postgres dbname=x";
+    o.connect_timeout = 200ms;
+    lb::postgres_store st(io.get_executor(), o);
+    error_code result = lb::errc::cancelled;
+    const auto start = std::chrono::steady_clock::now();
+    st.async_open([&](error_code ec) {
+        result = ec;
+        silent.close();
+        held.close();
+    });
+    io.run();
+    const auto took = std::chrono::steady_clock::now() - start;
+    BOOST_TEST(result == lb::errc::io_error);
+    BOOST_TEST(st.last_error_message().find("within 200 ms") != std::string::npos, st.last_error_message());
+    BOOST_TEST(took >= 150ms);
+    BOOST_TEST(took < 10s);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_terminated_idle_connection_is_replaced, schema_fixture) {
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto o = options();
+        o.pool_size = 1;
+        auto st = open(ex, o);
+        auto s = co_await create(st, "app", "u", "s1");
+        co_await append_text(st, s, "before");
+        // The server ends every connection of this test's application (its pool's one).
+        const auto killed = pg_test::query_value("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+                      "AND state = 'idle' AND application_name = '" + app_name + "'");
+        BOOST_TEST(killed == "t");
+        std::this_thread::sleep_for(100ms); // the close reaches our socket
+        // A read after the loss works: the dead idle connection is noticed and replaced.
+        auto g = co_await get(st, s);
+        BOOST_REQUIRE(g);
+        BOOST_TEST(g->events.size() == 1u);
+        // So does a write.
+        auto seq = co_await append_text(st, s, "after");
+        BOOST_TEST(seq == 2);
+    });
+}
+
+BOOST_FIXTURE_TEST_CASE(pool_exhaustion_waits_then_fails_busy, schema_fixture) {
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto o = options();
+        o.pool_size = 1;
+        o.acquire_timeout = 150ms;
+        auto st = open(ex, o);
+        auto s = co_await create(st, "app", "u", "s1");
+        // Another client locks the session row; our append waits for that lock, holding the
+        // pool's only connection.
+        std::unique_ptr<PGconn, pg_test::conn_deleter> locker(PQconnectdb(conninfo.c_str()));
+        BOOST_REQUIRE(PQstatus(locker.get()) == CONNECTION_OK);
+        PQclear(PQexec(locker.get(), ("BEGIN; SELECT 1 FROM " + schema + ".sessions WHERE session_id = 's1' FOR UPDATE")
+                                         .c_str()));
+        error_code append_result = lb::errc::cancelled;
+        std::int64_t append_seq = -1;
+        lb::event e = text_event("waits for the row lock");
+        st.async_append(s, std::move(e), [&](error_code ec, std::int64_t seq) {
+            append_result = ec;
+            append_seq = seq;
+        });
+        // A second operation finds no free connection within acquire_timeout.
+        auto gec = co_await get_ec(st, "app", "u", "s1");
+        BOOST_TEST(gec == lb::errc::busy);
+        BOOST_TEST(st.last_error_message().find("none of the pool's 1 connections") != std::string::npos,
+                   st.last_error_message());
+        BOOST_TEST(append_result == lb::errc::cancelled); // still waiting for the lock
+        PQclear(PQexec(locker.get(), "COMMIT"));
+        // Once the lock is released the append completes.
+        asio::steady_timer t(ex);
+        for (int i = 0; i < 200 && append_result == lb::errc::cancelled; ++i) {
+            t.expires_after(10ms);
+            co_await t.async_wait(asio::use_awaitable);
+        }
+        BOOST_TEST(!append_result);
+        BOOST_TEST(append_seq == 1);
+        BOOST_TEST(s.last_sequence == 1);
+    });
+}
+
+BOOST_FIXTURE_TEST_CASE(concurrent_operations_share_a_small_pool, schema_fixture) {
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto o = options();
+        o.pool_size = 2;
+        auto st = open(ex, o);
+        // 20 sessions created and appended to at once through 2 connections.
+        int done = 0, failures = 0;
+        std::vector<lb::session> sessions(20);
+        for (int i = 0; i < 20; ++i) {
+            st.async_create(create_opts("app", "u" + std::to_string(i % 3), "s" + std::to_string(i)),
+                            [&, i](error_code ec, lb::session s) {
+                                if (ec) ++failures;
+                                sessions[static_cast<std::size_t>(i)] = std::move(s);
+                                ++done;
+                            });
+        }
+        asio::steady_timer t(ex);
+        while (done < 20) {
+            t.expires_after(5ms);
+            co_await t.async_wait(asio::use_awaitable);
+        }
+        BOOST_TEST(failures == 0);
+        lb::list_options lo;
+        lo.app_name = "app";
+        lo.page_size = 100;
+        auto page = co_await list(st, lo);
+        BOOST_TEST(page.sessions.size() == 20u);
+        // At most pool_size connections were opened by this store.
+        const auto n = pg_test::query_value("SELECT count(*) FROM pg_stat_activity WHERE application_name = '" +
+                                            app_name + "'");
+        BOOST_TEST(std::stoi(n) <= 2);
+    });
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(postgres_store_schema)
+
+BOOST_FIXTURE_TEST_CASE(creates_the_schema_at_the_latest_version, schema_fixture) {
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto st = open(ex);
+        BOOST_TEST(st.found_schema_version() == -1);
+        auto ec = co_await open_ec(st);
+        BOOST_TEST(!ec);
+        BOOST_TEST(st.found_schema_version() == 0);
+        BOOST_TEST(pg_test::query_value("SELECT version FROM " + schema + ".schema_version") == "2");
+        BOOST_TEST(pg_test::query_value("SELECT count(*) FROM pg_indexes WHERE schemaname = '" + schema +
+                                        "' AND indexname = 'sessions_by_user'") == "1");
+    });
+    static_assert(lb::postgres_store::schema_version == 2);
+}
+
+BOOST_FIXTURE_TEST_CASE(migrates_a_version_1_schema_keeping_its_data, schema_fixture) {
+    // A database as the first release left it: the v1 text, version 1, one session.
+    pg_test::exec("CREATE SCHEMA " + schema + "; CREATE TABLE " + schema +
+                  ".schema_version (version integer NOT NULL); INSERT INTO " + schema + ".schema_version VALUES (1);" +
+                  lb::detail::pg::qualify(lb::detail::pg::migration_v1, schema));
+    pg_test::exec("SELECT " + schema + ".libretto_create('app', 'u', 'old', 5.0, '{k}', '{\"1\"}', '{}', '{}', '{}', '{}')");
+    lb::event e = text_event("hi", 6.0);
+    e.session_id = "old";
+    e.sequence = 1;
+    std::string data = lb::serialize_event(e);
+    for (std::size_t i = data.find('\''); i != std::string::npos; i = data.find('\'', i + 2)) data.insert(i, 1, '\'');
+    pg_test::exec("SELECT " + schema + ".libretto_append('app', 'u', 'old', 0, 6.0, 0, '{1}', '{6.0}', ARRAY['" + data +
+                  "'], '{}', '{}', '{}', '{}', '{}', '{}')");
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto st = open(ex);
+        auto ec = co_await open_ec(st);
+        BOOST_TEST(!ec, st.last_error_message());
+        BOOST_TEST(st.found_schema_version() == 1);
+        BOOST_TEST(pg_test::query_value("SELECT version FROM " + schema + ".schema_version") == "2");
+        BOOST_TEST(pg_test::query_value("SELECT count(*) FROM pg_indexes WHERE schemaname = '" + schema +
+                                        "' AND indexname = 'sessions_by_user'") == "1");
+        auto g = co_await get(st, "app", "u", "old");
+        BOOST_REQUIRE(g);
+        BOOST_TEST(g->last_sequence == 1);
+        BOOST_REQUIRE(g->events.size() == 1u);
+        BOOST_TEST(g->events[0].text() == "hi");
+        BOOST_TEST(g->state.at("k") == lb::json::value(1));
+    });
+}
+
+BOOST_FIXTURE_TEST_CASE(a_newer_schema_is_refused_and_left_alone, schema_fixture) {
+    pg_test::exec("CREATE SCHEMA " + schema + "; CREATE TABLE " + schema +
+                  ".schema_version (version integer NOT NULL); INSERT INTO " + schema + ".schema_version VALUES (99);");
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto st = open(ex);
+        auto ec = co_await open_ec(st);
+        BOOST_TEST(ec == boost::system::errc::not_supported);
+        BOOST_TEST(st.last_error_message().find("version 99") != std::string::npos, st.last_error_message());
+        BOOST_TEST(pg_test::query_value("SELECT version FROM " + schema + ".schema_version") == "99");
+        BOOST_TEST(pg_test::query_value("SELECT count(*) FROM pg_tables WHERE schemaname = '" + schema + "'") == "1");
+        auto gec = co_await get_ec(st, "a", "u", "s");
+        BOOST_TEST(gec == boost::system::errc::not_supported);
+    });
+}
+
+BOOST_FIXTURE_TEST_CASE(stores_starting_together_migrate_once, schema_fixture) {
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        std::vector<lb::postgres_store> stores;
+        for (int i = 0; i < 4; ++i) stores.push_back(open(ex));
+        int done = 0, failures = 0;
+        for (auto& st : stores)
+            st.async_open([&](error_code ec) {
+                if (ec) ++failures;
+                ++done;
+            });
+        asio::steady_timer t(ex);
+        while (done < 4) {
+            t.expires_after(5ms);
+            co_await t.async_wait(asio::use_awaitable);
+        }
+        BOOST_TEST(failures == 0);
+        int created = 0;
+        for (auto& st : stores) created += st.found_schema_version() == 0;
+        BOOST_TEST(created == 1); // the others found it at the latest version
+        BOOST_TEST(pg_test::query_value("SELECT count(*) FROM " + schema + ".schema_version") == "1");
+    });
+}
+
+BOOST_FIXTURE_TEST_CASE(schemas_keep_deployments_apart, schema_fixture) {
+    const std::string other = pg_test::fresh_schema("pgtest_other");
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto a = open(ex);
+        auto o = options();
+        o.schema = other;
+        auto b = open(ex, o);
+        co_await create(a, "app", "u", "same-id");
+        auto ec = co_await create_ec(b, create_opts("app", "u", "same-id"));
+        BOOST_TEST(!ec);
+        auto ga = co_await get(b, "app", "u", "same-id");
+        BOOST_TEST(ga.has_value());
+    });
+    pg_test::drop_schema(other);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(postgres_store_data)
+
+BOOST_FIXTURE_TEST_CASE(events_are_stored_byte_for_byte, schema_fixture) {
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto st = open(ex);
+        auto s = co_await create(st, "app", "u", "s1");
+        // Text that stresses the array-literal encoding and JSON escaping.
+        const std::string nasty = "quote \" backslash \\ braces {} comma , NULL null \u00e9\u4e2d \t\n end";
+        lb::event e = text_event(nasty);
+        e.actions.state_delta["k"] = nasty;
+        e.actions.state_delta["app:k"] = lb::json::array{1, "two", nullptr, 3.25};
+        e.timestamp = 1763700000.123456;
+        co_await append(st, s, e);
+        const lb::event& stored = s.events.back();
+        const std::string expected = lb::serialize_event(stored);
+        BOOST_TEST(pg_test::query_value("SELECT data FROM " + schema + ".events WHERE sequence = 1") == expected);
+        auto g = co_await get(st, s);
+        BOOST_REQUIRE(g);
+        BOOST_REQUIRE(g->events.size() == 1u);
+        BOOST_TEST((g->events[0] == stored));
+        BOOST_TEST(g->events[0].text() == nasty);
+        BOOST_TEST(g->events[0].timestamp == 1763700000.123456);
+        BOOST_TEST(g->state.at("k") == lb::json::value(nasty));
+        BOOST_TEST(g->state.at("app:k") == (lb::json::array{1, "two", nullptr, 3.25}));
+    });
+}
+
+BOOST_FIXTURE_TEST_CASE(append_batch_is_all_or_nothing, schema_fixture) {
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto st = open(ex);
+        auto s = co_await create(st, "app", "u", "s1");
+        std::vector<lb::event> turn;
+        turn.push_back(text_event("one"));
+        turn.push_back(text_event("streaming chunk"));
+        turn.back().partial = true;
+        turn.push_back(text_event("two"));
+        turn.back().actions.state_delta["n"] = 2;
+        auto [ec, last] = co_await append_batch(st, s, std::move(turn));
+        BOOST_TEST(!ec);
+        BOOST_TEST(last == 2); // the partial event is not stored
+        BOOST_TEST(s.last_sequence == 2);
+        BOOST_TEST(s.events.size() == 2u);
+        BOOST_TEST(s.state.at("n") == lb::json::value(2));
+
+        // A batch with an oversize event stores none of its events.
+        auto o = options();
+        o.max_event_bytes = 1000;
+        auto small = open(ex, o);
+        std::vector<lb::event> bad;
+        bad.push_back(text_event("fits"));
+        bad.push_back(text_event(std::string(2000, 'x')));
+        auto [ec2, last2] = co_await append_batch(small, s, std::move(bad));
+        BOOST_TEST(ec2 == lb::errc::oversize);
+        BOOST_TEST(last2 == 0);
+        BOOST_TEST(small.last_error_message().find("event 1 of the append") != std::string::npos,
+                   small.last_error_message());
+        BOOST_TEST(s.last_sequence == 2);
+        BOOST_TEST(pg_test::query_value("SELECT count(*) FROM " + schema + ".events") == "2");
+
+        // A stale batch stores nothing.
+        lb::session stale = s;
+        stale.last_sequence = 1;
+        std::vector<lb::event> late;
+        late.push_back(text_event("late 1"));
+        late.push_back(text_event("late 2"));
+        auto [ec3, last3] = co_await append_batch(st, stale, std::move(late));
+        BOOST_TEST(ec3 == lb::errc::stale_session);
+        BOOST_TEST(st.last_error_message().find("is at sequence 2, the caller's copy at 1") != std::string::npos,
+                   st.last_error_message());
+        BOOST_TEST(pg_test::query_value("SELECT count(*) FROM " + schema + ".events") == "2");
+
+        // An empty batch (or all partial) stores nothing and succeeds.
+        std::vector<lb::event> none;
+        auto [ec4, last4] = co_await append_batch(st, s, std::move(none));
+        BOOST_TEST(!ec4);
+        BOOST_TEST(last4 == 0);
+        BOOST_TEST(s.last_sequence == 2);
+    });
+}
+
+BOOST_FIXTURE_TEST_CASE(append_to_a_deleted_session_is_not_found, schema_fixture) {
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto st = open(ex);
+        auto s = co_await create(st, "app", "u", "s1");
+        co_await remove(st, "app", "u", "s1");
+        auto ec = co_await append_text_ec(st, s, "into the void");
+        BOOST_TEST(ec == lb::errc::not_found);
+        BOOST_TEST(st.last_error_message().find("app/u/s1 does not exist") != std::string::npos, st.last_error_message());
+    });
+}
+
+BOOST_FIXTURE_TEST_CASE(corrupt_rows_are_reported_not_skipped, schema_fixture) {
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto st = open(ex);
+        auto s = co_await create(st, "app", "u", "s1");
+        co_await append_text(st, s, "one");
+        co_await append_text(st, s, "two");
+        pg_test::exec("UPDATE " + schema + ".events SET data = '{\"truncated' WHERE sequence = 2");
+        auto ec = co_await get_ec(st, "app", "u", "s1");
+        BOOST_TEST(ec == lb::errc::corrupt_data);
+        BOOST_TEST(st.last_error_message().find("event at sequence 2 is corrupt") != std::string::npos,
+                   st.last_error_message());
+        // Only the intact part requested: fine.
+        lb::get_options first;
+        first.num_recent_events = 0;
+        auto g = co_await get(st, key_of(s), first);
+        BOOST_TEST(g.has_value());
+
+        pg_test::exec("UPDATE " + schema + ".events SET data = '" + lb::serialize_event(s.events[0]) +
+                      "' WHERE sequence = 2"); // a valid event, but the wrong sequence
+        ec = co_await get_ec(st, "app", "u", "s1");
+        BOOST_TEST(ec == lb::errc::corrupt_data);
+        BOOST_TEST(st.last_error_message().find("says it has sequence 1") != std::string::npos, st.last_error_message());
+
+        pg_test::exec("INSERT INTO " + schema + ".app_state VALUES ('app', 'bad', 'not json')");
+        lb::list_options lo;
+        lo.app_name = "app";
+        auto lec = co_await list_ec(st, lo);
+        BOOST_TEST(lec == lb::errc::corrupt_data);
+        BOOST_TEST(st.last_error_message().find("'bad' holds invalid JSON") != std::string::npos, st.last_error_message());
+    });
+}
+
+BOOST_FIXTURE_TEST_CASE(data_outlives_the_store, schema_fixture) {
+    lb::session kept;
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto st = open(ex);
+        auto s = co_await create(st, "app", "u", "s1");
+        lb::event e = text_event("persisted");
+        e.actions.state_delta["user:name"] = "Ada";
+        co_await append(st, s, e);
+        kept = s;
+    });
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto st = open(ex);
+        auto g = co_await get(st, kept);
+        BOOST_REQUIRE(g);
+        BOOST_TEST((g->events == kept.events));
+        BOOST_TEST(g->last_sequence == kept.last_sequence);
+        BOOST_TEST(g->state.at("user:name") == lb::json::value("Ada"));
+        auto other = co_await create(st, "app", "u", "s2");
+        BOOST_TEST(other.state.at("user:name") == lb::json::value("Ada"));
+    });
+}
+
+BOOST_AUTO_TEST_SUITE_END()
