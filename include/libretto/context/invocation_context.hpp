@@ -12,7 +12,9 @@
 #include <libretto/event/event.hpp>
 #include <libretto/session/session.hpp>
 #include <libretto/session/state.hpp>
+#include <libretto/stream/event_stream.hpp>
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/json/object.hpp>
 
 #include <functional>
@@ -28,6 +30,13 @@ namespace libretto {
 
 /// Pushes an event to the parent stream immediately (tools and agent_tool use it).
 using event_callback = std::function<void(event)>;
+
+class invocation_context;
+
+/// Starts the agent named `name` of the invocation's agent tree on `ctx` (transfer_to_agent
+/// uses it); nullopt when the tree has no agent of that name. Set by whoever runs the root
+/// (the runner), from the root agent (agent/agent.hpp: agent_launcher_for).
+using agent_launcher = std::function<std::optional<event_stream>(std::string_view name, invocation_context ctx)>;
 
 /// The shape of an agent tree, by name: what reset_sub_agent_states walks.
 struct agent_node {
@@ -60,6 +69,9 @@ struct invocation_options {
     json::object run_config{};
     std::shared_ptr<const agent_node> agent_tree{};
     libretto::event_callback event_callback{};
+    /// Where the agents of this invocation run their streams, models and tools.
+    boost::asio::any_io_executor executor{};
+    libretto::agent_launcher agent_launcher{};
 };
 
 /// Which events get_events returns.
@@ -92,6 +104,8 @@ public:
         shared_->run_config = std::move(o.run_config);
         shared_->agent_tree = std::move(o.agent_tree);
         shared_->callback = std::move(o.event_callback);
+        shared_->executor = std::move(o.executor);
+        shared_->launcher = std::move(o.agent_launcher);
     }
 
     // ---- identity ---------------------------------------------------------------------
@@ -113,6 +127,19 @@ public:
     std::shared_ptr<libretto::session> session_ptr() const noexcept { return session_; }
     const json::object& run_config() const noexcept { return shared_->run_config; }
     const agent_node* agent_tree() const noexcept { return shared_->agent_tree.get(); }
+    void set_agent_tree(std::shared_ptr<const agent_node> tree) { shared_->agent_tree = std::move(tree); }
+
+    /// The executor agents run on (empty if the context was built without one).
+    const boost::asio::any_io_executor& get_executor() const noexcept { return shared_->executor; }
+    void set_executor(boost::asio::any_io_executor ex) { shared_->executor = std::move(ex); }
+
+    /// Starts agent `name` of the tree on `ctx` (see agent_launcher); nullopt if there is
+    /// no launcher or no agent of that name.
+    std::optional<event_stream> launch_agent(std::string_view name, invocation_context ctx) const {
+        if (!shared_->launcher) return std::nullopt;
+        return shared_->launcher(name, std::move(ctx));
+    }
+    void set_agent_launcher(libretto::agent_launcher l) { shared_->launcher = std::move(l); }
 
     /// Tool call ids that pause the invocation when requested (long-running tools).
     std::set<std::string, std::less<>>& long_running_tool_ids() noexcept { return shared_->long_running; }
@@ -242,6 +269,8 @@ private:
         json::object run_config;
         std::shared_ptr<const agent_node> agent_tree;
         libretto::event_callback callback;
+        boost::asio::any_io_executor executor;
+        libretto::agent_launcher launcher;
         bool ended = false;
     };
 
