@@ -3,6 +3,10 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include <libretto/context/readonly_context.hpp>
 
 #include <boost/json/parse.hpp>
@@ -109,6 +113,17 @@ BOOST_AUTO_TEST_CASE(subscript_assignment_writes_state_and_delta) {
     // Identity comes from the base class.
     BOOST_TEST(cb.agent_name() == "writer");
     BOOST_TEST(cb.invocation_id() == "inv");
+}
+
+BOOST_AUTO_TEST_CASE(subscript_assignment_takes_what_value_from_takes) {
+    invocation_context ctx(opts());
+    callback_context cb(ctx);
+    const std::string city = "Oslo";
+    cb.state()["city"] = city;                                  // std::string: two conversions away
+    cb.state()["tags"] = std::vector<std::string>{"a", "b"};    // a container
+    cb.state()["pair"] = std::map<std::string, int>{{"x", 1}};  // a map becomes an object
+    BOOST_TEST((cb.actions().state_delta == obj(R"({"city":"Oslo","tags":["a","b"],"pair":{"x":1}})")));
+    BOOST_TEST(ctx.state().find("city")->as_string() == "Oslo");
 }
 
 BOOST_AUTO_TEST_CASE(overwrite_records_the_last_value) {

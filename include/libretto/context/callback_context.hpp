@@ -5,6 +5,11 @@
 #include <libretto/context/readonly_context.hpp>
 #include <libretto/event/event_actions.hpp>
 
+#include <boost/json/value_from.hpp>
+
+#include <type_traits>
+#include <utility>
+
 namespace libretto {
 
 /// What callbacks (and tools) get: the invocation's state, writable, and their own
@@ -22,6 +27,14 @@ public:
             proxy& operator=(json::value v) {
                 state_ref(ctx_, delta_).set(key_, std::move(v));
                 return *this;
+            }
+            /// Anything boost::json::value_from accepts (std::string, containers, described
+            /// structs): `ctx.state()["city"] = args.city;` reads as it should.
+            template <class T>
+                requires(!std::is_convertible_v<T &&, json::value> &&
+                         requires(T&& t) { boost::json::value_from(std::forward<T>(t)); })
+            proxy& operator=(T&& v) {
+                return *this = boost::json::value_from(std::forward<T>(v));
             }
             const json::value* get() const noexcept { return ctx_->state().find(key_); }
             operator const json::value&() const {
