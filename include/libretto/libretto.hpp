@@ -3,6 +3,9 @@
 #define LIBRETTO_LIBRETTO_HPP
 
 // The umbrella header: everything libretto offers without optional dependencies.
+// sqlite_store and postgres_store need their CMake components (libretto::sqlite,
+// libretto::postgres); include <libretto/session/sqlite_store.hpp> or
+// <libretto/session/postgres_store.hpp> yourself when you link them.
 
 #include <libretto/error.hpp>
 #include <libretto/json_error.hpp>
@@ -17,7 +20,12 @@
 
 #include <libretto/session/session.hpp>
 #include <libretto/session/state.hpp>
+#include <libretto/session/store.hpp>
+#include <libretto/session/any_store.hpp>
+#include <libretto/session/memory_store.hpp>
+#include <libretto/session/jsonl_store.hpp>
 
+#include <libretto/agent/agent.hpp>
 #include <libretto/context/callback_context.hpp>
 #include <libretto/context/invocation_context.hpp>
 #include <libretto/context/readonly_context.hpp>
