@@ -111,9 +111,14 @@ public:
 
     bool on_key(json::string_view s, std::size_t, json::error_code& ec) {
         if (raw_depth_) return raw_.push_key(s), true;
-        key_.append(s.data(), s.size());
-        const bool ok = pick_slot(key_);
-        key_.clear();
+        bool ok;
+        if (key_.empty()) { // the whole key in one piece: no copy
+            ok = pick_slot(std::string_view(s.data(), s.size()));
+        } else {
+            key_.append(s.data(), s.size());
+            ok = pick_slot(key_);
+            key_.clear();
+        }
         return ok ? true : stop(ec);
     }
 
@@ -254,6 +259,13 @@ private:
         return true;
     }
 
+    /// a == b for strings of equal size (keys are short: no call to memcmp).
+    static bool same_chars(std::string_view a, std::string_view b) noexcept {
+        for (std::size_t i = 0; i < a.size(); ++i)
+            if (a[i] != b[i]) return false;
+        return true;
+    }
+
     bool pick_slot(std::string_view k) {
         if (depth_ < 0) return false;
         struct entry {
@@ -289,7 +301,7 @@ private:
             const unsigned n = static_cast<unsigned>(std::size(table));
             unsigned i = next_[depth_] < n ? next_[depth_] : 0;
             for (unsigned tries = 0; tries < n; ++tries, i = (i + 1 == n ? 0 : i + 1)) {
-                if (table[i].name.size() == k.size() && table[i].name == k) {
+                if (table[i].name.size() == k.size() && same_chars(table[i].name, k)) {
                     if (!once(i)) return false;
                     slot_ = table[i].s;
                     next_[depth_] = i + 1;
