@@ -742,7 +742,7 @@ struct doc_weather_args {
 BOOST_DESCRIBE_STRUCT(doc_weather_args, (), (city, unit))
 
 asio::awaitable<json::value> doc_get_weather(doc_weather_args args, tool_context& ctx) {
-    ctx.state()["last_city"] = json::value(args.city);
+    ctx.state()["last_city"] = args.city; // as docs/tools.md writes it
     json::object out{{"city", args.city}, {"temp_c", 21}};
     co_return out;
 }
