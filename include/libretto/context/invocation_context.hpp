@@ -157,6 +157,15 @@ public:
         return c;
     }
 
+    /// A context for sub-agent `agent_name` on this context's branch: same invocation,
+    /// everything shared. The children of sequential_agent and loop_agent run on it (ADK:
+    /// only a parallel fork opens a branch; a sequence's children see each other).
+    invocation_context for_agent(std::string agent_name) const {
+        invocation_context c = *this;
+        c.agent_name_ = std::move(agent_name);
+        return c;
+    }
+
     /// A copy whose session is new and empty (same ids, no events): the child of an
     /// agent_tool starts without the parent's conversation. State stays shared.
     invocation_context clear_session() const {
