@@ -1,0 +1,57 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_COMPACTION_NO_COMPACTION_HPP
+#define LIBRETTO_COMPACTION_NO_COMPACTION_HPP
+
+// The compaction policy that never compacts, and the minimal vocabulary the runner needs
+// from a compaction strategy. A sketch: the compaction issue adds the strategies
+// (char_budget, sliding_window, token_budget), the obligations tracker and the
+// summarizers, and may move the concept to its own header.
+//
+// Valid expressions, for a strategy type C, `const C c`, `const session_view v`:
+//
+//   c.plan(v) -> std::optional<compaction_plan>   pure, no I/O: which range to summarise
+//
+// The runner calls plan() after a turn's stream has ended (never mid-stream). When a plan
+// comes back it asks the strategy for the summary event, with
+//
+//   c.async_compact(v, plan) -> asio::awaitable<std::optional<event>>
+//
+// and appends that event like any other. A strategy without async_compact (or that
+// returns nullopt) leaves the session as it is.
+
+#include <libretto/session/session.hpp>
+
+#include <concepts>
+#include <cstdint>
+#include <optional>
+
+namespace libretto {
+
+/// What a strategy plans from: the session as the runner holds it after a turn (the
+/// events from the newest compaction on, plus the turn's own).
+struct session_view {
+    const libretto::session& session;
+};
+
+/// The events to summarise, by sequence (inclusive).
+struct compaction_plan {
+    std::int64_t first_sequence = 0;
+    std::int64_t last_sequence = 0;
+    friend bool operator==(const compaction_plan&, const compaction_plan&) = default;
+};
+
+template <class C>
+concept compaction_strategy = requires(const C& c, const session_view& v) {
+    { c.plan(v) } -> std::same_as<std::optional<compaction_plan>>;
+};
+
+/// Never compacts; costs nothing (the runner does not even build a view for it).
+struct no_compaction {
+    std::optional<compaction_plan> plan(const session_view&) const noexcept { return std::nullopt; }
+};
+
+static_assert(compaction_strategy<no_compaction>);
+
+} // namespace libretto
+
+#endif

@@ -1,0 +1,518 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_RUNNER_HPP
+#define LIBRETTO_RUNNER_HPP
+
+// runner<Agent, Store, Compaction, Signer>: runs one turn of a session. docs/runner.md
+// describes what a turn does; in short:
+//
+//   lb::runner runner{assistant, store};                      // + compaction, signer
+//   auto turn = runner.run({.app = "demo", .user = "u1", .session = "s1"}, "Weather in Oslo?");
+//   while (auto ev = co_await turn.next()) { ... }            // errors are thrown here
+//
+// A turn loads the session (the events from its newest compaction on) or creates it,
+// stores the user message, runs the agent (the root, or the agent the session last
+// transferred to), stores every non-partial event it yields before asking it for the next
+// one, yields every event to the caller, and runs compaction when the agent's stream ends.
+// Turns of one session run one at a time within a process. resume() continues an
+// invocation paused on a long-running tool call.
+//
+// The runner refers to its agent and its store (both must outlive it and every turn);
+// it owns its compaction strategy and signer.
+
+#include <libretto/agent/agent.hpp>
+#include <libretto/compaction/no_compaction.hpp>
+#include <libretto/context/invocation_context.hpp>
+#include <libretto/detail/runner_lock.hpp>
+#include <libretto/error.hpp>
+#include <libretto/event/event.hpp>
+#include <libretto/session/session.hpp>
+#include <libretto/session/state.hpp>
+#include <libretto/session/store.hpp>
+#include <libretto/sign/no_signer.hpp>
+#include <libretto/stream/event_stream.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/object.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace libretto {
+
+/// What one turn runs on.
+struct run_options {
+    std::string app{};     ///< the app id
+    std::string user{};    ///< the user id
+    std::string session{}; ///< the session id; created on its first turn
+    /// Applied with the user message (run) or the tool response (resume): stored in that
+    /// event's actions.state_delta, so the agent starts with it in its state.
+    json::object state_delta{};
+    /// run: the new invocation's id (empty: a fresh UUID). resume: the paused invocation;
+    /// empty: the invocation of the tool call being answered (a different one is an error).
+    std::string invocation_id{};
+    /// The context's is_resumable(): long-running tool calls pause the invocation (resume
+    /// continues it). resume() always runs resumable.
+    bool resumable = false;
+    /// Also yield the stored user message (run) or tool response (resume) first.
+    bool yield_user_message = false;
+    json::object run_config{}; ///< passed to the agents (ctx.run_config())
+    /// Items the turn's stream buffers ahead of the caller (0: rendezvous).
+    std::size_t stream_capacity = 16;
+};
+
+namespace detail {
+
+[[noreturn]] inline void throw_turn_error(boost::system::error_code ec, const std::string& what) {
+    throw boost::system::system_error(ec, "libretto::runner: " + what);
+}
+
+inline std::string session_name(const session_key& k) {
+    return "session '" + k.app_name + "/" + k.user_id + "/" + k.session_id + "'";
+}
+
+/// What a turn was asked to do.
+struct turn_request {
+    run_options options;
+    libretto::content content; ///< the user message, or (resume) the tool responses
+    bool resume = false;
+};
+
+/// Per-turn bookkeeping shared by the turn's steps.
+struct turn_state {
+    session_key key;
+    std::shared_ptr<libretto::session> sess; ///< the session the context points to
+    /// What the store appends to. The store may update it on another thread (its pool), so
+    /// it is never the context's session: the turn mirrors each stored event into `sess`
+    /// on the turn's own executor.
+    libretto::session scratch;
+    std::size_t stored = 0; ///< events stored by this turn
+};
+
+template <class Core>
+boost::asio::awaitable<event> store_event(Core& core, turn_state& t, event ev) {
+    session& s = *t.sess;
+    if (ev.id.empty()) ev.id = event::new_id();
+    if (ev.timestamp == 0) ev.timestamp = event::now();
+    if (ev.session_id.empty()) ev.session_id = s.id;
+    if constexpr (is_signing<typename Core::signer_type>) {
+        ev.prev_signature.reset();
+        for (auto it = s.events.rbegin(); it != s.events.rend(); ++it) {
+            if (it->is_signed()) {
+                ev.prev_signature = it->signature;
+                break;
+            }
+        }
+        core.signer.sign_event(ev);
+    }
+    // The agent sees the event in ctx.session() as soon as the runner has taken it (its
+    // sequence is filled in once stored): an agent whose stream has capacity 0 finds
+    // each event it emitted in the session when its emit() returns.
+    s.events.push_back(ev);
+    const std::size_t index = s.events.size() - 1;
+    if (!ev.actions.state_delta.empty()) apply_delta(s.state, ev.actions.state_delta);
+
+    t.scratch.last_sequence = s.last_sequence;
+    t.scratch.events.clear();
+    const event_type type = ev.type;
+    const std::string author = ev.author;
+    boost::system::error_code ec;
+    auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
+    auto op = core.store->async_append(t.scratch, std::move(ev), std::move(token));
+    const std::int64_t seq = co_await std::move(op);
+    if (ec || t.scratch.events.empty()) {
+        if (index + 1 == s.events.size()) s.events.pop_back();
+        if (!ec) ec = make_error_code(errc::io_error);
+        std::string what = "storing event " + std::to_string(t.stored + 1) + " of the turn (" +
+                           std::string(to_string(type)) + " by '" + author + "') in " + session_name(t.key) +
+                           " failed: " + ec.message();
+        if (ec == errc::stale_session)
+            what += " (another writer, e.g. another process, appended to the session during this turn; the turn "
+                    "stopped; the next turn loads the session again)";
+        throw_turn_error(ec, what);
+    }
+    event stored = std::move(t.scratch.events.back());
+    t.scratch.events.clear();
+    event& mirrored = s.events[index];
+    mirrored.sequence = seq;
+    // The store drops temp: keys from the stored delta (the state keeps them).
+    if (mirrored.actions.state_delta.size() != stored.actions.state_delta.size())
+        mirrored.actions.state_delta = stored.actions.state_delta;
+    s.last_sequence = seq;
+    s.last_update_time = stored.timestamp;
+    ++t.stored;
+    co_return stored;
+}
+
+template <class Store>
+concept flushable_store = requires(Store& s, session_key k) {
+    s.async_flush(k, boost::asio::redirect_error(boost::asio::use_awaitable, std::declval<boost::system::error_code&>()));
+};
+
+template <class Core>
+boost::asio::awaitable<boost::system::error_code> flush_turn(Core& core, const turn_state& t) {
+    boost::system::error_code ec;
+    if constexpr (flushable_store<typename Core::store_type>) {
+        if (t.stored == 0) co_return ec;
+        session_key k = t.key;
+        auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
+        auto op = core.store->async_flush(std::move(k), std::move(token));
+        co_await std::move(op);
+    }
+    co_return ec;
+}
+
+/// The agent that starts a new invocation: the target of the session's newest transfer
+/// when it is in the tree, else the root.
+inline agent_ref pick_agent(agent_ref root, const session& s) {
+    for (auto it = s.events.rbegin(); it != s.events.rend(); ++it) {
+        if (!it->actions.transfer_to_agent) continue;
+        if (auto found = find_agent(root, *it->actions.transfer_to_agent)) return *found;
+        return root;
+    }
+    return root;
+}
+
+/// The ids check of a turn: every id valid, with a message naming the bad one.
+inline void validate_turn_ids(const run_options& o) {
+    auto check = [](std::string_view what, const std::string& id) {
+        if (auto ec = validate_id(id))
+            throw_turn_error(ec, "run_options." + std::string(what) + " '" + id +
+                                     "' is not a valid id (1 to 128 bytes; no '/', '\\', '..' or control characters)");
+    };
+    check("app", o.app);
+    check("user", o.user);
+    check("session", o.session);
+}
+
+/// resume(): the invocation a tool response answers, its agent and branch.
+struct resume_target {
+    std::string invocation_id;
+    std::string author;
+    std::string branch;
+};
+
+inline resume_target find_resume_target(const session& s, const content& responses, const run_options& o,
+                                        const session_key& key) {
+    resume_target target;
+    bool any = false;
+    for (const auto& p : responses.parts) {
+        const auto* r = std::get_if<tool_response_part>(&p);
+        if (!r) continue;
+        if (r->tool_call_id.empty())
+            throw_turn_error(errc::invalid_argument, "resume: a tool response has no tool_call_id");
+        const event* call = nullptr;
+        for (auto it = s.events.rbegin(); it != s.events.rend() && !call; ++it) {
+            if (it->partial) continue;
+            if (it->type == event_type::tool_response) {
+                for (const auto& done : it->tool_responses())
+                    if (done.tool_call_id == r->tool_call_id)
+                        throw_turn_error(errc::already_exists, "resume: tool call '" + r->tool_call_id +
+                                                                   "' in " + session_name(key) +
+                                                                   " already has a response");
+                continue;
+            }
+            for (const auto& c : it->tool_calls())
+                if (c.tool_call_id == r->tool_call_id) call = &*it;
+        }
+        if (!call)
+            throw_turn_error(errc::not_found, "resume: no tool call '" + r->tool_call_id + "' in " + session_name(key) +
+                                                  " (searched the events from the newest compaction on)");
+        if (!any) {
+            target = {call->invocation_id, call->author, call->branch};
+            any = true;
+        } else if (call->invocation_id != target.invocation_id) {
+            throw_turn_error(errc::invalid_argument, "resume: the tool responses answer calls of different invocations");
+        }
+    }
+    if (!any) throw_turn_error(errc::invalid_argument, "resume: the content has no tool_response part");
+    if (!o.invocation_id.empty() && o.invocation_id != target.invocation_id)
+        throw_turn_error(errc::invalid_argument, "resume: run_options.invocation_id '" + o.invocation_id +
+                                                     "' is not the invocation of the answered call ('" +
+                                                     target.invocation_id + "')");
+    return target;
+}
+
+/// One turn, as the producer of the stream run()/resume() return.
+template <class Core>
+boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, turn_request req, event_writer out) {
+    validate_turn_ids(req.options);
+    if (req.content.parts.empty())
+        throw_turn_error(errc::invalid_argument, req.resume ? "resume: the content has no tool_response part"
+                                                            : "the user message is empty (no parts)");
+    turn_state t;
+    t.key = session_key{req.options.app, req.options.user, req.options.session};
+
+    // 1. One turn per session at a time (no thread blocks while a turn waits).
+    std::string lock_key = t.key.app_name + '/' + t.key.user_id + '/' + t.key.session_id;
+    session_locks::guard lock = core->locks->try_acquire(lock_key);
+    if (!lock) {
+        auto acquire = core->locks->async_acquire(std::move(lock_key), core->ex, boost::asio::use_awaitable);
+        lock = co_await std::move(acquire);
+    }
+
+    // 2. The session: what the context needs (from the newest compaction on), or a new one.
+    auto& store = *core->store;
+    std::optional<session> loaded;
+    {
+        get_options go;
+        go.from_newest_compaction = true;
+        session_key k = t.key;
+        auto op = store.async_get(std::move(k), std::move(go), boost::asio::use_awaitable);
+        loaded = co_await std::move(op);
+    }
+    if (!loaded) {
+        if (req.resume) throw_turn_error(errc::not_found, "resume: " + session_name(t.key) + " does not exist");
+        create_options co;
+        co.app_name = t.key.app_name;
+        co.user_id = t.key.user_id;
+        co.session_id = t.key.session_id;
+        boost::system::error_code ec;
+        auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
+        auto op = store.async_create(std::move(co), std::move(token));
+        session created = co_await std::move(op);
+        if (!ec) {
+            loaded.emplace(std::move(created));
+        } else if (ec == errc::already_exists) { // another process created it meanwhile
+            get_options go;
+            go.from_newest_compaction = true;
+            session_key k = t.key;
+            auto again = store.async_get(std::move(k), std::move(go), boost::asio::use_awaitable);
+            loaded = co_await std::move(again);
+            if (!loaded) throw_turn_error(errc::not_found, session_name(t.key) + " vanished while it was created");
+        } else {
+            throw_turn_error(ec, "creating " + session_name(t.key) + " failed: " + ec.message());
+        }
+    }
+    t.sess = std::make_shared<session>(std::move(*loaded));
+    loaded.reset();
+    t.scratch.id = t.sess->id;
+    t.scratch.app_name = t.sess->app_name;
+    t.scratch.user_id = t.sess->user_id;
+
+    // 3. The first event (the user message, or the answer to a paused call) and the agent.
+    agent_ref root(*core->agent);
+    agent_ref start = root;
+    event first;
+    std::optional<std::string> input;
+    std::string branch;
+    bool resumable = req.options.resumable;
+    if (!req.resume) {
+        first = event::make(event_type::user_message, "user", std::move(req.content));
+        first.invocation_id = req.options.invocation_id.empty() ? event::new_id() : req.options.invocation_id;
+        input = first.text();
+        start = pick_agent(root, *t.sess);
+    } else {
+        resume_target target = find_resume_target(*t.sess, req.content, req.options, t.key);
+        first = event::make(event_type::tool_response, target.author, std::move(req.content));
+        first.invocation_id = target.invocation_id;
+        first.branch = target.branch;
+        for (const auto& e : t.sess->events)
+            if (e.invocation_id == target.invocation_id && e.type == event_type::user_message) {
+                input = e.text();
+                break;
+            }
+        if (auto found = find_agent(root, target.author)) start = *found;
+        branch = std::move(target.branch);
+        resumable = true;
+    }
+    first.actions.state_delta = std::move(req.options.state_delta);
+    const std::string invocation_id = first.invocation_id;
+
+    std::exception_ptr failure;
+    bool finished = false;
+    try {
+        {
+            auto op = store_event(*core, t, std::move(first));
+            event stored = co_await std::move(op);
+            if (req.options.yield_user_message) co_await out.emit(std::move(stored));
+        }
+
+        // 4. The invocation context: after the first event, so its state has its delta.
+        invocation_options io;
+        io.invocation_id = invocation_id;
+        io.session_id = t.key.session_id;
+        io.user_id = t.key.user_id;
+        io.app_name = t.key.app_name;
+        io.agent_name = std::string(start.name());
+        io.branch = std::move(branch);
+        io.session = t.sess;
+        io.input_content = std::move(input);
+        io.is_resumable = resumable;
+        io.run_config = std::move(req.options.run_config);
+        io.agent_tree = core->tree;
+        io.event_callback = {};
+        io.executor = core->ex;
+        io.agent_launcher = core->launcher;
+        invocation_context ctx(std::move(io));
+
+        // 5. The agent's events: stored (non-partial) before the agent is asked for the
+        // next one, then yielded.
+        event_stream agent_events = start.run(ctx);
+        for (;;) {
+            auto next = agent_events.next();
+            std::optional<event> ev = co_await std::move(next);
+            if (!ev) break;
+            if (ev->partial) {
+                co_await out.emit(std::move(*ev));
+                continue;
+            }
+            if (ev->invocation_id.empty()) ev->invocation_id = invocation_id;
+            auto op = store_event(*core, t, std::move(*ev));
+            event stored = co_await std::move(op);
+            co_await out.emit(std::move(stored));
+        }
+
+        // 6. Compaction, after the stream (never mid-stream).
+        if constexpr (!std::is_same_v<typename Core::compaction_type, no_compaction>) {
+            session_view view{*t.sess};
+            std::optional<compaction_plan> plan = core->compaction.plan(view);
+            if constexpr (requires { core->compaction.async_compact(view, *plan); }) {
+                if (plan) {
+                    auto op = core->compaction.async_compact(view, *plan);
+                    std::optional<event> summary = co_await std::move(op);
+                    if (summary) {
+                        auto st = store_event(*core, t, std::move(*summary));
+                        event stored = co_await std::move(st);
+                        co_await out.emit(std::move(stored));
+                    }
+                }
+            }
+        }
+        finished = true;
+    } catch (...) {
+        failure = std::current_exception();
+    }
+
+    // 7. The end of the turn for the store (durability per_turn), also after a failure or a
+    // cancellation: what was stored is flushed before the next turn may start.
+    if (failure) co_await boost::asio::this_coro::reset_cancellation_state();
+    auto flush = flush_turn(*core, t);
+    boost::system::error_code flush_ec = co_await std::move(flush);
+    if (failure) std::rethrow_exception(failure);
+    if (finished && flush_ec)
+        throw_turn_error(flush_ec, "flushing " + session_name(t.key) + " at the end of the turn failed: " +
+                                       flush_ec.message());
+}
+
+template <class Core>
+struct turn_producer {
+    std::shared_ptr<Core> core;
+    turn_request request;
+    boost::asio::awaitable<void> operator()(event_writer out) {
+        return run_turn<Core>(std::move(core), std::move(request), std::move(out));
+    }
+};
+
+} // namespace detail
+
+/// Runs turns of sessions of `Store` with the agent tree rooted at `Agent`.
+template <agent Agent, session_store Store, compaction_strategy Compaction = no_compaction, signer Signer = no_signer>
+class runner {
+public:
+    using agent_type = Agent;
+    using store_type = Store;
+    using compaction_type = Compaction;
+    using signer_type = Signer;
+    using executor_type = boost::asio::any_io_executor;
+
+    /// Throws system_error(errc::invalid_argument) if two agents of the tree share a name
+    /// (transfer finds agents by name).
+    runner(const Agent& agent, Store& store, Compaction compaction = {}, Signer signer = {})
+        : core_(std::make_shared<core>(agent, store, std::move(compaction), std::move(signer))) {}
+
+    /// The runner refers to its agent: a temporary would dangle.
+    runner(const Agent&& agent, Store& store, Compaction compaction = {}, Signer signer = {}) = delete;
+
+    /// Starts a turn: `text` becomes the user message. Lazy: nothing happens until the
+    /// first next(). Every failure (bad ids, store errors, the agent's exceptions) is
+    /// thrown from next(); see docs/runner.md.
+    event_stream run(run_options options, std::string text) {
+        return run(std::move(options), content::from_text(std::move(text)));
+    }
+
+    /// Starts a turn with a user message of any content (text, files, data).
+    event_stream run(run_options options, content message) {
+        return make_turn(std::move(options), std::move(message), false);
+    }
+
+    /// Continues the invocation paused on the long-running tool call(s) that `responses`
+    /// (tool_response parts) answer: the response is stored as a tool_response event of
+    /// that invocation, then the agent that made the call runs again in it.
+    event_stream resume(run_options options, content responses) {
+        return make_turn(std::move(options), std::move(responses), true);
+    }
+
+    /// resume() with one tool response.
+    event_stream resume(run_options options, tool_response_part response) {
+        content c;
+        c.parts.emplace_back(std::move(response));
+        return resume(std::move(options), std::move(c));
+    }
+
+    const Agent& agent() const noexcept { return *core_->agent; }
+    Store& store() const noexcept { return *core_->store; }
+    const Compaction& compaction() const noexcept { return core_->compaction; }
+    const Signer& signer() const noexcept { return core_->signer; }
+    /// Where turns run: the store's executor.
+    executor_type get_executor() const { return core_->ex; }
+
+    /// Sessions with a turn in progress in this runner (waiting turns not counted).
+    std::size_t active_sessions() const { return core_->locks->locked_count(); }
+
+private:
+    struct core {
+        using store_type = Store;
+        using compaction_type = Compaction;
+        using signer_type = Signer;
+
+        core(const Agent& a, Store& s, Compaction c, Signer sg)
+            : agent(&a), store(&s), compaction(std::move(c)), signer(std::move(sg)), ex(s.get_executor()),
+              locks(std::make_shared<detail::session_locks>()) {
+            agent_ref root(a);
+            auto dup = duplicate_agent_names(root);
+            if (!dup.empty()) {
+                std::string names;
+                for (const auto& d : dup) names += (names.empty() ? "'" : ", '") + d + "'";
+                detail::throw_turn_error(errc::invalid_argument,
+                                         "agent names must be unique within the tree; used twice: " + names);
+            }
+            tree = std::make_shared<const agent_node>(make_agent_tree(root));
+            launcher = agent_launcher_for(root);
+        }
+
+        const Agent* agent;
+        Store* store;
+        Compaction compaction;
+        Signer signer;
+        executor_type ex;
+        std::shared_ptr<detail::session_locks> locks;
+        std::shared_ptr<const agent_node> tree;
+        libretto::agent_launcher launcher;
+    };
+
+    event_stream make_turn(run_options options, content c, bool resume) {
+        stream_options so;
+        so.capacity = options.stream_capacity;
+        detail::turn_request req{std::move(options), std::move(c), resume};
+        return event_stream(core_->ex, detail::turn_producer<core>{core_, std::move(req)}, so);
+    }
+
+    std::shared_ptr<core> core_;
+};
+
+} // namespace libretto
+
+#endif

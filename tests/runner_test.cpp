@@ -1,0 +1,948 @@
+// runner.hpp: one turn of a session (store, agent, stream), serialisation, resume,
+// cancellation, errors. Most cases run against memory_store and jsonl_store.
+#include <libretto/runner.hpp>
+
+#include <libretto/event/filters.hpp>
+#include <libretto/session/jsonl_store.hpp>
+#include <libretto/session/memory_store.hpp>
+
+#include <boost/asio/append.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+namespace asio = boost::asio;
+namespace lb = libretto;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+// ---- test agents ------------------------------------------------------------------------
+
+lb::event make_event(const lb::invocation_context& ctx, std::string author, lb::content c,
+                     lb::event_type t = lb::event_type::agent_message) {
+    lb::event e = lb::event::make(t, std::move(author), std::move(c));
+    e.invocation_id = ctx.invocation_id();
+    e.branch = ctx.branch();
+    return e;
+}
+
+struct leaf {
+    std::string name_;
+    std::string_view name() const { return name_; }
+    std::string_view description() const { return "a test agent"; }
+    std::vector<lb::agent_ref> sub_agents() const { return {}; }
+};
+
+/// Emits a fixed list of steps.
+struct step {
+    std::string text;
+    bool partial = false;
+    json::object delta{};
+    std::optional<std::string> transfer{};
+};
+struct script_agent : leaf {
+    std::vector<step> steps;
+    lb::event_stream run(lb::invocation_context ctx) const {
+        std::vector<lb::event> v;
+        for (const auto& s : steps) {
+            lb::event e = make_event(ctx, name_, lb::content::from_text(s.text));
+            e.partial = s.partial;
+            e.actions.state_delta = s.delta;
+            e.actions.transfer_to_agent = s.transfer;
+            v.push_back(std::move(e));
+        }
+        return lb::make_stream(ctx.get_executor(), std::move(v));
+    }
+};
+
+/// Emits n events on a rendezvous stream, each saying how many events ctx.session() holds
+/// and whether the state has key "temp:t".
+struct history_agent : leaf {
+    int n = 3;
+    static asio::awaitable<void> body(lb::invocation_context ctx, std::string name, int n, lb::event_writer out) {
+        for (int i = 0; i < n; ++i) {
+            std::string text = "seen " + std::to_string(ctx.session().events.size());
+            if (ctx.session().state.contains("temp:t")) text += " temp";
+            if (ctx.state().contains("temp:t")) text += " ctx-temp";
+            lb::event e = make_event(ctx, name, lb::content::from_text(std::move(text)));
+            co_await out.emit(std::move(e));
+        }
+    }
+    struct producer {
+        lb::invocation_context ctx;
+        std::string name;
+        int n;
+        asio::awaitable<void> operator()(lb::event_writer out) { return body(ctx, name, n, std::move(out)); }
+    };
+    lb::event_stream run(lb::invocation_context ctx) const {
+        lb::stream_options so;
+        so.capacity = 0;
+        auto ex = ctx.get_executor();
+        return lb::event_stream(ex, producer{std::move(ctx), name_, n}, so);
+    }
+};
+
+/// "start", a wait, "end"; logs "<session>:start" / "<session>:end" as it runs.
+struct slow_agent : leaf {
+    std::vector<std::string>* log = nullptr;
+    std::chrono::milliseconds wait{20};
+    static asio::awaitable<void> body(lb::invocation_context ctx, std::string name, std::vector<std::string>* log,
+                                      std::chrono::milliseconds wait, lb::event_writer out) {
+        log->push_back(ctx.session_id() + ":start");
+        lb::event a = make_event(ctx, name, lb::content::from_text("start"));
+        co_await out.emit(std::move(a));
+        asio::steady_timer timer(ctx.get_executor());
+        timer.expires_after(wait);
+        co_await timer.async_wait(asio::use_awaitable);
+        log->push_back(ctx.session_id() + ":end");
+        lb::event b = make_event(ctx, name, lb::content::from_text("end"));
+        co_await out.emit(std::move(b));
+    }
+    struct producer {
+        lb::invocation_context ctx;
+        std::string name;
+        std::vector<std::string>* log;
+        std::chrono::milliseconds wait;
+        asio::awaitable<void> operator()(lb::event_writer out) { return body(ctx, name, log, wait, std::move(out)); }
+    };
+    lb::event_stream run(lb::invocation_context ctx) const {
+        auto ex = ctx.get_executor();
+        return lb::event_stream(ex, producer{std::move(ctx), name_, log, wait});
+    }
+};
+
+/// Requests a tool call (never answered), then waits 10 s; records how the wait ended.
+struct hanging_agent : leaf {
+    std::shared_ptr<std::string> outcome = std::make_shared<std::string>();
+    static asio::awaitable<void> body(lb::invocation_context ctx, std::string name, std::shared_ptr<std::string> outcome,
+                                      lb::event_writer out) {
+        lb::content c;
+        c.parts.emplace_back(lb::tool_call_part{"call_h", "slow_tool", {}, {}});
+        lb::event call = make_event(ctx, name, std::move(c));
+        co_await out.emit(std::move(call));
+        lb::event p = make_event(ctx, name, lb::content::from_text("thinking..."));
+        p.partial = true;
+        co_await out.emit(std::move(p));
+        asio::steady_timer timer(ctx.get_executor());
+        timer.expires_after(10s);
+        *outcome = "waiting";
+        try {
+            co_await timer.async_wait(asio::use_awaitable);
+            *outcome = "timer expired";
+        } catch (const boost::system::system_error&) {
+            *outcome = "cancelled";
+            throw;
+        }
+    }
+    struct producer {
+        lb::invocation_context ctx;
+        std::string name;
+        std::shared_ptr<std::string> outcome;
+        asio::awaitable<void> operator()(lb::event_writer out) { return body(ctx, name, outcome, std::move(out)); }
+    };
+    lb::event_stream run(lb::invocation_context ctx) const {
+        auto ex = ctx.get_executor();
+        return lb::event_stream(ex, producer{std::move(ctx), name_, outcome});
+    }
+};
+
+/// One event, then an exception.
+struct throwing_agent : leaf {
+    static asio::awaitable<void> body(lb::invocation_context ctx, std::string name, lb::event_writer out) {
+        lb::event e = make_event(ctx, name, lb::content::from_text("before"));
+        co_await out.emit(std::move(e));
+        throw std::runtime_error("boom");
+    }
+    struct producer {
+        lb::invocation_context ctx;
+        std::string name;
+        asio::awaitable<void> operator()(lb::event_writer out) { return body(ctx, name, std::move(out)); }
+    };
+    lb::event_stream run(lb::invocation_context ctx) const {
+        auto ex = ctx.get_executor();
+        return lb::event_stream(ex, producer{std::move(ctx), name_});
+    }
+};
+
+/// Pauses on long-running call "lr1" until a response for it is in the session, then
+/// answers with the response's result.
+struct pausing_agent : leaf {
+    lb::event_stream run(lb::invocation_context ctx) const {
+        std::vector<lb::event> v;
+        const lb::tool_response_part* answer = nullptr;
+        for (const auto& e : ctx.session().events)
+            for (const auto& r : e.tool_responses())
+                if (r.tool_call_id == "lr1" && e.invocation_id == ctx.invocation_id()) answer = &r;
+        if (!answer) {
+            ctx.long_running_tool_ids().insert("lr1");
+            lb::content c;
+            c.parts.emplace_back(lb::tool_call_part{"lr1", "approve", {{"amount", 10}}, {}});
+            lb::event call = make_event(ctx, name_, std::move(c));
+            const bool pause = ctx.should_pause_invocation(call);
+            v.push_back(std::move(call));
+            if (!pause) v.push_back(make_event(ctx, name_, lb::content::from_text("did not pause")));
+        } else {
+            std::string text = "approved: " + json::serialize(answer->result) + " input: " + ctx.input_content().value_or("?");
+            v.push_back(make_event(ctx, name_, lb::content::from_text(std::move(text))));
+        }
+        return lb::make_stream(ctx.get_executor(), std::move(v));
+    }
+};
+
+/// A parent with two children, for transfer.
+struct router_agent : leaf {
+    std::vector<lb::any_agent> children;
+    std::vector<lb::agent_ref> sub_agents() const {
+        std::vector<lb::agent_ref> v;
+        for (const auto& c : children) v.push_back(c.ref());
+        return v;
+    }
+    lb::event_stream run(lb::invocation_context ctx) const {
+        std::vector<lb::event> v;
+        lb::event e = make_event(ctx, name_, lb::content::from_text("handing over to helper"));
+        e.actions.transfer_to_agent = "helper";
+        v.push_back(std::move(e));
+        return lb::make_stream(ctx.get_executor(), std::move(v));
+    }
+};
+
+/// Appends to its own session through a second copy (as another process would), then
+/// emits an event: the runner's append of it is stale.
+struct intruder_agent : leaf {
+    lb::memory_store* store = nullptr;
+    static asio::awaitable<void> body(lb::invocation_context ctx, std::string name, lb::memory_store* store,
+                                      lb::event_writer out) {
+        lb::session_key k{ctx.app_name(), ctx.user_id(), ctx.session_id()};
+        auto get = store->async_get(std::move(k), lb::get_options{}, asio::use_awaitable);
+        std::optional<lb::session> other = co_await std::move(get);
+        lb::event theirs = lb::event::make(lb::event_type::agent_message, "other-process", lb::content::from_text("x"));
+        auto append = store->async_append(*other, std::move(theirs), asio::use_awaitable);
+        co_await std::move(append);
+        lb::event mine = make_event(ctx, name, lb::content::from_text("mine"));
+        co_await out.emit(std::move(mine));
+    }
+    struct producer {
+        lb::invocation_context ctx;
+        std::string name;
+        lb::memory_store* store;
+        asio::awaitable<void> operator()(lb::event_writer out) { return body(ctx, name, store, std::move(out)); }
+    };
+    lb::event_stream run(lb::invocation_context ctx) const {
+        auto ex = ctx.get_executor();
+        return lb::event_stream(ex, producer{std::move(ctx), name_, store});
+    }
+};
+
+static_assert(lb::agent<script_agent>);
+static_assert(lb::agent<history_agent>);
+static_assert(lb::agent<slow_agent>);
+static_assert(lb::agent<hanging_agent>);
+static_assert(lb::agent<throwing_agent>);
+static_assert(lb::agent<pausing_agent>);
+static_assert(lb::agent<router_agent>);
+static_assert(lb::agent<intruder_agent>);
+
+// ---- a store that fails ----------------------------------------------------------------
+
+/// Forwards to `Inner`, but the `fail_at`-th append (1-based) fails with `code`.
+template <class Inner>
+struct failing_store {
+    using executor_type = typename Inner::executor_type;
+    Inner* inner;
+    int fail_at = 0;
+    lb::errc code = lb::errc::io_error;
+    int appends = 0;
+
+    executor_type get_executor() const { return inner->get_executor(); }
+    template <class Token = asio::deferred_t>
+    auto async_create(lb::create_options o, Token&& t = {}) {
+        return inner->async_create(std::move(o), std::forward<Token>(t));
+    }
+    template <class Token = asio::deferred_t>
+    auto async_get(lb::session_key k, lb::get_options o = {}, Token&& t = {}) {
+        return inner->async_get(std::move(k), std::move(o), std::forward<Token>(t));
+    }
+    template <class Token = asio::deferred_t>
+    auto async_list(lb::list_options o, Token&& t = {}) {
+        return inner->async_list(std::move(o), std::forward<Token>(t));
+    }
+    template <class Token = asio::deferred_t>
+    auto async_delete(lb::session_key k, Token&& t = {}) {
+        return inner->async_delete(std::move(k), std::forward<Token>(t));
+    }
+    template <class Token = asio::deferred_t>
+    auto async_append(lb::session& s, lb::event e, Token&& t = {}) {
+        return asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
+            [this](auto h, lb::session* s, lb::event e) {
+                if (++appends == fail_at) {
+                    auto ex = inner->get_executor();
+                    asio::post(ex, asio::append(std::move(h), make_error_code(code), std::int64_t{0}));
+                    return;
+                }
+                inner->async_append(*s, std::move(e), std::move(h));
+            },
+            t, &s, std::move(e));
+    }
+};
+static_assert(lb::session_store<failing_store<lb::memory_store>>);
+
+// ---- a compaction strategy and a signer, to see the runner's hooks ---------------------
+
+/// Plans a summary of everything but the turn's last two events, every turn.
+struct every_turn_compaction {
+    std::optional<lb::compaction_plan> plan(const lb::session_view& v) const {
+        const auto& ev = v.session.events;
+        if (ev.size() < 3) return std::nullopt;
+        return lb::compaction_plan{ev.front().sequence, ev[ev.size() - 3].sequence};
+    }
+    asio::awaitable<std::optional<lb::event>> async_compact(const lb::session_view& v, lb::compaction_plan p) const {
+        lb::event e = lb::event::make(lb::event_type::agent_message, "compaction",
+                                      lb::content::from_text("summary of " + std::to_string(p.first_sequence) + ".." +
+                                                             std::to_string(p.last_sequence)));
+        lb::event_compaction c;
+        c.first_sequence = p.first_sequence;
+        c.last_sequence = p.last_sequence;
+        c.summary = e.text();
+        c.event_count = static_cast<std::int64_t>(v.session.events.size()) - 2;
+        e.actions.compaction = c;
+        co_return e;
+    }
+};
+static_assert(lb::compaction_strategy<every_turn_compaction>);
+
+struct counting_signer {
+    std::shared_ptr<int> n = std::make_shared<int>(0);
+    std::string_view did() const { return "did:test"; }
+    void sign_event(lb::event& e) const {
+        e.signature = "sig" + std::to_string(++*n);
+        e.signer_did = "did:test";
+    }
+};
+static_assert(lb::signer<counting_signer>);
+
+// ---- driving turns ---------------------------------------------------------------------
+
+struct outcome {
+    std::vector<lb::event> events;
+    std::exception_ptr error;
+
+    boost::system::error_code code() const {
+        if (!error) return {};
+        try {
+            std::rethrow_exception(error);
+        } catch (const boost::system::system_error& e) {
+            return e.code();
+        } catch (...) {
+            return make_error_code(lb::errc::tool_error); // "not a system_error"
+        }
+    }
+    std::string what() const {
+        if (!error) return {};
+        try {
+            std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+            return e.what();
+        }
+    }
+    std::vector<std::string> texts() const {
+        std::vector<std::string> out;
+        for (const auto& e : events) out.push_back((e.partial ? "~" : "") + e.text());
+        return out;
+    }
+};
+
+asio::awaitable<void> drain(lb::event_stream s, outcome* out) {
+    try {
+        for (;;) {
+            auto next = s.next();
+            std::optional<lb::event> e = co_await std::move(next);
+            if (!e) break;
+            out->events.push_back(std::move(*e));
+        }
+    } catch (...) {
+        out->error = std::current_exception();
+    }
+}
+
+/// Takes the first event, then drops the stream (destroying it cancels the turn).
+asio::awaitable<void> take_one(lb::event_stream s, outcome* out) {
+    auto next = s.next();
+    std::optional<lb::event> e = co_await std::move(next);
+    if (e) out->events.push_back(std::move(*e));
+}
+
+outcome run_turn(asio::io_context& io, lb::event_stream s) {
+    outcome o;
+    asio::co_spawn(io, drain(std::move(s), &o), asio::detached);
+    io.run();
+    io.restart();
+    return o;
+}
+
+template <class Store>
+asio::awaitable<void> load_into(Store* st, lb::session_key k, lb::get_options go, std::optional<lb::session>* out) {
+    auto op = st->async_get(std::move(k), std::move(go), asio::use_awaitable);
+    *out = co_await std::move(op);
+}
+
+template <class Store>
+std::optional<lb::session> load(asio::io_context& io, Store& st, std::string session = "s1", lb::get_options go = {}) {
+    std::optional<lb::session> out;
+    asio::co_spawn(io, load_into(&st, lb::session_key{"app", "u1", std::move(session)}, std::move(go), &out),
+                   asio::detached);
+    io.run();
+    io.restart();
+    return out;
+}
+
+lb::run_options opts(std::string session = "s1") {
+    lb::run_options o;
+    o.app = "app";
+    o.user = "u1";
+    o.session = std::move(session);
+    return o;
+}
+
+// ---- the stores the cases run against ------------------------------------------------
+
+struct memory_env {
+    asio::io_context io;
+    lb::memory_store store{io.get_executor()};
+};
+
+struct jsonl_env {
+    asio::io_context io;
+    lb::jsonl_store store;
+    jsonl_env() : store(io.get_executor(), options()) {}
+    static lb::jsonl_store_options options() {
+        static int n = 0;
+        lb::jsonl_store_options o;
+        o.directory = std::filesystem::current_path() / ("runner_sessions_" + std::to_string(++n));
+        std::filesystem::remove_all(o.directory);
+        return o;
+    }
+};
+
+using envs = std::tuple<memory_env, jsonl_env>;
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(runner)
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(first_turn_creates_the_session_and_stores_everything_in_order, Env, envs) {
+    Env env;
+    script_agent a;
+    a.name_ = "assistant";
+    a.steps = {{"Hel", true}, {"lo", true}, {"Hello"}, {"How can I help?"}};
+    lb::runner r{a, env.store};
+    BOOST_TEST(!load(env.io, env.store).has_value());
+
+    auto got = run_turn(env.io, r.run(opts(), "hi there"));
+    BOOST_TEST(!got.error);
+    BOOST_TEST(got.texts() == (std::vector<std::string>{"~Hel", "~lo", "Hello", "How can I help?"}));
+
+    auto s = load(env.io, env.store);
+    BOOST_REQUIRE(s);
+    BOOST_REQUIRE_EQUAL(s->events.size(), 3u); // user message + two non-partial events
+    BOOST_TEST((s->events[0].type == lb::event_type::user_message));
+    BOOST_TEST(s->events[0].author == "user");
+    BOOST_TEST(s->events[0].text() == "hi there");
+    for (std::size_t i = 0; i < s->events.size(); ++i) {
+        BOOST_TEST(s->events[i].sequence == static_cast<std::int64_t>(i + 1));
+        BOOST_TEST(!s->events[i].partial);
+        BOOST_TEST(s->events[i].invocation_id == s->events[0].invocation_id);
+        BOOST_TEST(s->events[i].session_id == "s1");
+    }
+    // What the caller got is what was stored (ids, sequences).
+    BOOST_TEST(got.events[2].id == s->events[1].id);
+    BOOST_TEST(got.events[2].sequence == 2);
+    BOOST_TEST(got.events[3].sequence == 3);
+    BOOST_TEST(got.events[0].sequence == 0); // partials: never stored
+    BOOST_TEST(r.active_sessions() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(second_turn_reuses_the_session, Env, envs) {
+    Env env;
+    history_agent a;
+    a.name_ = "h";
+    a.n = 2;
+    lb::runner r{a, env.store};
+    auto t1 = run_turn(env.io, r.run(opts(), "one"));
+    BOOST_TEST(!t1.error);
+    // The agent sees the user message, then its own first event (mirrored when taken).
+    BOOST_TEST(t1.texts() == (std::vector<std::string>{"seen 1", "seen 2"}));
+    auto t2 = run_turn(env.io, r.run(opts(), "two"));
+    BOOST_TEST(!t2.error);
+    BOOST_TEST(t2.texts() == (std::vector<std::string>{"seen 4", "seen 5"}));
+    auto s = load(env.io, env.store);
+    BOOST_REQUIRE(s);
+    BOOST_TEST(s->events.size() == 6u);
+    BOOST_TEST(s->events[3].text() == "two");
+    BOOST_TEST(s->events[5].sequence == 6);
+    BOOST_TEST(s->events[0].invocation_id != s->events[3].invocation_id);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(state_deltas_of_the_user_message_and_the_agent_are_applied, Env, envs) {
+    Env env;
+    script_agent a;
+    a.name_ = "a";
+    a.steps = {{"noted", false, {{"color", "blue"}, {"user:name", "Ada"}, {"temp:scratch", 1}}}};
+    lb::runner r{a, env.store};
+    lb::run_options o = opts();
+    o.state_delta = {{"topic", "weather"}, {"temp:t", true}};
+    auto got = run_turn(env.io, r.run(o, "hi"));
+    BOOST_TEST(!got.error);
+    auto s = load(env.io, env.store);
+    BOOST_REQUIRE(s);
+    BOOST_TEST(s->state.at("topic").as_string() == "weather");
+    BOOST_TEST(s->state.at("color").as_string() == "blue");
+    BOOST_TEST(s->state.at("user:name").as_string() == "Ada");
+    BOOST_TEST(!s->state.contains("temp:t"));
+    BOOST_TEST(!s->state.contains("temp:scratch"));
+    BOOST_TEST(s->events[0].actions.state_delta.contains("topic"));
+    BOOST_TEST(!s->events[0].actions.state_delta.contains("temp:t"));
+    BOOST_TEST(!got.events[0].actions.state_delta.contains("temp:scratch"));
+
+    // Inside the turn the agent sees the temp: key, in the context's state and the session.
+    history_agent h;
+    h.name_ = "h";
+    h.n = 1;
+    lb::runner r2{h, env.store};
+    lb::run_options o2 = opts("s2");
+    o2.state_delta = {{"temp:t", 1}};
+    auto t2 = run_turn(env.io, r2.run(o2, "x"));
+    BOOST_TEST(t2.texts() == (std::vector<std::string>{"seen 1 temp ctx-temp"}));
+    // A new turn starts without it.
+    auto t3 = run_turn(env.io, r2.run(opts("s2"), "y"));
+    BOOST_TEST(t3.texts() == (std::vector<std::string>{"seen 3"}));
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(the_transfer_target_runs_the_next_turn, Env, envs) {
+    Env env;
+    script_agent helper;
+    helper.name_ = "helper";
+    helper.steps = {{"helper here"}};
+    script_agent other;
+    other.name_ = "other";
+    other.steps = {{"other here"}};
+    router_agent root;
+    root.name_ = "root";
+    root.children = {lb::any_agent(helper), lb::any_agent(other)};
+    lb::runner r{root, env.store};
+    auto t1 = run_turn(env.io, r.run(opts(), "I need help"));
+    BOOST_TEST(t1.texts() == (std::vector<std::string>{"handing over to helper"}));
+    auto t2 = run_turn(env.io, r.run(opts(), "still there?"));
+    BOOST_TEST(t2.texts() == (std::vector<std::string>{"helper here"}));
+    BOOST_TEST(t2.events[0].author == "helper");
+    auto t3 = run_turn(env.io, r.run(opts(), "and now?"));
+    BOOST_TEST(t3.texts() == (std::vector<std::string>{"helper here"}));
+    // Another session starts at the root.
+    auto t4 = run_turn(env.io, r.run(opts("s2"), "hello"));
+    BOOST_TEST(t4.texts() == (std::vector<std::string>{"handing over to helper"}));
+}
+
+BOOST_AUTO_TEST_CASE(a_transfer_to_an_unknown_agent_starts_at_the_root) {
+    memory_env env;
+    script_agent a;
+    a.name_ = "root";
+    a.steps = {{"bye", false, {}, std::string("ghost")}};
+    lb::runner r{a, env.store};
+    run_turn(env.io, r.run(opts(), "1"));
+    auto t2 = run_turn(env.io, r.run(opts(), "2"));
+    BOOST_TEST(!t2.error);
+    BOOST_TEST(t2.events.at(0).author == "root");
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(turns_of_one_session_run_one_after_the_other, Env, envs) {
+    Env env;
+    std::vector<std::string> log;
+    slow_agent a;
+    a.name_ = "slow";
+    a.log = &log;
+    a.wait = 150ms;
+    lb::runner r{a, env.store};
+    outcome o1, o2, o3;
+    asio::co_spawn(env.io, drain(r.run(opts("s1"), "first"), &o1), asio::detached);
+    asio::co_spawn(env.io, drain(r.run(opts("s1"), "second"), &o2), asio::detached);
+    asio::co_spawn(env.io, drain(r.run(opts("s2"), "other session"), &o3), asio::detached);
+    env.io.run();
+    env.io.restart();
+    BOOST_TEST(!o1.error);
+    BOOST_TEST(!o2.error);
+    BOOST_TEST(!o3.error);
+    // s2 overlaps s1; the two s1 turns do not overlap.
+    std::vector<std::string> s1;
+    for (const auto& l : log)
+        if (l.starts_with("s1")) s1.push_back(l);
+    BOOST_TEST(s1 == (std::vector<std::string>{"s1:start", "s1:end", "s1:start", "s1:end"}));
+    BOOST_REQUIRE(log.size() == 6u);
+    // s2 started while the first s1 turn was running.
+    auto at = [&](const std::string& x) { return std::find(log.begin(), log.end(), x) - log.begin(); };
+    BOOST_TEST(at("s2:start") < at("s1:end"));
+    auto s = load(env.io, env.store);
+    BOOST_REQUIRE(s);
+    BOOST_REQUIRE(s->events.size() == 6u);
+    BOOST_TEST(s->events[0].text() == "first");
+    BOOST_TEST(s->events[3].text() == "second");
+    BOOST_TEST(r.active_sessions() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(many_waiting_turns_run_in_arrival_order) {
+    memory_env env;
+    history_agent a;
+    a.name_ = "h";
+    a.n = 1;
+    lb::runner r{a, env.store};
+    std::vector<outcome> outs(5);
+    for (std::size_t i = 0; i < outs.size(); ++i)
+        asio::co_spawn(env.io, drain(r.run(opts(), "m" + std::to_string(i)), &outs[i]), asio::detached);
+    env.io.run();
+    for (std::size_t i = 0; i < outs.size(); ++i) {
+        BOOST_TEST(!outs[i].error);
+        BOOST_TEST(outs[i].texts() == (std::vector<std::string>{"seen " + std::to_string(2 * i + 1)}));
+    }
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(resume_continues_a_paused_invocation, Env, envs) {
+    Env env;
+    pausing_agent a;
+    a.name_ = "approver";
+    lb::runner r{a, env.store};
+    lb::run_options o = opts();
+    o.resumable = true;
+    auto t1 = run_turn(env.io, r.run(o, "pay 10"));
+    BOOST_TEST(!t1.error);
+    BOOST_REQUIRE_EQUAL(t1.events.size(), 1u); // paused on the call
+    BOOST_TEST(t1.events[0].has_tool_calls());
+    const std::string invocation = t1.events[0].invocation_id;
+
+    lb::run_options ro = opts();
+    ro.state_delta = {{"approved_by", "admin"}};
+    auto t2 = run_turn(env.io, r.resume(ro, lb::tool_response_part{"lr1", "approve", json::value("yes"), {}, {}}));
+    BOOST_TEST(!t2.error, t2.what());
+    BOOST_TEST(t2.texts() == (std::vector<std::string>{"approved: \"yes\" input: pay 10"}));
+    BOOST_TEST(t2.events.at(0).invocation_id == invocation);
+
+    auto s = load(env.io, env.store);
+    BOOST_REQUIRE(s);
+    BOOST_REQUIRE_EQUAL(s->events.size(), 4u);
+    BOOST_TEST((s->events[2].type == lb::event_type::tool_response));
+    BOOST_TEST(s->events[2].author == "approver");
+    BOOST_TEST(s->events[2].invocation_id == invocation);
+    BOOST_TEST(s->state.at("approved_by").as_string() == "admin");
+    // Every call has its response: nothing for the view to repair.
+    auto view = lb::make_context_view(s->events);
+    BOOST_TEST(view.size() == 4u);
+
+    // Answering it again, an unknown call, an unknown session, a wrong invocation id.
+    auto again = run_turn(env.io, r.resume(opts(), lb::tool_response_part{"lr1", "approve", json::value("no"), {}, {}}));
+    BOOST_TEST((again.code() == lb::errc::already_exists));
+    auto unknown = run_turn(env.io, r.resume(opts(), lb::tool_response_part{"nope", "approve", {}, {}, {}}));
+    BOOST_TEST((unknown.code() == lb::errc::not_found));
+    BOOST_TEST(unknown.what().find("nope") != std::string::npos);
+    auto missing = run_turn(env.io, r.resume(opts("s9"), lb::tool_response_part{"lr1", "approve", {}, {}, {}}));
+    BOOST_TEST((missing.code() == lb::errc::not_found));
+    auto no_parts = run_turn(env.io, r.resume(opts(), lb::content::from_text("hi")));
+    BOOST_TEST((no_parts.code() == lb::errc::invalid_argument));
+
+    auto t3 = run_turn(env.io, r.run(o, "pay 20"));
+    BOOST_TEST(t3.events.size() == 1u);
+    lb::run_options wrong = opts();
+    wrong.invocation_id = invocation; // the first invocation, not the one paused now
+    auto w = run_turn(env.io, r.resume(wrong, lb::tool_response_part{"lr1", "approve", {}, {}, {}}));
+    BOOST_TEST((w.code() == lb::errc::invalid_argument));
+    auto s2 = load(env.io, env.store);
+    BOOST_TEST(s2->events.size() == 6u); // the failed resumes stored nothing
+}
+
+BOOST_AUTO_TEST_CASE(without_resumable_a_long_running_call_does_not_pause) {
+    memory_env env;
+    pausing_agent a;
+    a.name_ = "approver";
+    lb::runner r{a, env.store};
+    auto t1 = run_turn(env.io, r.run(opts(), "pay 10"));
+    BOOST_TEST(t1.texts() == (std::vector<std::string>{"", "did not pause"}));
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(cancelling_a_turn_releases_the_session_and_keeps_the_store_consistent, Env, envs) {
+    Env env;
+    hanging_agent a;
+    a.name_ = "hang";
+    lb::runner r{a, env.store};
+
+    outcome o;
+    asio::cancellation_signal cancel;
+    asio::co_spawn(env.io, drain(r.run(opts(), "go"), &o), asio::bind_cancellation_slot(cancel.slot(), asio::detached));
+    // Cancel once the turn has yielded its tool call and its partial (the agent is then
+    // waiting on its 10 s timer).
+    asio::steady_timer t(env.io);
+    t.expires_after(50ms);
+    t.async_wait([&](boost::system::error_code) { cancel.emit(asio::cancellation_type::terminal); });
+    const auto started = std::chrono::steady_clock::now();
+    env.io.run();
+    env.io.restart();
+    BOOST_TEST((std::chrono::steady_clock::now() - started < 5s));
+    BOOST_TEST((o.code() == lb::errc::cancelled));
+    BOOST_TEST(o.texts() == (std::vector<std::string>{"", "~thinking..."}));
+    BOOST_TEST(*a.outcome == "cancelled");
+    BOOST_TEST(r.active_sessions() == 0u);
+
+    auto s = load(env.io, env.store);
+    BOOST_REQUIRE(s);
+    BOOST_REQUIRE_EQUAL(s->events.size(), 2u); // the user message and the call; no partial
+    BOOST_TEST(s->events[1].has_tool_calls());
+    // The unanswered call is left out of the next model context.
+    auto view = lb::make_context_view(s->events);
+    BOOST_TEST(view.size() == 1u);
+
+    // The next turn of the session runs normally.
+    script_agent b;
+    b.name_ = "b";
+    b.steps = {{"fine"}};
+    lb::runner r2{b, env.store};
+    auto next = run_turn(env.io, r2.run(opts(), "again"));
+    BOOST_TEST(!next.error);
+    BOOST_TEST(next.texts() == (std::vector<std::string>{"fine"}));
+    BOOST_TEST(load(env.io, env.store)->events.size() == 4u);
+}
+
+BOOST_AUTO_TEST_CASE(dropping_a_turn_stream_mid_way_releases_the_session) {
+    memory_env env;
+    hanging_agent a;
+    a.name_ = "hang";
+    lb::runner r{a, env.store};
+    outcome o;
+    asio::co_spawn(env.io, take_one(r.run(opts(), "go"), &o), asio::detached);
+    const auto started = std::chrono::steady_clock::now();
+    env.io.run();
+    env.io.restart();
+    BOOST_TEST((std::chrono::steady_clock::now() - started < 5s));
+    BOOST_TEST(o.texts() == (std::vector<std::string>{""}));
+    BOOST_TEST(*a.outcome == "cancelled");
+    BOOST_TEST(r.active_sessions() == 0u);
+    BOOST_TEST(load(env.io, env.store)->events.size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_turn_waiting_for_the_session_can_be_cancelled) {
+    memory_env env;
+    std::vector<std::string> log;
+    slow_agent a;
+    a.name_ = "slow";
+    a.log = &log;
+    a.wait = 100ms;
+    lb::runner r{a, env.store};
+    outcome o1, o2, o3;
+    asio::cancellation_signal cancel;
+    asio::co_spawn(env.io, drain(r.run(opts(), "first"), &o1), asio::detached);
+    asio::co_spawn(env.io, drain(r.run(opts(), "second"), &o2), asio::bind_cancellation_slot(cancel.slot(), asio::detached));
+    asio::co_spawn(env.io, drain(r.run(opts(), "third"), &o3), asio::detached);
+    asio::steady_timer t(env.io);
+    t.expires_after(20ms);
+    t.async_wait([&](boost::system::error_code) { cancel.emit(asio::cancellation_type::terminal); });
+    env.io.run();
+    env.io.restart();
+    BOOST_TEST(!o1.error);
+    BOOST_TEST((o2.code() == lb::errc::cancelled));
+    BOOST_TEST(!o3.error);
+    auto s = load(env.io, env.store);
+    BOOST_REQUIRE(s);
+    BOOST_REQUIRE_EQUAL(s->events.size(), 6u);
+    BOOST_TEST(s->events[3].text() == "third");
+    BOOST_TEST(r.active_sessions() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(an_agent_exception_reaches_the_caller_and_earlier_events_are_kept, Env, envs) {
+    Env env;
+    throwing_agent a;
+    a.name_ = "thrower";
+    lb::runner r{a, env.store};
+    auto got = run_turn(env.io, r.run(opts(), "go"));
+    BOOST_REQUIRE(got.error);
+    BOOST_TEST(got.what() == "boom");
+    BOOST_TEST(got.texts() == (std::vector<std::string>{"before"}));
+    auto s = load(env.io, env.store);
+    BOOST_REQUIRE(s);
+    BOOST_TEST(s->events.size() == 2u);
+    BOOST_TEST(r.active_sessions() == 0u);
+    auto again = run_turn(env.io, r.run(opts(), "again"));
+    BOOST_TEST(again.what() == "boom");
+    BOOST_TEST(load(env.io, env.store)->events.size() == 4u);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(bad_ids_fail_with_invalid_argument_and_create_nothing, Env, envs) {
+    Env env;
+    script_agent a;
+    a.name_ = "a";
+    a.steps = {{"x"}};
+    lb::runner r{a, env.store};
+    for (auto bad : {std::string(""), std::string("a/b"), std::string(".."), std::string(200, 'x'), std::string("a\nb")}) {
+        lb::run_options o1 = opts();
+        o1.app = bad;
+        lb::run_options o2 = opts();
+        o2.user = bad;
+        lb::run_options o3 = opts(bad);
+        for (auto* o : {&o1, &o2, &o3}) {
+            auto got = run_turn(env.io, r.run(*o, "hi"));
+            BOOST_TEST((got.code() == lb::errc::invalid_argument));
+            BOOST_TEST(got.events.empty());
+        }
+    }
+    auto empty = run_turn(env.io, r.run(opts(), lb::content{}));
+    BOOST_TEST((empty.code() == lb::errc::invalid_argument));
+    BOOST_TEST(!load(env.io, env.store).has_value());
+    BOOST_TEST(r.active_sessions() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_failing_append_fails_the_turn_clearly, Env, envs) {
+    Env env;
+    failing_store<decltype(env.store)> fs{&env.store, 3};
+    script_agent a;
+    a.name_ = "a";
+    a.steps = {{"one"}, {"two"}, {"three"}};
+    lb::runner r{a, fs};
+    auto got = run_turn(env.io, r.run(opts(), "go"));
+    BOOST_TEST((got.code() == lb::errc::io_error));
+    BOOST_TEST(got.what().find("storing event 3 of the turn (agent_message by 'a')") != std::string::npos, got.what());
+    BOOST_TEST(got.what().find("session 'app/u1/s1'") != std::string::npos);
+    BOOST_TEST(got.texts() == (std::vector<std::string>{"one"}));
+    auto s = load(env.io, env.store);
+    BOOST_REQUIRE(s);
+    BOOST_TEST(s->events.size() == 2u);
+    BOOST_TEST(r.active_sessions() == 0u);
+    auto next = run_turn(env.io, r.run(opts(), "again"));
+    BOOST_TEST(!next.error);
+    BOOST_TEST(load(env.io, env.store)->events.size() == 6u);
+}
+
+BOOST_AUTO_TEST_CASE(a_second_writer_makes_the_turn_fail_as_stale) {
+    memory_env env;
+    intruder_agent a;
+    a.name_ = "a";
+    a.store = &env.store;
+    lb::runner r{a, env.store};
+    auto got = run_turn(env.io, r.run(opts(), "go"));
+    BOOST_TEST((got.code() == lb::errc::stale_session));
+    BOOST_TEST(got.what().find("another writer") != std::string::npos, got.what());
+    auto s = load(env.io, env.store);
+    BOOST_REQUIRE(s);
+    BOOST_TEST(s->events.size() == 2u); // the user message and the other writer's event
+    BOOST_TEST(s->events[1].author == "other-process");
+    // The next turn loads the session afresh and works.
+    script_agent b;
+    b.name_ = "b";
+    b.steps = {{"ok"}};
+    lb::runner r2{b, env.store};
+    auto next = run_turn(env.io, r2.run(opts(), "again"));
+    BOOST_TEST(!next.error);
+    BOOST_TEST(next.events.at(0).sequence == 4);
+}
+
+BOOST_AUTO_TEST_CASE(yield_user_message_yields_the_stored_user_event_first) {
+    memory_env env;
+    script_agent a;
+    a.name_ = "a";
+    a.steps = {{"answer"}};
+    lb::runner r{a, env.store};
+    lb::run_options o = opts();
+    o.yield_user_message = true;
+    auto got = run_turn(env.io, r.run(o, "question"));
+    BOOST_REQUIRE_EQUAL(got.events.size(), 2u);
+    BOOST_TEST((got.events[0].type == lb::event_type::user_message));
+    BOOST_TEST(got.events[0].sequence == 1);
+    BOOST_TEST(got.events[0].text() == "question");
+}
+
+BOOST_AUTO_TEST_CASE(duplicate_agent_names_are_rejected) {
+    memory_env env;
+    script_agent x;
+    x.name_ = "same";
+    router_agent root;
+    root.name_ = "same";
+    root.children = {lb::any_agent(x)};
+    try {
+        lb::runner r{root, env.store};
+        BOOST_FAIL("no exception");
+    } catch (const boost::system::system_error& e) {
+        BOOST_TEST((e.code() == lb::errc::invalid_argument));
+        BOOST_TEST(std::string(e.what()).find("'same'") != std::string::npos);
+    }
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(compaction_runs_after_the_turn_and_the_next_turn_loads_from_it, Env, envs) {
+    Env env;
+    history_agent a;
+    a.name_ = "h";
+    a.n = 2;
+    lb::runner r{a, env.store, every_turn_compaction{}};
+    auto t1 = run_turn(env.io, r.run(opts(), "one"));
+    BOOST_TEST(!t1.error);
+    BOOST_REQUIRE_EQUAL(t1.events.size(), 3u); // two agent events, then the summary
+    BOOST_TEST(t1.events[2].is_compaction());
+    BOOST_TEST(t1.events[2].text() == "summary of 1..1");
+    BOOST_TEST(t1.events[2].sequence == 4);
+    // The next turn loads from the newest compaction's first sequence on: everything here.
+    auto t2 = run_turn(env.io, r.run(opts(), "two"));
+    BOOST_TEST(t2.texts().at(0) == "seen 5");
+    BOOST_TEST(t2.events.at(2).text() == "summary of 1..5");
+    // ...and after that only from sequence 1 again (the newest summary covers 1..5).
+    lb::get_options go;
+    go.from_newest_compaction = true;
+    auto s = load(env.io, env.store, "s1", go);
+    BOOST_REQUIRE(s);
+    BOOST_TEST(s->events.size() == 8u);
+}
+
+BOOST_AUTO_TEST_CASE(a_signer_signs_every_stored_event_and_chains_them) {
+    memory_env env;
+    script_agent a;
+    a.name_ = "a";
+    a.steps = {{"p", true}, {"one"}, {"two"}};
+    counting_signer sg;
+    lb::runner r{a, env.store, lb::no_compaction{}, sg};
+    auto got = run_turn(env.io, r.run(opts(), "go"));
+    BOOST_TEST(!got.error);
+    BOOST_TEST(!got.events[0].is_signed()); // the partial
+    auto s = load(env.io, env.store);
+    BOOST_REQUIRE(s);
+    BOOST_REQUIRE_EQUAL(s->events.size(), 3u);
+    BOOST_TEST(*s->events[0].signature == "sig1");
+    BOOST_TEST(!s->events[0].prev_signature.has_value());
+    BOOST_TEST(*s->events[1].prev_signature == "sig1");
+    BOOST_TEST(*s->events[2].prev_signature == "sig2");
+    BOOST_TEST(s->events[2].signer_did == "did:test");
+    BOOST_TEST(*sg.n == 3);
+}
+
+BOOST_AUTO_TEST_CASE(the_runner_works_with_any_agent_and_any_store_style_handles) {
+    memory_env env;
+    script_agent a;
+    a.name_ = "a";
+    a.steps = {{"hi"}};
+    lb::any_agent any = a;
+    lb::runner r{any, env.store};
+    static_assert(std::is_same_v<decltype(r), lb::runner<lb::any_agent, lb::memory_store>>);
+    auto got = run_turn(env.io, r.run(opts(), "x"));
+    BOOST_TEST(got.texts() == (std::vector<std::string>{"hi"}));
+    BOOST_TEST((r.get_executor() == env.store.get_executor()));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
