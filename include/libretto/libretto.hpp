@@ -48,4 +48,8 @@
 #include <libretto/stream/event_stream.hpp>
 #include <libretto/stream/merge.hpp>
 
+#include <libretto/compaction/no_compaction.hpp>
+#include <libretto/sign/no_signer.hpp>
+#include <libretto/runner.hpp>
+
 #endif
