@@ -131,9 +131,10 @@ BOOST_AUTO_TEST_CASE(a_slow_consumer_bounds_the_buffered_events) {
     outcome got;
     asio::co_spawn(io, read_one_then_wait(&s, {a.p, b.p}, &produced_while_waiting, &got), asio::detached);
     io.run();
-    // Per child 17 in its stream and one in its pump; 17 in the merged stream, 17 in the
-    // parallel agent's own: far below the 1000 the children would produce unchecked.
-    BOOST_TEST(produced_while_waiting <= 80);
+    // Per child 16 + 1 parked in its stream; 16 + 2 parked (one per pump) in the merge;
+    // one parked in the parallel agent's rendezvous; one taken: at most 54 of the 1000.
+    BOOST_TEST_MESSAGE("produced while the consumer waited: " << produced_while_waiting);
+    BOOST_TEST(produced_while_waiting <= 54);
     BOOST_TEST(produced_while_waiting >= 34);
     BOOST_TEST(!got.error);
     BOOST_REQUIRE(got.events.size() == 1000u);

@@ -123,7 +123,8 @@ public:
     /// if `ctx` has no executor.
     event_stream run(invocation_context ctx) const {
         boost::asio::any_io_executor ex = detail::composite_executor(ctx, opts_.name);
-        return event_stream(std::move(ex), detail::sequence_producer{opts_.name, sub_agents(), std::move(ctx)});
+        return event_stream(std::move(ex), detail::sequence_producer{opts_.name, sub_agents(), std::move(ctx)},
+                            detail::rendezvous);
     }
 
 private:

@@ -195,9 +195,10 @@ struct forward_result {
     std::size_t events = 0; ///< events forwarded
 };
 
-/// Moves every event of `child` to `out`, in order. With `stop_at_escalate`, stops right
-/// after forwarding the first escalating event (the child's stream is then dropped by
-/// the caller, which cancels it).
+/// Moves every event of `child` to `out`, in order. With `stop_at_escalate`, the first
+/// escalating event ends it: `child` is cancelled *before* that event is forwarded, so a
+/// child that waits for its consumer (a sequence, a loop: rendezvous streams) cannot start
+/// anything after the escalating event.
 inline boost::asio::awaitable<forward_result> forward(event_stream& child, const invocation_context& ctx,
                                                       event_writer& out, bool stop_at_escalate) {
     forward_result r;
@@ -207,15 +208,20 @@ inline boost::asio::awaitable<forward_result> forward(event_stream& child, const
         if (!e) break;
         const bool esc = e->actions.escalate.value_or(false);
         if (ctx.should_pause_invocation(*e)) r.paused = true;
+        if (esc) r.escalated = true;
+        if (esc && stop_at_escalate) child.cancel();
         co_await out.emit(std::move(*e));
         ++r.events;
-        if (esc) {
-            r.escalated = true;
-            if (stop_at_escalate) break;
-        }
+        if (esc && stop_at_escalate) break;
     }
     co_return r;
 }
+
+/// Composites hand over one event at a time (capacity 0): their producer is never ahead
+/// of the consumer, so nothing starts after an event the consumer acts on (an enclosing
+/// loop cancels a sequence at its escalating event before its next child starts). The
+/// buffering happens in the leaves' streams and in a parallel agent's merge.
+inline constexpr stream_options rendezvous{.capacity = 0};
 
 } // namespace detail
 } // namespace libretto
