@@ -136,7 +136,12 @@ BOOST_AUTO_TEST_CASE(invalid_json_arguments_become_an_error_naming_the_call) {
     auto resp = bad.error_response();
     BOOST_TEST(resp.tool_call_id == "call_1");
     BOOST_TEST(resp.error.value_or("") == bad.error);
-    BOOST_TEST(resp.result.is_null());
+    // The shape of every failed tool call (tool_error_response): the message in `error`
+    // and in the result body.
+    BOOST_TEST(resp.tool_name == "get_weather");
+    BOOST_TEST(resp.result.is_object());
+    BOOST_TEST(resp.result.as_object().at("error") == json::value(bad.error));
+    BOOST_TEST(resp.result.as_object().size() == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(truncated_arguments_are_invalid) {

@@ -74,7 +74,14 @@ struct invalid_tool_call {
         c.metadata["invalid_arguments"] = arguments;
         return c;
     }
-    tool_response_part error_response() const { return tool_response_part{id, name, nullptr, error, {}}; }
+    /// The answer the model sees, in the shape of every failed tool call
+    /// (tool_error_response in tool/tool.hpp): `error` set to the message and `result` the
+    /// object {"error": message}, since most providers show the model only a result body.
+    tool_response_part error_response() const {
+        json::object body;
+        body["error"] = error;
+        return tool_response_part{id, name, json::value(std::move(body)), error, {}};
+    }
 
     friend bool operator==(const invalid_tool_call&, const invalid_tool_call&) = default;
 };

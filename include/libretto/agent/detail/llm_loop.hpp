@@ -1,0 +1,506 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_AGENT_DETAIL_LLM_LOOP_HPP
+#define LIBRETTO_AGENT_DETAIL_LLM_LOOP_HPP
+
+// The llm_agent turn loop as a sans-io state machine. It never calls a model, runs a tool
+// or waits: it is told what happened (the history at the start of a step, the model's
+// response, the tools' results) and answers with an llm_action: the events to emit now,
+// then what to do next (call the model with request(), wait and call it again, run these
+// tool calls, start the next step, transfer, or stop and why). llm_agent.hpp is the Asio
+// driver around it; tests/llm_agent_loop_test.cpp drives it by hand.
+//
+//   begin_step(history, instruction)  -> call_model | done(max_steps)
+//   on_model_response(response, actions)
+//                                     -> retry_model(delay) | done(error)
+//                                      | done(final_answer) with the final event
+//                                      | run_tools(calls) with the call event
+//   on_tool_results(results, actions) -> next_step | transfer(target) | done(escalated,
+//                                        skip_summarization, paused) with the TOOL_RESPONSE event
+
+#include <libretto/error.hpp>
+#include <libretto/event/event.hpp>
+#include <libretto/event/filters.hpp>
+#include <libretto/model/llm_request.hpp>
+#include <libretto/model/llm_response.hpp>
+#include <libretto/model/tool_declaration.hpp>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/system/error_code.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace libretto {
+
+/// How transient model failures (errc::transient, timeouts, dropped connections: see
+/// is_transient) are retried. Other failures are never retried.
+struct retry_policy {
+    /// Attempts in all, the first included: 1 never retries.
+    int max_attempts = 4;
+    /// The pause before the first retry; each later pause is `multiplier` times longer.
+    std::chrono::milliseconds initial_backoff{1000};
+    double multiplier = 2.0;
+    /// No pause is longer, a provider's retry_after included.
+    std::chrono::milliseconds max_backoff{30000};
+
+    /// The pause after failed attempt number `failed` (1-based): the exponential backoff,
+    /// or the provider's retry_after when that is longer, capped at max_backoff.
+    std::chrono::milliseconds delay(int failed, std::optional<std::chrono::milliseconds> retry_after = {}) const {
+        double ms = static_cast<double>(initial_backoff.count()) * std::pow(multiplier, std::max(failed - 1, 0));
+        double cap = static_cast<double>(max_backoff.count());
+        if (retry_after) ms = std::max(ms, static_cast<double>(retry_after->count()));
+        ms = std::clamp(ms, 0.0, cap);
+        return std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(ms));
+    }
+};
+
+/// Which events of the session an llm_agent shows its model.
+enum class history_scope {
+    /// Every event of earlier invocations, and of this invocation the events on this
+    /// agent's branch or an ancestor of it (ADK's rule: parallel siblings do not see each
+    /// other's work in progress).
+    branch,
+    /// Every event of the session.
+    all,
+    /// Only this invocation's events on this agent's branch or an ancestor of it (ADK's
+    /// include_contents="none": the current turn, no earlier conversation).
+    current_turn,
+};
+
+/// Why an llm_agent's run ended.
+enum class llm_stop {
+    final_answer,       ///< the model answered without tool calls
+    escalated,          ///< a tool (or callback) set actions.escalate
+    skip_summarization, ///< a tool asked for its response to end the turn
+    transferred,        ///< the conversation went to another agent (its events follow)
+    paused,             ///< a long-running call in a resumable invocation
+    invocation_ended,   ///< ctx.end_invocation() was called
+    max_steps,          ///< the step limit was reached (error event)
+    model_error,        ///< the model failed, retries included (error event)
+    instruction_error,  ///< the instruction names a state key that is absent (error event)
+    transfer_error,     ///< the transfer hop limit or an unlaunchable target (error event)
+};
+
+constexpr std::string_view to_string(llm_stop s) noexcept {
+    switch (s) {
+    case llm_stop::final_answer: return "final_answer";
+    case llm_stop::escalated: return "escalated";
+    case llm_stop::skip_summarization: return "skip_summarization";
+    case llm_stop::transferred: return "transferred";
+    case llm_stop::paused: return "paused";
+    case llm_stop::invocation_ended: return "invocation_ended";
+    case llm_stop::max_steps: return "max_steps";
+    case llm_stop::model_error: return "model_error";
+    case llm_stop::instruction_error: return "instruction_error";
+    case llm_stop::transfer_error: return "transfer_error";
+    }
+    return "unknown";
+}
+
+template <class Ostream>
+    requires requires(Ostream& os, std::string_view s) { os << s; }
+Ostream& operator<<(Ostream& os, llm_stop s) {
+    os << to_string(s);
+    return os;
+}
+
+/// The name of the built-in tool an llm_agent declares when it can transfer.
+inline constexpr std::string_view transfer_tool_name = "transfer_to_agent";
+
+/// The libretto error code an agent's error event carries (metadata "error_code" and
+/// "error_category"), or an empty code if it carries none.
+inline boost::system::error_code agent_error_code(const event& e) {
+    auto c = e.metadata.if_contains("error_code");
+    auto cat = e.metadata.if_contains("error_category");
+    if (!c || !c->is_int64() || !cat || !cat->is_string() || cat->get_string() != error_category().name()) return {};
+    return make_error_code(static_cast<errc>(c->get_int64()));
+}
+
+namespace detail {
+
+/// A transfer target as the model is told about it.
+struct transfer_target {
+    std::string name;
+    std::string description;
+};
+
+struct llm_loop_config {
+    // Stamped on every event.
+    std::string agent_name{};
+    std::string branch{};
+    std::string invocation_id{};
+    std::string session_id{};
+    // The request.
+    std::vector<tool_declaration> tools{};
+    std::vector<transfer_target> transfer_targets{}; ///< empty: no transfer tool
+    std::optional<json::object> output_schema{};
+    generation_options generation{};
+    std::string model{}; ///< llm_request::model (empty: the model's own)
+    // The loop.
+    std::optional<std::string> output_key{};
+    std::size_t max_steps = 10;
+    retry_policy retry{};
+    history_scope history = history_scope::branch;
+    bool resumable = false;
+};
+
+/// One call of a model response, as the driver must handle it.
+struct pending_call {
+    tool_call_part call;
+    bool long_running = false;
+    /// Already answered by the loop (arguments that did not parse, the transfer tool):
+    /// the driver does not run it.
+    std::optional<tool_response_part> answer{};
+};
+
+enum class llm_action_kind {
+    call_model,  ///< send request() to the model
+    retry_model, ///< wait `delay`, then send request() again
+    run_tools,   ///< run `calls` (those without an answer), then on_tool_results
+    next_step,   ///< call begin_step again, with the history as it is now
+    transfer,    ///< run agent `transfer_target` and forward its events; the loop is over
+    done,        ///< stop: `reason`
+};
+
+struct llm_action {
+    llm_action_kind kind = llm_action_kind::done;
+    std::vector<event> emit{}; ///< to emit first, in order
+    std::chrono::milliseconds delay{0};
+    std::vector<pending_call> calls{};
+    std::string transfer_target{};
+    llm_stop reason = llm_stop::final_answer;
+};
+
+/// True if an event on branch `event_branch` is on `branch` or an ancestor of it.
+inline bool is_branch_ancestor_or_self(std::string_view event_branch, std::string_view branch) noexcept {
+    if (event_branch.empty() || event_branch == branch) return true;
+    return branch.size() > event_branch.size() && branch.starts_with(event_branch) &&
+           branch[event_branch.size()] == '.';
+}
+
+/// What the model is shown of `events` (see history_scope), as a context view.
+inline context_view select_history(context_view v, history_scope scope, std::string_view branch,
+                                   std::string_view invocation_id) {
+    // The work of an agent run as a tool (agent_tool marks it): the parent's model sees
+    // the tool's result instead.
+    v.filter([](const event& e) { return !e.metadata.contains("agent_tool"); });
+    switch (scope) {
+    case history_scope::all: break;
+    case history_scope::branch:
+        v.filter([&](const event& e) {
+            return e.invocation_id != invocation_id || is_branch_ancestor_or_self(e.branch, branch);
+        });
+        break;
+    case history_scope::current_turn:
+        v.filter([&](const event& e) {
+            return e.invocation_id == invocation_id && is_branch_ancestor_or_self(e.branch, branch);
+        });
+        break;
+    }
+    return repair_tool_pairs(filter_events(apply_compaction(std::move(v))));
+}
+
+inline constexpr std::string_view long_running_note =
+    "\n\nNOTE: This is a long-running operation. Do not call this tool again if it has already returned some "
+    "intermediate or pending status.";
+
+/// The declaration of the built-in transfer tool for `targets`.
+inline tool_declaration transfer_declaration(const std::vector<transfer_target>& targets) {
+    tool_declaration d;
+    d.name = std::string(transfer_tool_name);
+    d.description = "Hands the conversation to another agent that is better suited to answer the user, "
+                    "according to its description. Available agents:";
+    json::array names;
+    for (const auto& t : targets) {
+        d.description += "\n- " + t.name;
+        if (!t.description.empty()) d.description += ": " + t.description;
+        names.emplace_back(t.name);
+    }
+    json::object agent_name;
+    agent_name["type"] = "string";
+    agent_name["description"] = "the name of the agent to hand the conversation to";
+    agent_name["enum"] = std::move(names);
+    json::object props;
+    props["agent_name"] = std::move(agent_name);
+    json::array required;
+    required.emplace_back("agent_name");
+    d.parameters["type"] = "object";
+    d.parameters["properties"] = std::move(props);
+    d.parameters["required"] = std::move(required);
+    d.parameters["additionalProperties"] = false;
+    return d;
+}
+
+/// The sans-io turn loop of one llm_agent run. See the file comment.
+class llm_loop {
+public:
+    explicit llm_loop(llm_loop_config c) : cfg_(std::move(c)) {}
+
+    const llm_loop_config& config() const noexcept { return cfg_; }
+    /// The request of the current step (the driver's callbacks may change it in place).
+    llm_request& request() noexcept { return request_; }
+    const llm_request& request() const noexcept { return request_; }
+    /// Steps begun so far (model calls, retries not counted).
+    std::size_t steps() const noexcept { return steps_; }
+    /// Failed attempts of the current step's model call.
+    int failed_attempts() const noexcept { return failed_; }
+    /// The calls of the current step, in the model's order.
+    const std::vector<pending_call>& calls() const noexcept { return calls_; }
+
+    /// Starts a step over the session's events as they are now: builds the request with
+    /// `system_instruction`, or stops when max_steps steps have run.
+    llm_action begin_step(std::span<const event> history, std::string system_instruction) {
+        return begin_step(context_view(history), std::move(system_instruction));
+    }
+
+    /// The same over a view of the events (e.g. the session's plus events this run emitted
+    /// that the consumer has not stored yet).
+    llm_action begin_step(context_view history, std::string system_instruction) {
+        llm_action a;
+        if (steps_ >= cfg_.max_steps) {
+            a.kind = llm_action_kind::done;
+            a.reason = llm_stop::max_steps;
+            a.emit.push_back(error_event("agent '" + cfg_.agent_name + "' reached max_steps (" +
+                                             std::to_string(cfg_.max_steps) + ") without a final answer",
+                                         {}, llm_stop::max_steps));
+            return a;
+        }
+        ++steps_;
+        failed_ = 0;
+        calls_.clear();
+        actions_ = {};
+        context_view view = select_history(std::move(history), cfg_.history, cfg_.branch, cfg_.invocation_id);
+        request_ = llm_request{};
+        request_.model = cfg_.model;
+        request_.system_instruction = std::move(system_instruction);
+        request_.messages = build_messages(view, cfg_.agent_name);
+        request_.tools.reserve(cfg_.tools.size() + 1);
+        for (const auto& t : cfg_.tools) {
+            request_.tools.push_back(t);
+            if (t.long_running) request_.tools.back().description += long_running_note;
+        }
+        if (!cfg_.transfer_targets.empty()) request_.tools.push_back(transfer_declaration(cfg_.transfer_targets));
+        request_.output_schema = cfg_.output_schema;
+        request_.options = cfg_.generation;
+        a.kind = llm_action_kind::call_model;
+        return a;
+    }
+
+    /// The model's final response for the current step, after the driver's callbacks;
+    /// `actions` are the callbacks' actions, applied to the event this response becomes
+    /// (kept across retries).
+    llm_action on_model_response(llm_response r, event_actions callback_actions = {}) {
+        llm_action a;
+        actions_.merge(std::move(callback_actions));
+        if (!r.ok()) {
+            ++failed_;
+            if (is_transient(r.error) && failed_ < cfg_.retry.max_attempts) {
+                a.kind = llm_action_kind::retry_model;
+                a.delay = cfg_.retry.delay(failed_, r.retry_after);
+                return a;
+            }
+            a.kind = llm_action_kind::done;
+            a.reason = llm_stop::model_error;
+            std::string msg = "model call of agent '" + cfg_.agent_name + "' failed";
+            if (failed_ > 1) msg += " after " + std::to_string(failed_) + " attempts";
+            msg += ": " + r.error.message();
+            if (!r.error_message.empty()) msg += ": " + r.error_message;
+            event e = error_event(std::move(msg), r.error, llm_stop::model_error);
+            e.actions = std::exchange(actions_, {});
+            a.emit.push_back(std::move(e));
+            return a;
+        }
+
+        event e = make_event(event_type::agent_message);
+        e.usage = r.usage;
+        e.actions = std::exchange(actions_, {});
+        for (auto& p : r.parts) e.content.parts.push_back(std::move(p));
+        for (const auto& bad : r.invalid_tool_calls) e.content.parts.emplace_back(bad.as_call());
+
+        if (!e.has_tool_calls()) {
+            finish_answer(e);
+            a.kind = llm_action_kind::done;
+            a.reason = llm_stop::final_answer;
+            a.emit.push_back(std::move(e));
+            return a;
+        }
+
+        calls_.clear();
+        for (const auto& c : e.tool_calls()) {
+            pending_call pc;
+            pc.call = c;
+            auto bad = std::find_if(r.invalid_tool_calls.begin(), r.invalid_tool_calls.end(),
+                                    [&](const invalid_tool_call& i) { return i.id == c.tool_call_id; });
+            if (bad != r.invalid_tool_calls.end()) {
+                pc.answer = bad->error_response();
+            } else if (c.tool_name == transfer_tool_name && !cfg_.transfer_targets.empty()) {
+                pc.answer = answer_transfer(c);
+            } else if (const tool_declaration* d = find_tool(c.tool_name)) {
+                pc.long_running = d->long_running;
+            }
+            calls_.push_back(std::move(pc));
+        }
+        a.kind = llm_action_kind::run_tools;
+        a.calls = calls_;
+        a.emit.push_back(std::move(e));
+        return a;
+    }
+
+    /// The results of the current step's calls, in call order (the loop's own answers
+    /// included, or left empty: the loop fills them in); an empty result is a
+    /// long-running call that gave no result (its answer will come from outside).
+    /// `actions` are those of the tools and tool callbacks, merged in call order.
+    llm_action on_tool_results(std::vector<std::optional<tool_response_part>> results, event_actions actions) {
+        llm_action a;
+        event e = make_event(event_type::tool_response);
+        bool long_running = false;
+        for (std::size_t i = 0; i < calls_.size(); ++i) {
+            const pending_call& pc = calls_[i];
+            long_running = long_running || pc.long_running;
+            std::optional<tool_response_part> r = i < results.size() ? std::move(results[i]) : std::nullopt;
+            if (pc.answer) {
+                r = *pc.answer;
+                if (pc.call.tool_name == transfer_tool_name && !r->error) {
+                    event_actions t;
+                    t.transfer_to_agent = std::string(r->result.as_object().at("transferred_to").as_string());
+                    actions.merge(std::move(t));
+                }
+            }
+            if (r) e.content.parts.emplace_back(std::move(*r));
+        }
+        e.actions = std::move(actions);
+        const bool paused = long_running && cfg_.resumable;
+        const bool any = !e.content.parts.empty() || !e.actions.empty();
+        if (any) a.emit.push_back(e);
+
+        if (e.actions.transfer_to_agent) {
+            a.kind = llm_action_kind::transfer;
+            a.transfer_target = *e.actions.transfer_to_agent;
+            a.reason = llm_stop::transferred;
+        } else if (e.actions.escalate.value_or(false)) {
+            a.kind = llm_action_kind::done;
+            a.reason = llm_stop::escalated;
+        } else if (e.actions.skip_summarization.value_or(false)) {
+            a.kind = llm_action_kind::done;
+            a.reason = llm_stop::skip_summarization;
+        } else if (paused) {
+            a.kind = llm_action_kind::done;
+            a.reason = llm_stop::paused;
+        } else {
+            a.kind = llm_action_kind::next_step;
+        }
+        return a;
+    }
+
+    // ---- event construction ------------------------------------------------------------
+
+    /// A fresh event of type `t` stamped with this agent's identity.
+    event make_event(event_type t) const {
+        event e = event::make(t, cfg_.agent_name);
+        e.branch = cfg_.branch;
+        e.invocation_id = cfg_.invocation_id;
+        e.session_id = cfg_.session_id;
+        return e;
+    }
+
+    /// A partial event for a chunk's text and thinking deltas; nullopt if it has neither.
+    std::optional<event> partial_event(const llm_chunk& c) const {
+        if (c.text.empty() && c.thinking.empty()) return std::nullopt;
+        event e = make_event(event_type::agent_message);
+        e.partial = true;
+        if (!c.thinking.empty()) e.content.parts.emplace_back(thinking_part{c.thinking, {}});
+        if (!c.text.empty()) e.content.parts.emplace_back(text_part{c.text, {}});
+        return e;
+    }
+
+    /// An error event: the message as text, metadata {"error": true, "stop_reason": ...,
+    /// "error_code": n, "error_category": "libretto"} (the code when there is one). Error
+    /// events are never shown to a model (should_include_event) and are not final responses.
+    event error_event(std::string message, boost::system::error_code ec, llm_stop reason) const {
+        event e = make_event(event_type::agent_message);
+        e.content = content::from_text(std::move(message));
+        e.metadata["error"] = true;
+        e.metadata["stop_reason"] = to_string(reason);
+        if (ec) {
+            e.metadata["error_code"] = ec.value();
+            e.metadata["error_category"] = ec.category().name();
+        }
+        return e;
+    }
+
+private:
+    const tool_declaration* find_tool(std::string_view name) const noexcept {
+        for (const auto& t : cfg_.tools)
+            if (t.name == name) return &t;
+        return nullptr;
+    }
+
+    tool_response_part answer_transfer(const tool_call_part& c) const {
+        std::string names;
+        for (const auto& t : cfg_.transfer_targets) {
+            if (!names.empty()) names += ", ";
+            names += t.name;
+        }
+        const json::value* v = c.args.if_contains("agent_name");
+        if (!v || !v->is_string()) {
+            return tool_error_shape(c, "args.agent_name: missing required field (expected one of: " + names + ")");
+        }
+        std::string_view target = v->get_string();
+        for (const auto& t : cfg_.transfer_targets) {
+            if (t.name == target) {
+                tool_response_part r;
+                r.tool_call_id = c.tool_call_id;
+                r.tool_name = c.tool_name;
+                json::object body;
+                body["transferred_to"] = t.name;
+                r.result = std::move(body);
+                return r;
+            }
+        }
+        return tool_error_shape(c, "unknown agent '" + std::string(target) + "'; you can transfer to: " + names);
+    }
+
+    /// tool_error_response's shape (tool/tool.hpp), without depending on the tool layer.
+    static tool_response_part tool_error_shape(const tool_call_part& c, std::string message) {
+        invalid_tool_call i{c.tool_call_id, c.tool_name, {}, std::move(message)};
+        return i.error_response();
+    }
+
+    void finish_answer(event& e) const {
+        std::string text = e.text();
+        std::optional<json::value> value;
+        if (cfg_.output_schema && !text.empty()) {
+            boost::system::error_code ec;
+            json::value v = json::parse(text, ec);
+            if (!ec && v.is_object()) {
+                e.content.parts.emplace_back(data_part{v.as_object(), {}});
+                value = std::move(v);
+            }
+        }
+        if (cfg_.output_key && !text.empty()) {
+            e.actions.state_delta[*cfg_.output_key] = value ? std::move(*value) : json::value(std::move(text));
+        }
+    }
+
+    llm_loop_config cfg_;
+    llm_request request_{};
+    std::vector<pending_call> calls_{};
+    event_actions actions_{};
+    std::size_t steps_ = 0;
+    int failed_ = 0;
+};
+
+} // namespace detail
+} // namespace libretto
+
+#endif

@@ -1,0 +1,595 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_AGENT_LLM_AGENT_HPP
+#define LIBRETTO_AGENT_LLM_AGENT_HPP
+
+// llm_agent: an agent driven by a model. Each step shows the model the session (filtered
+// for this agent), streams its reply as partial events, runs the tools it asks for
+// concurrently and records their results, until a final answer, an escalation, a transfer,
+// a pause on a long-running call, the end of the invocation or the step limit.
+//
+// The turn loop itself is the sans-io state machine of detail/llm_loop.hpp; this header
+// is the Asio driver around it: model streams, retry timers, concurrent tool calls, the
+// callbacks, transfer. See docs/agents.md.
+//
+// The runner contract: the consumer of run()'s stream stores every non-partial event it
+// receives (appending it to ctx.session() and applying its state_delta there) before it
+// asks for the next one. The agent reads the history from ctx.session().events at the
+// start of each step; the events it emitted itself that are not there yet (a consumer
+// that lags, or does not store) are added to that view, so a run is correct either way.
+
+#include <libretto/agent/agent.hpp>
+#include <libretto/agent/detail/llm_instruction.hpp>
+#include <libretto/agent/detail/llm_loop.hpp>
+#include <libretto/agent/transfer.hpp>
+#include <libretto/context/callback_context.hpp>
+#include <libretto/context/invocation_context.hpp>
+#include <libretto/context/readonly_context.hpp>
+#include <libretto/error.hpp>
+#include <libretto/model/any_model.hpp>
+#include <libretto/model/model.hpp>
+#include <libretto/stream/event_stream.hpp>
+#include <libretto/tool/run_tool_call.hpp>
+#include <libretto/tool/tool.hpp>
+#include <libretto/tool/tool_context.hpp>
+#include <libretto/tool/tool_set.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/cancellation_state.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <concepts>
+#include <cstddef>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace libretto {
+
+/// An instruction: text with `{key}` state placeholders (see detail/llm_instruction.hpp),
+/// or a function of the read-only context returning the text as it is (no templating, as
+/// in ADK: a provider builds its text itself). Empty by default.
+class instruction_source {
+public:
+    using provider = std::function<std::string(const readonly_context&)>;
+
+    instruction_source() = default;
+    instruction_source(std::string text) : v_(std::move(text)) {}
+    instruction_source(const char* text) : v_(std::string(text)) {}
+    instruction_source(std::string_view text) : v_(std::string(text)) {}
+    template <class F>
+        requires(!std::is_convertible_v<F, std::string_view> &&
+                 std::is_invocable_r_v<std::string, const F&, const readonly_context&>)
+    instruction_source(F f) : v_(provider(std::move(f))) {}
+
+    bool empty() const noexcept {
+        if (auto t = std::get_if<std::string>(&v_)) return t->empty();
+        return !std::get<provider>(v_);
+    }
+    bool is_template() const noexcept { return std::holds_alternative<std::string>(v_); }
+    /// The text (templates only; empty for a provider).
+    std::string_view text() const noexcept {
+        auto t = std::get_if<std::string>(&v_);
+        return t ? std::string_view(*t) : std::string_view();
+    }
+
+    /// The instruction for `ctx`: the template with the state injected, or the provider's
+    /// text. `missing_key` is set when a required placeholder names an absent key.
+    detail::instruction_result resolve(const invocation_context& ctx) const {
+        if (auto t = std::get_if<std::string>(&v_)) return detail::inject_state(*t, ctx.state().values());
+        const provider& p = std::get<provider>(v_);
+        detail::instruction_result r;
+        if (p) r.text = p(readonly_context(ctx));
+        return r;
+    }
+
+private:
+    std::variant<std::string, provider> v_{};
+};
+
+/// Called before each model call with the request, which it may change in place. A
+/// returned response is used instead of calling the model (a veto, a cache hit).
+using before_model_callback = std::function<std::optional<llm_response>(callback_context&, llm_request&)>;
+/// Called with each successful model response, which it may change in place; a returned
+/// response replaces it.
+using after_model_callback = std::function<std::optional<llm_response>(callback_context&, llm_response&)>;
+/// Called before a tool of the agent's tool set runs, with the arguments, which it may
+/// change in place. A returned value is used as the result instead of running the tool.
+using before_tool_callback = std::function<std::optional<json::value>(tool_context&, json::object& args)>;
+/// Called with each tool response (also an error response), which it may change in
+/// place; a returned value replaces the result (and clears the error).
+using after_tool_callback =
+    std::function<std::optional<json::value>(tool_context&, const json::object& args, tool_response_part& response)>;
+
+/// What an llm_agent is made of. Designated initialisers in this order:
+/// `{.name = "assistant", .instruction = "…", .model = m, .tools = lb::tools(…)}`.
+template <class Model = any_model>
+struct llm_agent_options {
+    std::string name{};
+    /// What a parent's model is told about this agent (transfer, agent_tool).
+    std::string description{};
+    /// The system instruction, with `{key}` / `{key?}` state placeholders, or a function.
+    instruction_source instruction{};
+    Model model;
+    libretto::tool_set tools{};
+    /// Transfer targets (and what sub_agents() returns).
+    std::vector<any_agent> sub_agents{};
+    /// Text put before the instruction, never templated (ADK's static_instruction: the
+    /// part of the prompt a provider can cache).
+    std::string static_instruction{};
+    /// Stores the final answer's text (its JSON object with output_schema) in the state
+    /// under this key, through the final event's state_delta.
+    std::optional<std::string> output_key{};
+    /// A JSON Schema the final answer must follow; the parsed object is added to the final
+    /// event as a data part.
+    std::optional<json::object> output_schema{};
+    generation_options generation{};
+    /// Model calls (steps) per run; reaching it ends the run with an error event.
+    std::size_t max_steps = 10;
+    retry_policy retry{};
+    history_scope history = history_scope::branch;
+    before_model_callback before_model{};
+    after_model_callback after_model{};
+    before_tool_callback before_tool{};
+    after_tool_callback after_tool{};
+    bool disallow_transfer_to_parent = false;
+    bool disallow_transfer_to_peers = false;
+    /// Transfers per invocation (all agents together); one more ends it with
+    /// errc::transfer_loop.
+    std::size_t max_transfers = 10;
+    stream_options stream{};
+};
+
+template <class Model = any_model>
+    requires model<Model>
+class llm_agent;
+
+namespace detail {
+
+/// Routes events pushed through ctx.emit while an llm_agent runs its tools into that
+/// agent's stream. The invocation's event callback is shared by the whole tree, so the
+/// agent installs one of these over it: events on the agent's branch (or below it) go to
+/// the agent's inbox, others to the callback it replaced (a parallel sibling's), and
+/// everything goes to the replaced callback once the agent's tools are done.
+struct tool_inbox {
+    tool_inbox(boost::asio::any_io_executor ex, invocation_context c) : wake(std::move(ex)), ctx(std::move(c)) {
+        wake.expires_at(boost::asio::steady_timer::time_point::max());
+    }
+    boost::asio::steady_timer wake;
+    invocation_context ctx; // tools' contexts point here: it outlives a cancelled run
+    std::deque<tool_context> contexts;
+    std::deque<event> events;
+    std::vector<std::optional<tool_response_part>> results;
+    std::vector<std::exception_ptr> errors;
+    std::unique_ptr<boost::asio::cancellation_signal[]> signals;
+    std::size_t pending = 0;
+    bool open = true;
+
+    void notify() { wake.cancel(); }
+};
+
+struct inbox_callback {
+    std::weak_ptr<tool_inbox> inbox;
+    std::string branch;
+    event_callback previous;
+
+    void operator()(event e) const {
+        std::shared_ptr<tool_inbox> in = inbox.lock();
+        const bool live = in && in->open;
+        const bool mine = branch.empty() || e.branch == branch ||
+                          (e.branch.size() > branch.size() && e.branch.starts_with(branch) &&
+                           e.branch[branch.size()] == '.');
+        if (live && (mine || !previous)) {
+            in->events.push_back(std::move(e));
+            in->notify();
+        } else if (previous) {
+            previous(std::move(e));
+        }
+    }
+};
+
+/// The events of `session` plus those of `own` it does not hold yet (by id).
+inline context_view history_with(const std::vector<event>& session, const std::vector<event>& own) {
+    std::vector<const event*> items;
+    items.reserve(session.size() + own.size());
+    for (const auto& e : session) items.push_back(&e);
+    const std::size_t tail_from = session.size() > own.size() * 2 + 64 ? session.size() - own.size() * 2 - 64 : 0;
+    for (const auto& o : own) {
+        bool stored = false;
+        for (std::size_t i = session.size(); i-- > tail_from;) {
+            if (session[i].id == o.id) {
+                stored = true;
+                break;
+            }
+        }
+        if (!stored) items.push_back(&o);
+    }
+    return context_view(std::move(items));
+}
+
+template <class Model>
+class llm_agent_run {
+public:
+    llm_agent_run(const llm_agent<Model>* self, invocation_context ctx, event_writer out)
+        : self_(self), o_(self->options()), ctx_(std::move(ctx)), out_(std::move(out)), model_(o_.model),
+          loop_(make_config()) {}
+
+    boost::asio::awaitable<void> run() {
+        for (;;) {
+            if (ctx_.is_invocation_ended()) co_return;
+            std::optional<std::string> instruction = build_instruction();
+            if (!instruction) {
+                std::vector<event> err;
+                err.push_back(instruction_error_);
+                co_await emit_all(std::move(err));
+                co_return;
+            }
+            context_view history = history_with(ctx_.session().events, own_);
+            llm_action a = loop_.begin_step(std::move(history), std::move(*instruction));
+            if (a.kind == llm_action_kind::done) {
+                co_await emit_all(std::move(a.emit));
+                co_return;
+            }
+
+            // The model call: callbacks, retries.
+            callback_context cb(ctx_);
+            std::optional<llm_response> veto;
+            if (o_.before_model) veto = o_.before_model(cb, loop_.request());
+            for (;;) {
+                llm_response resp;
+                if (veto) {
+                    resp = std::move(*veto);
+                    veto.reset();
+                } else {
+                    llm_request req = loop_.request();
+                    resp = co_await call_model(std::move(req));
+                }
+                if (resp.ok() && o_.after_model) {
+                    std::optional<llm_response> replaced = o_.after_model(cb, resp);
+                    if (replaced) resp = std::move(*replaced);
+                }
+                event_actions cb_actions = cb.take_actions();
+                a = loop_.on_model_response(std::move(resp), std::move(cb_actions));
+                if (a.kind != llm_action_kind::retry_model) break;
+                boost::asio::steady_timer timer(out_.get_executor());
+                timer.expires_after(a.delay);
+                co_await timer.async_wait(boost::asio::use_awaitable);
+            }
+            for (const auto& c : a.calls)
+                if (c.long_running) ctx_.long_running_tool_ids().insert(c.call.tool_call_id);
+            co_await emit_all(std::move(a.emit));
+            if (a.kind == llm_action_kind::done) co_return;
+
+            // The tools, concurrently.
+            std::vector<pending_call> calls = std::move(a.calls);
+            std::shared_ptr<tool_inbox> inbox = co_await run_tools(std::move(calls));
+            event_actions tool_actions;
+            for (auto& tc : inbox->contexts) tool_actions.merge(tc.take_actions());
+            std::vector<std::optional<tool_response_part>> results = std::move(inbox->results);
+            a = loop_.on_tool_results(std::move(results), std::move(tool_actions));
+            co_await emit_all(std::move(a.emit));
+            if (a.kind == llm_action_kind::transfer) {
+                std::string target = std::move(a.transfer_target);
+                co_await transfer(std::move(target));
+                co_return;
+            }
+            if (a.kind == llm_action_kind::done) co_return;
+        }
+    }
+
+private:
+    using llm_action = detail::llm_action;
+    using llm_action_kind = detail::llm_action_kind;
+    using pending_call = detail::pending_call;
+
+    llm_loop_config make_config() const {
+        llm_loop_config c;
+        c.agent_name = o_.name;
+        c.branch = ctx_.branch();
+        c.invocation_id = ctx_.invocation_id();
+        c.session_id = ctx_.session_id();
+        c.tools = o_.tools.declarations();
+        c.transfer_targets = transfer_targets(o_.name, self_->sub_agents(), ctx_, !o_.disallow_transfer_to_parent,
+                                              !o_.disallow_transfer_to_peers);
+        c.output_schema = o_.output_schema;
+        c.generation = o_.generation;
+        c.output_key = o_.output_key;
+        c.max_steps = o_.max_steps;
+        c.retry = o_.retry;
+        c.history = o_.history;
+        c.resumable = ctx_.is_resumable();
+        return c;
+    }
+
+    /// static_instruction, then the instruction; nullopt (and instruction_error_ set) when
+    /// a placeholder names an absent key.
+    std::optional<std::string> build_instruction() {
+        detail::instruction_result r = o_.instruction.resolve(ctx_);
+        if (r.missing_key) {
+            instruction_error_ = loop_.error_event(
+                "instruction of agent '" + o_.name + "': state key '" + *r.missing_key +
+                    "' not found (write {" + *r.missing_key + "?} for a key that may be absent)",
+                make_error_code(errc::not_found), llm_stop::instruction_error);
+            return std::nullopt;
+        }
+        if (o_.static_instruction.empty()) return std::move(r.text);
+        if (r.text.empty()) return o_.static_instruction;
+        return o_.static_instruction + "\n\n" + r.text;
+    }
+
+    /// Emits `events` in order; non-partial ones are remembered (history_with) and their
+    /// state_delta applied to the invocation's state.
+    boost::asio::awaitable<void> emit_all(std::vector<event> events) {
+        for (auto& e : events) co_await emit_one(std::move(e));
+    }
+
+    boost::asio::awaitable<void> emit_one(event e) {
+        if (!e.partial) {
+            if (!e.actions.state_delta.empty()) ctx_.state().apply(e.actions.state_delta);
+            own_.push_back(e);
+        }
+        co_await out_.emit(std::move(e));
+    }
+
+    /// One model call: partial events for the deltas, the final response returned.
+    boost::asio::awaitable<llm_response> call_model(llm_request req) {
+        llm_stream s = model_.generate(std::move(req));
+        llm_response_accumulator acc;
+        for (;;) {
+            auto next = s.next();
+            std::optional<llm_chunk> c = co_await std::move(next);
+            if (!c) break;
+            if (c->final) co_return std::move(*c->final);
+            acc.add(*c);
+            std::optional<event> p = loop_.partial_event(*c);
+            if (p) {
+                event e = std::move(*p);
+                co_await out_.emit(std::move(e));
+            }
+        }
+        acc.fail(make_error_code(errc::bad_response), "the model's stream ended without a final response");
+        co_return std::move(acc).finish();
+    }
+
+    /// One call: the callbacks and run_tool_call. Never throws for the tool's failure.
+    static boost::asio::awaitable<std::optional<tool_response_part>>
+    run_one(const llm_agent_options<Model>* o, tool_call_part call, bool long_running, tool_context* tctx) {
+        const bool known = o->tools.find(call.tool_name) != nullptr;
+        json::object args = call.args;
+        std::optional<tool_response_part> resp;
+        std::string failure;
+        if (known && o->before_tool) {
+            try {
+                std::optional<json::value> veto = o->before_tool(*tctx, args);
+                if (veto) {
+                    tool_response_part r;
+                    r.tool_call_id = call.tool_call_id;
+                    r.tool_name = call.tool_name;
+                    r.result = std::move(*veto);
+                    resp = std::move(r);
+                }
+            } catch (const std::exception& e) {
+                failure = std::string("before_tool callback failed: ") + e.what();
+            }
+        }
+        if (!failure.empty()) {
+            resp = tool_error_response(call.tool_call_id, call.tool_name, std::move(failure));
+        } else if (!resp) {
+            call.args = args;
+            auto op = run_tool_call(o->tools, call, *tctx);
+            tool_response_part r = co_await std::move(op);
+            resp = std::move(r);
+        }
+        if (known && o->after_tool) {
+            try {
+                std::optional<json::value> replaced = o->after_tool(*tctx, args, *resp);
+                if (replaced) {
+                    resp->result = std::move(*replaced);
+                    resp->error.reset();
+                }
+            } catch (const std::exception& e) {
+                resp = tool_error_response(call.tool_call_id, call.tool_name,
+                                           std::string("after_tool callback failed: ") + e.what());
+            }
+        }
+        if (long_running && !resp->error && resp->result.is_null()) co_return std::nullopt;
+        co_return resp;
+    }
+
+    /// Runs the calls without an answer concurrently, forwarding the events they push
+    /// through ctx.emit as they arrive. On cancellation the calls are cancelled and the
+    /// exception propagates at once (the calls' state lives in the inbox, not here).
+    boost::asio::awaitable<std::shared_ptr<tool_inbox>> run_tools(std::vector<pending_call> calls) {
+        auto ex = out_.get_executor();
+        auto inbox = std::make_shared<tool_inbox>(ex, ctx_);
+        const std::size_t n = calls.size();
+        inbox->results.resize(n);
+        inbox->errors.resize(n);
+        inbox->signals.reset(new boost::asio::cancellation_signal[n]);
+
+        event_callback previous = ctx_.event_callback();
+        ctx_.set_event_callback(inbox_callback{inbox, ctx_.branch(), previous});
+
+        for (std::size_t i = 0; i < n; ++i) {
+            inbox->contexts.emplace_back(inbox->ctx, calls[i].call);
+            if (calls[i].answer) continue;
+            ++inbox->pending;
+            auto op = run_one(&o_, calls[i].call, calls[i].long_running, &inbox->contexts.back());
+            boost::asio::co_spawn(
+                ex, std::move(op),
+                boost::asio::bind_cancellation_slot(
+                    inbox->signals[i].slot(),
+                    [inbox, i](std::exception_ptr ep, std::optional<tool_response_part> r) {
+                        if (ep) inbox->errors[i] = ep;
+                        else inbox->results[i] = std::move(r);
+                        --inbox->pending;
+                        inbox->notify();
+                    }));
+        }
+
+        std::exception_ptr failure;
+        while (inbox->pending > 0 || !inbox->events.empty()) {
+            while (!inbox->events.empty() && !failure) {
+                event e = std::move(inbox->events.front());
+                inbox->events.pop_front();
+                try {
+                    co_await emit_one(std::move(e));
+                } catch (...) {
+                    failure = std::current_exception();
+                }
+            }
+            if (failure || inbox->pending == 0) break;
+            inbox->wake.expires_at(boost::asio::steady_timer::time_point::max());
+            auto wait = inbox->wake.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+            std::tuple<boost::system::error_code> waited = co_await std::move(wait);
+            (void)waited;
+            boost::asio::cancellation_state cs = co_await boost::asio::this_coro::cancellation_state;
+            if (cs.cancelled() != boost::asio::cancellation_type::none) {
+                failure = std::make_exception_ptr(boost::system::system_error(make_error_code(errc::cancelled)));
+            }
+        }
+
+        inbox->open = false;
+        if (auto* mine = ctx_.event_callback().template target<inbox_callback>();
+            mine && mine->inbox.lock() == inbox)
+            ctx_.set_event_callback(previous);
+        if (failure) {
+            for (std::size_t i = 0; i < n; ++i) inbox->signals[i].emit(boost::asio::cancellation_type::terminal);
+            std::rethrow_exception(failure);
+        }
+        // A call that failed other than by the tool (a bug, an exception from a callback
+        // that is not a std::exception) fails the run.
+        for (auto& ep : inbox->errors)
+            if (ep) std::rethrow_exception(ep);
+        co_return inbox;
+    }
+
+    /// Runs agent `target` in this invocation and forwards its events.
+    boost::asio::awaitable<void> transfer(std::string target) {
+        if (transfer_hop_count(ctx_) >= o_.max_transfers) {
+            std::string path = transfer_path(ctx_);
+            event e = loop_.error_event("agent transfer loop: " + std::to_string(o_.max_transfers) +
+                                            " transfers in this invocation (" + path + "); '" + o_.name +
+                                            "' -> '" + target + "' refused",
+                                        make_error_code(errc::transfer_loop), llm_stop::transfer_error);
+            co_await emit_one(std::move(e));
+            co_return;
+        }
+        record_transfer_hop(ctx_, o_.name, target);
+        invocation_context child = ctx_.derive(target);
+        std::optional<event_stream> s;
+        for (const auto& sub : o_.sub_agents) {
+            if (sub.name() == target) {
+                s.emplace(sub.run(std::move(child)));
+                break;
+            }
+        }
+        if (!s) s = ctx_.launch_agent(target, ctx_.derive(target));
+        if (!s) {
+            event e = loop_.error_event("agent '" + o_.name + "' cannot transfer to '" + target +
+                                            "': the invocation has no agent launcher that knows it",
+                                        make_error_code(errc::not_found), llm_stop::transfer_error);
+            co_await emit_one(std::move(e));
+            co_return;
+        }
+        for (;;) {
+            auto next = s->next();
+            std::optional<event> e = co_await std::move(next);
+            if (!e) break;
+            co_await out_.emit(std::move(*e));
+        }
+    }
+
+    const llm_agent<Model>* self_;
+    const llm_agent_options<Model>& o_;
+    invocation_context ctx_;
+    event_writer out_;
+    Model model_;
+    llm_loop loop_;
+    std::vector<event> own_;
+    event instruction_error_;
+};
+
+template <class Model>
+struct llm_agent_producer {
+    const llm_agent<Model>* self;
+    invocation_context ctx;
+
+    boost::asio::awaitable<void> operator()(event_writer out) {
+        auto run = std::make_unique<llm_agent_run<Model>>(self, std::move(ctx), std::move(out));
+        return drive(std::move(run));
+    }
+
+    static boost::asio::awaitable<void> drive(std::unique_ptr<llm_agent_run<Model>> run) {
+        co_await run->run();
+    }
+};
+
+} // namespace detail
+
+/// An agent driven by a model. Copyable; copies share the model and the tools.
+template <class Model>
+    requires model<Model>
+class llm_agent {
+public:
+    using model_type = Model;
+    using options_type = llm_agent_options<Model>;
+
+    /// Throws system_error(errc::invalid_argument) for an empty name, or a tool named
+    /// transfer_to_agent in an agent that has sub-agents.
+    explicit llm_agent(options_type o) : o_(std::move(o)) {
+        if (o_.name.empty()) throw boost::system::system_error(make_error_code(errc::invalid_argument), "llm_agent: empty name");
+        if (!o_.sub_agents.empty() && o_.tools.contains(transfer_tool_name))
+            throw boost::system::system_error(make_error_code(errc::invalid_argument),
+                                              "llm_agent '" + o_.name + "': a tool is named transfer_to_agent");
+    }
+
+    std::string_view name() const noexcept { return o_.name; }
+    std::string_view description() const noexcept { return o_.description; }
+    std::vector<agent_ref> sub_agents() const {
+        std::vector<agent_ref> v;
+        v.reserve(o_.sub_agents.size());
+        for (const auto& s : o_.sub_agents) v.push_back(s.ref());
+        return v;
+    }
+    const options_type& options() const noexcept { return o_; }
+    const Model& model() const noexcept { return o_.model; }
+
+    /// The agent's turn on `ctx` (see the file comment for the consumer's duties). Runs on
+    /// ctx.get_executor(), or the model's executor when the context has none. The agent
+    /// must outlive the stream.
+    event_stream run(invocation_context ctx) const {
+        boost::asio::any_io_executor ex = ctx.get_executor();
+        if (!ex) ex = o_.model.get_executor();
+        detail::llm_agent_producer<Model> p{this, std::move(ctx)};
+        return event_stream(std::move(ex), std::move(p), o_.stream);
+    }
+
+private:
+    options_type o_;
+};
+
+template <class Model>
+llm_agent(llm_agent_options<Model>) -> llm_agent<Model>;
+
+static_assert(agent<llm_agent<>>);
+
+} // namespace libretto
+
+#endif

@@ -1,0 +1,644 @@
+// llm_agent.hpp: the Asio driver, with scripted_model and the runner contract emulated
+// (tests/llm_agent_harness.hpp).
+#include <libretto/agent/llm_agent.hpp>
+#include <libretto/model/scripted_model.hpp>
+#include <libretto/tool/function_tool.hpp>
+
+#include "llm_agent_harness.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/describe.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace harness;
+
+struct add_args {
+    int a;
+    int b;
+};
+BOOST_DESCRIBE_STRUCT(add_args, (), (a, b))
+
+struct city_args {
+    std::string city;
+};
+BOOST_DESCRIBE_STRUCT(city_args, (), (city))
+
+int add(add_args x) { return x.a + x.b; }
+
+lb::llm_agent<> make_agent(lb::scripted_model m, lb::tool_set t = {}) {
+    return lb::llm_agent<>({.name = "assistant", .instruction = "Be brief.", .model = m, .tools = std::move(t)});
+}
+
+lb::scripted_model model_of(asio::io_context& io, std::vector<lb::scripted_reply> r) {
+    return lb::scripted_model(io.get_executor(), std::move(r));
+}
+
+// Two tools that each sleep 200 ms and record when they started and finished.
+struct timeline {
+    std::vector<std::string> marks;
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(llm_agent_tests)
+
+BOOST_AUTO_TEST_CASE(final_answer_streams_partials_then_one_final_event) {
+    asio::io_context io;
+    auto m = model_of(io, {lb::scripted_reply::text("Hello there").in_chunks(3).with_usage(10, 2)});
+    auto agent = make_agent(m);
+    auto ctx = make_ctx(io, "Hi");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    BOOST_REQUIRE(r.events.size() == 4u);
+    std::string streamed;
+    for (int i = 0; i < 3; ++i) {
+        BOOST_TEST(r.events[i].partial);
+        streamed += r.events[i].text();
+    }
+    BOOST_TEST(streamed == "Hello there");
+    const lb::event& fin = r.events[3];
+    BOOST_TEST(!fin.partial);
+    BOOST_TEST(fin.is_final_response());
+    BOOST_TEST(fin.text() == "Hello there");
+    BOOST_TEST(fin.author == "assistant");
+    BOOST_TEST(fin.invocation_id == ctx.invocation_id());
+    BOOST_TEST(fin.session_id == "s1");
+    BOOST_REQUIRE(fin.usage.has_value());
+    BOOST_TEST(fin.usage->input_tokens == 10);
+    // The runner stand-in stored the user message and the answer.
+    BOOST_TEST(ctx.session().events.size() == 2u);
+    // The request: instruction, the user's message, no tools.
+    auto req = m.request_at(0);
+    BOOST_TEST(req.system_instruction == "Be brief.");
+    BOOST_REQUIRE(req.messages.size() == 1u);
+    BOOST_TEST(req.messages[0].role == lb::message_role::user);
+    BOOST_TEST(req.messages[0].text() == "Hi");
+    BOOST_TEST(req.tools.empty());
+}
+
+BOOST_AUTO_TEST_CASE(tool_turns_until_the_answer) {
+    asio::io_context io;
+    auto m = model_of(io, {lb::scripted_reply::tool_call("add", {{"a", 2}, {"b", 3}}),
+                           lb::scripted_reply::tool_call("add", {{"a", 5}, {"b", 10}}),
+                           lb::scripted_reply::text("15")});
+    auto agent = make_agent(m, lb::tools(lb::function_tool("add", "Adds two integers", add)));
+    auto ctx = make_ctx(io, "2+3+10?");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    BOOST_TEST(r.stored_texts() == "[assistant:agent_message:][assistant:tool_response:][assistant:agent_message:]"
+                                   "[assistant:tool_response:][assistant:agent_message:15]");
+    auto st = r.stored();
+    BOOST_REQUIRE(st.size() == 5u);
+    BOOST_TEST(st[0]->tool_calls().front().tool_call_id == "call_1");
+    BOOST_TEST(st[1]->tool_responses().front().tool_call_id == "call_1");
+    BOOST_TEST(st[1]->tool_responses().front().result == json::value(5));
+    BOOST_TEST(st[3]->tool_responses().front().result == json::value(15));
+    BOOST_TEST(m.request_count() == 3u);
+    // The third request shows both rounds: user, call, result, call, result.
+    auto req = m.request_at(2);
+    BOOST_REQUIRE(req.messages.size() == 5u);
+    BOOST_TEST(req.messages[1].role == lb::message_role::assistant);
+    BOOST_TEST(req.messages[2].role == lb::message_role::tool);
+    BOOST_TEST(req.messages[4].tool_responses().front().result == json::value(15));
+    BOOST_REQUIRE(req.tools.size() == 1u);
+    BOOST_TEST(req.tools[0].name == "add");
+}
+
+BOOST_AUTO_TEST_CASE(the_agent_sees_its_own_events_without_a_runner) {
+    // A consumer that stores nothing: the second step still shows the tool result.
+    asio::io_context io;
+    auto m = model_of(io, {lb::scripted_reply::tool_call("add", {{"a", 1}, {"b", 1}}), lb::scripted_reply::text("2")});
+    auto agent = make_agent(m, lb::tools(lb::function_tool("add", "Adds", add)));
+    auto ctx = make_ctx(io, "1+1?");
+    auto other = make_ctx(io, "unused"); // the drain stores into this one instead
+    auto r = drain(io, other, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    BOOST_TEST(ctx.session().events.size() == 1u);
+    auto req = m.request_at(1);
+    BOOST_REQUIRE(req.messages.size() == 3u);
+    BOOST_TEST(req.messages[2].tool_responses().front().result == json::value(2));
+}
+
+BOOST_AUTO_TEST_CASE(tools_of_one_reply_run_concurrently) {
+    asio::io_context io;
+    auto tl = std::make_shared<timeline>();
+    auto slow = [tl](city_args a) -> asio::awaitable<json::value> {
+        tl->marks.push_back("start " + a.city);
+        co_await sleep_ms(200);
+        tl->marks.push_back("end " + a.city);
+        co_return json::value(a.city + " done");
+    };
+    auto m = model_of(io, {lb::scripted_reply::tool_call("slow", {{"city", "Oslo"}})
+                               .with_tool_call("slow", {{"city", "Rome"}}),
+                           lb::scripted_reply::text("both done")});
+    auto agent = make_agent(m, lb::tools(lb::function_tool("slow", "Takes 200 ms", slow)));
+    auto ctx = make_ctx(io, "go");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    // Both started before either finished; the whole run took less than the sum.
+    BOOST_REQUIRE(tl->marks.size() == 4u);
+    BOOST_TEST(tl->marks[0] == "start Oslo");
+    BOOST_TEST(tl->marks[1] == "start Rome");
+    BOOST_TEST(r.seconds < 0.39);
+    auto st = r.stored();
+    BOOST_REQUIRE(st.size() == 3u);
+    // One TOOL_RESPONSE event, responses in call order.
+    auto rs = st[1]->tool_responses();
+    BOOST_REQUIRE(rs.size() == 2u);
+    auto it = rs.begin();
+    BOOST_TEST(it->result == json::value("Oslo done"));
+    ++it;
+    BOOST_TEST(it->result == json::value("Rome done"));
+}
+
+BOOST_AUTO_TEST_CASE(tool_state_writes_become_the_response_events_state_delta) {
+    asio::io_context io;
+    auto remember = [](city_args a, lb::tool_context& tc) -> json::value {
+        tc.state()["last_city"] = a.city;
+        return json::value("ok");
+    };
+    auto m = model_of(io, {lb::scripted_reply::tool_call("remember", {{"city", "Oslo"}}), lb::scripted_reply::text("noted")});
+    auto agent = make_agent(m, lb::tools(lb::function_tool("remember", "Remembers a city", remember)));
+    auto ctx = make_ctx(io, "remember Oslo");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    auto st = r.stored();
+    BOOST_TEST(st[1]->actions.state_delta.at("last_city") == json::value("Oslo"));
+    BOOST_TEST(ctx.session().state.at("last_city") == json::value("Oslo"));
+    BOOST_TEST(*ctx.state().find("last_city") == json::value("Oslo"));
+}
+
+BOOST_AUTO_TEST_CASE(escalate_ends_the_run_after_the_response) {
+    asio::io_context io;
+    auto stop = [](lb::tool_context& tc) -> json::value {
+        tc.escalate();
+        return json::value("stopping");
+    };
+    auto m = model_of(io, {lb::scripted_reply::tool_call("stop"), lb::scripted_reply::text("never")});
+    auto agent = make_agent(m, lb::tools(lb::function_tool("stop", "Stops the loop", stop)));
+    auto ctx = make_ctx(io, "stop");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    auto st = r.stored();
+    BOOST_REQUIRE(st.size() == 2u);
+    BOOST_TEST(st[1]->actions.escalate.value_or(false));
+    BOOST_TEST(m.request_count() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(max_steps_ends_with_an_error_event) {
+    asio::io_context io;
+    auto m = model_of(io, {lb::scripted_reply::tool_call("add", {{"a", 1}, {"b", 1}}),
+                           lb::scripted_reply::tool_call("add", {{"a", 1}, {"b", 1}}),
+                           lb::scripted_reply::text("never")});
+    lb::llm_agent agent({.name = "assistant",
+                         .model = m,
+                         .tools = lb::tools(lb::function_tool("add", "Adds", add)),
+                         .max_steps = 2});
+    auto ctx = make_ctx(io, "loop");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    auto st = r.stored();
+    BOOST_REQUIRE(st.size() == 5u);
+    const lb::event& err = *st[4];
+    BOOST_TEST(err.error().value_or("") == "agent 'assistant' reached max_steps (2) without a final answer");
+    BOOST_TEST(err.metadata.at("stop_reason") == json::value("max_steps"));
+    BOOST_TEST(!err.is_final_response());
+    BOOST_TEST(m.request_count() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_long_running_call_pauses_a_resumable_invocation) {
+    asio::io_context io;
+    std::atomic<int> started{0};
+    auto approve = [&started](city_args) -> json::value {
+        ++started;
+        return nullptr; // the answer comes from outside
+    };
+    auto m = model_of(io, {lb::scripted_reply::tool_call("approve", {{"city", "Oslo"}}), lb::scripted_reply::text("later")});
+    auto agent = make_agent(m, lb::tools(lb::function_tool("approve", "Asks a human", approve, {.long_running = true})));
+    auto ctx = make_ctx(io, "book Oslo", /*resumable=*/true);
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    auto st = r.stored();
+    BOOST_REQUIRE(st.size() == 1u); // the call; no response (null result), then the pause
+    BOOST_TEST(st[0]->tool_calls().front().tool_call_id == "call_1");
+    BOOST_TEST(ctx.long_running_tool_ids().contains("call_1"));
+    BOOST_TEST(ctx.should_pause_invocation(*st[0]));
+    BOOST_TEST(started == 1);
+    BOOST_TEST(m.request_count() == 1u);
+    // The model was told the tool is long-running.
+    BOOST_TEST(m.request_at(0).tools[0].description.find("long-running operation") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_long_running_call_does_not_pause_a_plain_invocation) {
+    asio::io_context io;
+    auto approve = [](city_args) -> json::value { return json::value("pending"); };
+    auto m = model_of(io, {lb::scripted_reply::tool_call("approve", {{"city", "Oslo"}}), lb::scripted_reply::text("asked")});
+    auto agent = make_agent(m, lb::tools(lb::function_tool("approve", "Asks a human", approve, {.long_running = true})));
+    auto ctx = make_ctx(io, "book Oslo");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    BOOST_TEST(r.stored_texts() == "[assistant:agent_message:][assistant:tool_response:][assistant:agent_message:asked]");
+    BOOST_TEST(ctx.long_running_tool_ids().contains("call_1"));
+}
+
+BOOST_AUTO_TEST_CASE(model_callbacks_veto_and_replace_with_their_actions_applied) {
+    asio::io_context io;
+    auto m = model_of(io, {lb::scripted_reply::text("from the model")});
+    // before_model vetoes the first call and records state; after_model is not called for
+    // a veto? It is: the veto is the response.
+    int after_calls = 0;
+    lb::llm_agent agent({.name = "assistant",
+                         .model = m,
+                         .before_model = [](lb::callback_context& cb, lb::llm_request& req) -> std::optional<lb::llm_response> {
+                             cb.state()["seen_messages"] = static_cast<std::int64_t>(req.messages.size());
+                             lb::llm_response r;
+                             r.parts.emplace_back(lb::text_part{"vetoed", {}});
+                             return r;
+                         },
+                         .after_model = [&after_calls](lb::callback_context& cb, lb::llm_response& r) -> std::optional<lb::llm_response> {
+                             ++after_calls;
+                             cb.state()["after"] = r.text();
+                             return std::nullopt;
+                         }});
+    auto ctx = make_ctx(io, "hi");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    BOOST_TEST(m.request_count() == 0u);
+    auto st = r.stored();
+    BOOST_REQUIRE(st.size() == 1u);
+    BOOST_TEST(st[0]->text() == "vetoed");
+    BOOST_TEST(st[0]->actions.state_delta.at("seen_messages") == json::value(1));
+    BOOST_TEST(st[0]->actions.state_delta.at("after") == json::value("vetoed"));
+    BOOST_TEST(after_calls == 1);
+    BOOST_TEST(ctx.session().state.at("seen_messages") == json::value(1));
+}
+
+BOOST_AUTO_TEST_CASE(after_model_replaces_the_response_and_before_model_edits_the_request) {
+    asio::io_context io;
+    auto m = model_of(io, {lb::scripted_reply::text("raw")});
+    lb::llm_agent agent({.name = "assistant",
+                         .model = m,
+                         .before_model = [](lb::callback_context&, lb::llm_request& req) -> std::optional<lb::llm_response> {
+                             req.system_instruction = "edited";
+                             return std::nullopt;
+                         },
+                         .after_model = [](lb::callback_context& cb, lb::llm_response&) -> std::optional<lb::llm_response> {
+                             cb.actions().skip_summarization = true;
+                             lb::llm_response r;
+                             r.parts.emplace_back(lb::text_part{"replaced", {}});
+                             return r;
+                         }});
+    auto ctx = make_ctx(io, "hi");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    BOOST_TEST(m.request_at(0).system_instruction == "edited");
+    auto st = r.stored();
+    BOOST_REQUIRE(st.size() == 1u);
+    BOOST_TEST(st[0]->text() == "replaced");
+    BOOST_TEST(st[0]->actions.skip_summarization.value_or(false));
+}
+
+BOOST_AUTO_TEST_CASE(tool_callbacks_veto_edit_and_replace_with_their_actions_applied) {
+    asio::io_context io;
+    int ran = 0;
+    auto counted = [&ran](add_args a) {
+        ++ran;
+        return a.a + a.b;
+    };
+    auto m = model_of(io, {lb::scripted_reply::tool_call("add", {{"a", 1}, {"b", 2}})
+                               .with_tool_call("add", {{"a", 100}, {"b", 1}})
+                               .with_tool_call("add", {{"a", 7}, {"b", 7}}),
+                           lb::scripted_reply::text("done")});
+    lb::llm_agent agent(
+        {.name = "assistant",
+         .model = m,
+         .tools = lb::tools(lb::function_tool("add", "Adds", counted)),
+         .before_tool = [](lb::tool_context& tc, json::object& args) -> std::optional<json::value> {
+             if (args.at("a") == json::value(100)) {
+                 tc.state()["vetoed"] = tc.function_call_id();
+                 return json::value("not allowed");
+             }
+             if (args.at("a") == json::value(7)) args["b"] = 0; // edit the arguments
+             return std::nullopt;
+         },
+         .after_tool = [](lb::tool_context& tc, const json::object& args,
+                          lb::tool_response_part& resp) -> std::optional<json::value> {
+             if (args.at("a") == json::value(1)) {
+                 tc.state()["replaced"] = true;
+                 return json::value(42);
+             }
+             return std::nullopt;
+         }});
+    auto ctx = make_ctx(io, "add");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    BOOST_TEST(ran == 2); // the vetoed call never ran
+    auto st = r.stored();
+    BOOST_REQUIRE(st.size() == 3u);
+    auto rs = st[1]->tool_responses();
+    BOOST_REQUIRE(rs.size() == 3u);
+    auto it = rs.begin();
+    BOOST_TEST(it->result == json::value(42)); // replaced after the call
+    ++it;
+    BOOST_TEST(it->result == json::value("not allowed"));
+    ++it;
+    BOOST_TEST(it->result == json::value(7)); // 7 + 0
+    BOOST_TEST(st[1]->actions.state_delta.at("vetoed") == json::value("call_2"));
+    BOOST_TEST(st[1]->actions.state_delta.at("replaced") == json::value(true));
+}
+
+BOOST_AUTO_TEST_CASE(bad_arguments_unknown_tools_and_invalid_json_are_answered_to_the_model) {
+    asio::io_context io;
+    auto m = model_of(io, {lb::scripted_reply::tool_call("add", {{"a", "two"}, {"b", 3}})
+                               .with_tool_call("subtract", {{"a", 1}})
+                               .with_tool_call("add", {}, "call_x"),
+                           lb::scripted_reply::raw_tool_call("add", "{a: 1}"),
+                           lb::scripted_reply::text("sorry")});
+    auto agent = make_agent(m, lb::tools(lb::function_tool("add", "Adds", add)));
+    auto ctx = make_ctx(io, "add");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    auto st = r.stored();
+    BOOST_REQUIRE(st.size() == 5u);
+    auto rs = st[1]->tool_responses();
+    BOOST_REQUIRE(rs.size() == 3u);
+    auto it = rs.begin();
+    BOOST_TEST(it->error.value_or("") == "args.a: expected integer, got string");
+    BOOST_TEST(it->result == json::parse(R"({"error":"args.a: expected integer, got string"})"));
+    ++it;
+    BOOST_TEST(it->error.value_or("") == "unknown tool 'subtract'; available tools: add");
+    ++it;
+    BOOST_TEST(it->error.value_or("") == "args.a: missing required field");
+    // Invalid JSON: the call is recorded with its raw text and answered with the error.
+    const auto& bad_call = st[2]->tool_calls().front();
+    BOOST_TEST(bad_call.tool_name == "add");
+    BOOST_TEST(bad_call.metadata.at("invalid_arguments") == json::value("{a: 1}"));
+    const auto& bad_resp = st[3]->tool_responses().front();
+    BOOST_TEST(bad_resp.tool_call_id == bad_call.tool_call_id);
+    BOOST_TEST(bad_resp.error.value_or("").starts_with("tool call 'add' (id call_3): arguments are not valid JSON"),
+               bad_resp.error.value_or(""));
+    BOOST_TEST(bad_resp.result.as_object().at("error") == json::value(*bad_resp.error));
+    // The model saw its mistakes.
+    auto req = m.request_at(2);
+    BOOST_TEST(req.messages.back().tool_responses().front().error.has_value());
+    BOOST_TEST(st[4]->text() == "sorry");
+}
+
+BOOST_AUTO_TEST_CASE(transient_errors_are_retried_with_backoff) {
+    asio::io_context io;
+    auto m = model_of(io, {lb::scripted_reply::transient(), lb::scripted_reply::transient(), lb::scripted_reply::text("ok")});
+    lb::llm_agent agent({.name = "assistant",
+                         .model = m,
+                         .retry = {.max_attempts = 3,
+                                   .initial_backoff = std::chrono::milliseconds(20),
+                                   .multiplier = 2.0,
+                                   .max_backoff = std::chrono::milliseconds(1000)}});
+    auto ctx = make_ctx(io, "hi");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    BOOST_TEST(m.request_count() == 3u);
+    BOOST_TEST(r.seconds >= 0.058); // 20 ms + 40 ms
+    auto st = r.stored();
+    BOOST_REQUIRE(st.size() == 1u);
+    BOOST_TEST(st[0]->text() == "ok");
+}
+
+BOOST_AUTO_TEST_CASE(exhausted_retries_end_with_a_clear_error_event) {
+    asio::io_context io;
+    auto m = model_of(io, {lb::scripted_reply::transient("overloaded (529)"), lb::scripted_reply::transient("overloaded (529)")});
+    lb::llm_agent agent({.name = "assistant",
+                         .model = m,
+                         .retry = {.max_attempts = 2, .initial_backoff = std::chrono::milliseconds(1)}});
+    auto ctx = make_ctx(io, "hi");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    auto st = r.stored();
+    BOOST_REQUIRE(st.size() == 1u);
+    BOOST_TEST(st[0]->error().value_or("") ==
+               "model call of agent 'assistant' failed after 2 attempts: temporary failure: retry later: overloaded (529)");
+    BOOST_TEST(lb::agent_error_code(*st[0]) == lb::errc::transient);
+}
+
+BOOST_AUTO_TEST_CASE(context_overflow_is_surfaced_not_retried) {
+    asio::io_context io;
+    auto m = model_of(io, {lb::scripted_reply::context_overflow()});
+    auto agent = make_agent(m);
+    auto ctx = make_ctx(io, "hi");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    BOOST_TEST(m.request_count() == 1u);
+    auto st = r.stored();
+    BOOST_REQUIRE(st.size() == 1u);
+    BOOST_TEST(lb::agent_error_code(*st[0]) == lb::errc::context_overflow);
+    BOOST_TEST(st[0]->metadata.at("stop_reason") == json::value("model_error"));
+}
+
+BOOST_AUTO_TEST_CASE(output_key_stores_the_final_text_in_state) {
+    asio::io_context io;
+    auto m = model_of(io, {lb::scripted_reply::text("Oslo is sunny")});
+    lb::llm_agent agent({.name = "assistant", .model = m, .output_key = "forecast"});
+    auto ctx = make_ctx(io, "weather?");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    auto st = r.stored();
+    BOOST_TEST(st[0]->actions.state_delta.at("forecast") == json::value("Oslo is sunny"));
+    BOOST_TEST(ctx.session().state.at("forecast") == json::value("Oslo is sunny"));
+    BOOST_TEST(*ctx.state().find("forecast") == json::value("Oslo is sunny"));
+}
+
+BOOST_AUTO_TEST_CASE(output_schema_adds_the_parsed_object) {
+    asio::io_context io;
+    auto m = model_of(io, {lb::scripted_reply::text(R"({"city":"Oslo","temp_c":21})")});
+    lb::llm_agent agent({.name = "assistant",
+                         .model = m,
+                         .output_key = "weather",
+                         .output_schema = obj(R"({"type":"object","properties":{"city":{"type":"string"}}})")});
+    auto ctx = make_ctx(io, "weather?");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    auto st = r.stored();
+    BOOST_REQUIRE(st[0]->data() != nullptr);
+    BOOST_TEST(st[0]->data()->at("temp_c") == json::value(21));
+    BOOST_TEST(st[0]->actions.state_delta.at("weather") == json::parse(R"({"city":"Oslo","temp_c":21})"));
+    BOOST_TEST(m.request_at(0).output_schema.has_value());
+}
+
+BOOST_AUTO_TEST_CASE(instruction_templates_read_the_state) {
+    asio::io_context io;
+    auto m = model_of(io, {lb::scripted_reply::text("hi Ann")});
+    lb::llm_agent agent({.name = "assistant",
+                         .instruction = "Help {user:name} with {topic?}. Count: {count}. Literal: {not a key}.",
+                         .model = m,
+                         .static_instruction = "You are a weather bot."});
+    auto ctx = make_ctx(io, "hi", false, obj(R"({"user:name":"Ann","count":3})"));
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    BOOST_TEST(m.request_at(0).system_instruction ==
+               "You are a weather bot.\n\nHelp Ann with . Count: 3. Literal: {not a key}.");
+}
+
+BOOST_AUTO_TEST_CASE(an_instruction_function_gets_the_readonly_context) {
+    asio::io_context io;
+    auto m = model_of(io, {lb::scripted_reply::text("ok")});
+    lb::llm_agent agent({.name = "assistant",
+                         .instruction = [](const lb::readonly_context& rc) {
+                             return "Agent " + rc.agent_name() + ", keep {braces}";
+                         },
+                         .model = m});
+    auto ctx = make_ctx(io, "hi");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    BOOST_TEST(m.request_at(0).system_instruction == "Agent assistant, keep {braces}");
+}
+
+BOOST_AUTO_TEST_CASE(a_missing_state_key_is_a_clear_error_event) {
+    asio::io_context io;
+    auto m = model_of(io, {lb::scripted_reply::text("never")});
+    lb::llm_agent agent({.name = "assistant", .instruction = "Help {user:name}.", .model = m});
+    auto ctx = make_ctx(io, "hi");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    BOOST_TEST(m.request_count() == 0u);
+    auto st = r.stored();
+    BOOST_REQUIRE(st.size() == 1u);
+    BOOST_TEST(st[0]->error().value_or("") ==
+               "instruction of agent 'assistant': state key 'user:name' not found (write {user:name?} for a key "
+               "that may be absent)");
+    BOOST_TEST(lb::agent_error_code(*st[0]) == lb::errc::not_found);
+}
+
+BOOST_AUTO_TEST_CASE(end_invocation_stops_before_the_next_step) {
+    asio::io_context io;
+    auto ender = [](lb::tool_context& tc) -> json::value {
+        tc.context().end_invocation();
+        return json::value("bye");
+    };
+    auto m = model_of(io, {lb::scripted_reply::tool_call("ender"), lb::scripted_reply::text("never")});
+    auto agent = make_agent(m, lb::tools(lb::function_tool("ender", "Ends", ender)));
+    auto ctx = make_ctx(io, "end");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    BOOST_TEST(r.stored().size() == 2u);
+    BOOST_TEST(m.request_count() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(events_pushed_by_tools_are_forwarded_live) {
+    asio::io_context io;
+    auto progress = [](lb::tool_context& tc) -> asio::awaitable<json::value> {
+        lb::event e = lb::event::make(lb::event_type::agent_message, "progress", lb::content::from_text("50%"));
+        e.branch = tc.context().branch();
+        e.partial = true;
+        tc.emit(std::move(e));
+        co_await sleep_ms(20);
+        co_return json::value("done");
+    };
+    auto m = model_of(io, {lb::scripted_reply::tool_call("work"), lb::scripted_reply::text("finished")});
+    auto agent = make_agent(m, lb::tools(lb::function_tool("work", "Works", progress)));
+    auto ctx = make_ctx(io, "work");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    for (const auto& e : r.events) BOOST_TEST_MESSAGE(e.author << " " << e.text() << " partial=" << e.partial);
+    BOOST_REQUIRE(r.events.size() == 5u); // call, progress, response, partial, final
+    BOOST_TEST(r.events[1].text() == "50%"); // before the tool's response
+    BOOST_TEST((r.events[2].type == lb::event_type::tool_response));
+    BOOST_TEST(!ctx.event_callback()); // the agent's layer was removed again
+}
+
+BOOST_AUTO_TEST_CASE(cancelling_the_stream_stops_the_tools) {
+    asio::io_context io;
+    auto aborted = std::make_shared<int>(0);
+    auto sleeper = [aborted]() -> asio::awaitable<json::value> {
+        try {
+            co_await sleep_ms(10000);
+        } catch (const boost::system::system_error&) {
+            ++*aborted;
+            throw;
+        }
+        co_return json::value("woke");
+    };
+    auto m = model_of(io, {lb::scripted_reply::tool_call("sleep"), lb::scripted_reply::text("never")});
+    auto agent = make_agent(m, lb::tools(lb::function_tool("sleep", "Sleeps", sleeper)));
+    auto ctx = make_ctx(io, "sleep");
+    lb::event_stream s = agent.run(ctx);
+    std::vector<lb::event> seen;
+    asio::steady_timer cancel_at(io, std::chrono::milliseconds(50));
+    cancel_at.async_wait([&](boost::system::error_code) { s.cancel(); });
+    run_result r;
+    auto t0 = std::chrono::steady_clock::now();
+    asio::co_spawn(io, consume(&s, &ctx, &r), [&r](std::exception_ptr p) { r.error = p; });
+    io.run();
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    BOOST_TEST(secs < 2.0);
+    BOOST_TEST(*aborted == 1);
+    BOOST_REQUIRE(r.error);
+    BOOST_TEST(error_text(r.error).find("cancel") != std::string::npos, error_text(r.error));
+    BOOST_TEST(r.stored().size() == 1u); // the call event only
+}
+
+namespace {
+// A model whose stream sends one delta and then waits (10 s) for more.
+struct hanging_model {
+    asio::any_io_executor ex;
+    std::shared_ptr<int> aborted = std::make_shared<int>(0);
+    std::string_view name() const { return "hanging"; }
+    asio::any_io_executor get_executor() const { return ex; }
+    static asio::awaitable<void> produce(std::shared_ptr<int> aborted, lb::llm_writer out) {
+        lb::llm_chunk c;
+        c.text = "Hel";
+        co_await out.emit(std::move(c));
+        try {
+            co_await sleep_ms(10000);
+        } catch (const boost::system::system_error&) {
+            ++*aborted;
+            throw;
+        }
+    }
+    lb::llm_stream generate(lb::llm_request) {
+        auto a = aborted;
+        return lb::llm_stream(ex, [a](lb::llm_writer out) { return produce(a, std::move(out)); });
+    }
+};
+static_assert(lb::model<hanging_model>);
+} // namespace
+
+BOOST_AUTO_TEST_CASE(cancelling_the_stream_stops_the_model_call) {
+    asio::io_context io;
+    hanging_model m{io.get_executor()};
+    lb::llm_agent<hanging_model> agent({.name = "assistant", .model = m});
+    auto ctx = make_ctx(io, "hi");
+    lb::event_stream s = agent.run(ctx);
+    asio::steady_timer cancel_at(io, std::chrono::milliseconds(50));
+    cancel_at.async_wait([&](boost::system::error_code) { s.cancel(); });
+    run_result r;
+    asio::co_spawn(io, consume(&s, &ctx, &r), [&r](std::exception_ptr p) { r.error = p; });
+    auto t0 = std::chrono::steady_clock::now();
+    io.run();
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    BOOST_TEST(secs < 2.0);
+    BOOST_TEST(*m.aborted == 1);
+    BOOST_REQUIRE(r.events.size() == 1u);
+    BOOST_TEST(r.events[0].partial);
+    BOOST_TEST(r.events[0].text() == "Hel");
+}
+
+BOOST_AUTO_TEST_CASE(construction_checks_and_the_agent_concept) {
+    asio::io_context io;
+    auto m = model_of(io, {});
+    static_assert(lb::agent<lb::llm_agent<lb::scripted_model>>);
+    BOOST_CHECK_THROW(lb::llm_agent<>({.name = "", .model = m}), boost::system::system_error);
+    lb::llm_agent<> a({.name = "a", .description = "does a", .model = m});
+    lb::any_agent any(a);
+    BOOST_TEST(any.name() == "a");
+    BOOST_TEST(any.description() == "does a");
+    BOOST_TEST(any.sub_agents().empty());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
