@@ -97,6 +97,14 @@ public:
     /// Nothing is open: a compaction may end here.
     bool clear() const noexcept { return open_.empty(); }
 
+    /// Nothing would be open once the current invocation is over (end_invocation() would
+    /// leave the set empty); does not change the tracker.
+    bool clear_after_invocation() const noexcept {
+        for (const auto& o : open_)
+            if (o.kind != obligation_kind::tool_call || o.invocation_id != invocation_) return false;
+        return true;
+    }
+
     /// What is open, oldest first.
     const std::vector<open_obligation>& open() const noexcept { return open_; }
 
@@ -138,13 +146,7 @@ inline std::ptrdiff_t last_clear_index(std::span<const event> events, std::size_
             i + 1 < events.size()
                 ? (!events[i + 1].invocation_id.empty() && events[i + 1].invocation_id != events[i].invocation_id)
                 : last_invocation_over;
-        if (invocation_ends) {
-            auto copy = t; // the check must not change what the next events see
-            copy.end_invocation();
-            if (copy.clear()) best = static_cast<std::ptrdiff_t>(i);
-        } else if (t.clear()) {
-            best = static_cast<std::ptrdiff_t>(i);
-        }
+        if (invocation_ends ? t.clear_after_invocation() : t.clear()) best = static_cast<std::ptrdiff_t>(i);
     }
     return best;
 }

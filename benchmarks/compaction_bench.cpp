@@ -1,0 +1,73 @@
+// Compaction planning benchmarks.
+#include "event_mix.hpp"
+#include "harness.hpp"
+
+#include <libretto/compaction/token_budget.hpp>
+#include <libretto/session/session.hpp>
+
+#include <cstdio>
+
+namespace {
+
+using namespace libretto;
+using libretto_bench::best_seconds;
+using libretto_bench::make_mix;
+
+// A 100,000-event session as token_budget leaves it: rolling summaries whenever the raw
+// tail outgrew the budget (one every 2,000 events, each keeping the newest 200 raw), then
+// 2,000 raw events since the newest summary — over the budget again (the newest reply
+// reports 200,000 input tokens). The whole session is in memory (memory_store, or a
+// runner that kept it), so plan() has to find the newest summary, walk back the kept
+// tail and check the obligations of the raw events before the cut.
+session compacted_session() {
+    session s;
+    auto mix = make_mix(100'000);
+    s.events.reserve(mix.size() + 60);
+    std::int64_t seq = 0, covered_from = 1;
+    for (std::size_t i = 0; i < mix.size(); ++i) {
+        mix[i].sequence = ++seq;
+        s.events.push_back(std::move(mix[i]));
+        if ((i + 1) % 2000 == 0 && i + 1 < mix.size()) {
+            event c = event::make(event_type::agent_message, "assistant");
+            c.sequence = ++seq;
+            c.actions.compaction = event_compaction{covered_from, seq - 201, 0, 0, "rolling summary", seq - 201};
+            s.events.push_back(std::move(c));
+        }
+    }
+    s.events.back().usage = usage{200'000, 500, "m"};
+    return s;
+}
+
+void bench_compaction_plan(libretto_bench::reporter& r) {
+    const token_budget tb{.context_window = 128'000, .reserve_tokens = 16'384, .keep_recent_tokens = 20'000};
+    {
+        const session s = compacted_session();
+        const session_view v{s};
+        std::optional<compaction_plan> p;
+        double t = best_seconds(9, [&] {
+            p = tb.plan(v);
+            libretto_bench::do_not_optimize(p);
+        });
+        if (!p) std::fprintf(stderr, "compaction_plan_100k_ms: no plan (the workload is wrong)\n");
+        r.report("compaction_plan_100k_ms", t * 1e3, "ms");
+    }
+    // The worst case, for comparison: 100,000 events never compacted (compaction was off),
+    // so the obligations walk covers everything before the kept tail.
+    if (r.wants("compaction_plan_100k_uncompacted_ms")) {
+        session s;
+        s.events = make_mix(100'000);
+        for (std::size_t i = 0; i < s.events.size(); ++i) s.events[i].sequence = static_cast<std::int64_t>(i) + 1;
+        s.events.back().usage = usage{200'000, 500, "m"};
+        const session_view v{s};
+        std::optional<compaction_plan> p;
+        double t = best_seconds(9, [&] {
+            p = tb.plan(v);
+            libretto_bench::do_not_optimize(p);
+        });
+        if (!p) std::fprintf(stderr, "compaction_plan_100k_uncompacted_ms: no plan\n");
+        r.report("compaction_plan_100k_uncompacted_ms", t * 1e3, "ms");
+    }
+}
+LIBRETTO_BENCHMARK(bench_compaction_plan, "compaction_plan_100k_ms", "compaction_plan_100k_uncompacted_ms");
+
+} // namespace
