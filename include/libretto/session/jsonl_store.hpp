@@ -1834,10 +1834,10 @@ public:
     template <class Token = boost::asio::deferred_t>
     auto async_append(session& s, event e, Token&& token = {}) {
         return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
-            [impl = impl_, ex = ex_](auto handler, session* sess, event e) {
+            [impl = impl_, ex = ex_](auto handler, session* sess, std::unique_ptr<event> e) {
                 std::int64_t seq = 0;
                 boost::system::error_code ec;
-                if (impl->try_append_inline(*sess, e, seq, ec)) {
+                if (impl->try_append_inline(*sess, *e, seq, ec)) {
                     detail::post_result(std::move(handler), ex, ec, seq);
                     return;
                 }
@@ -1845,12 +1845,14 @@ public:
                 boost::asio::post(impl->blocking, [impl, ex, sess, e = std::move(e), h = std::move(handler),
                                                    work = std::move(work)]() mutable {
                     std::int64_t seq = 0;
-                    auto ec = impl->append(*sess, std::move(e), seq);
+                    auto ec = impl->append(*sess, std::move(*e), seq);
                     detail::post_result(std::move(h), ex, ec, seq);
                     work.reset();
                 });
             },
-            token, &s, std::move(e));
+            // Boxed: completion tokens move their arguments around, and an event is a
+            // large object whose moves are not cheap.
+            token, &s, std::make_unique<event>(std::move(e)));
     }
 
     /// flush() on the pool: the runner calls it after each turn.

@@ -173,12 +173,14 @@ public:
     template <class Token = boost::asio::deferred_t>
     auto async_append(session& sess, event e, Token&& token = {}) {
         return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
-            [this](auto handler, session* sess, event&& e) {
+            [this](auto handler, session* sess, std::unique_ptr<event> e) {
                 std::int64_t seq = 0;
-                auto ec = append_event(*sess, e, seq);
+                auto ec = append_event(*sess, *e, seq);
                 detail::post_result(std::move(handler), ex_, ec, seq);
             },
-            token, &sess, std::move(e));
+            // Boxed: completion tokens move their arguments around, and an event is a
+            // large object whose moves are not cheap.
+            token, &sess, std::make_unique<event>(std::move(e)));
     }
 
 private:

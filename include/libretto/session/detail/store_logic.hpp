@@ -67,7 +67,14 @@ inline boost::system::error_code prepare_append(const session& caller, event& e,
     if (e.id.empty()) e.id = event::new_id();
     if (e.timestamp == 0) e.timestamp = event::now();
     e.sequence = stored_last_sequence + 1;
-    routed = route_delta(e.actions.state_delta);
+    if (!e.actions.state_delta.empty()) {
+        routed = route_delta(e.actions.state_delta);
+    } else { // the common case: nothing to route (and no four objects to move in)
+        if (!routed.app.empty()) routed.app.clear();
+        if (!routed.user.empty()) routed.user.clear();
+        if (!routed.session.empty()) routed.session.clear();
+        if (!routed.temp.empty()) routed.temp.clear();
+    }
     if (!routed.temp.empty())
         for (const auto& kv : routed.temp) e.actions.state_delta.erase(kv.key());
     return {};
@@ -75,7 +82,7 @@ inline boost::system::error_code prepare_append(const session& caller, event& e,
 
 /// After the store has written the event: the caller's session sees the delta (temp:
 /// keys included), the event, and the new revision.
-inline void commit_append(session& caller, event e, const routed_delta& routed) {
+inline void commit_append(session& caller, event&& e, const routed_delta& routed) {
     if (!e.actions.state_delta.empty()) apply_delta(caller.state, e.actions.state_delta);
     if (!routed.temp.empty()) apply_delta(caller.state, routed.temp);
     caller.last_sequence = e.sequence;
