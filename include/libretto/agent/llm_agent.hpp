@@ -492,15 +492,16 @@ private:
             co_return;
         }
         record_transfer_hop(ctx_, o_.name, target);
-        invocation_context child = ctx_.derive(target);
+        // ADK runs the target on the same context: same branch (it sees the conversation,
+        // and the agents above see its answer), its own agent name.
         std::optional<event_stream> s;
         for (const auto& sub : o_.sub_agents) {
             if (sub.name() == target) {
-                s.emplace(sub.run(std::move(child)));
+                s.emplace(sub.run(ctx_.for_agent(target)));
                 break;
             }
         }
-        if (!s) s = ctx_.launch_agent(target, ctx_.derive(target));
+        if (!s) s = ctx_.launch_agent(target, ctx_.for_agent(target));
         if (!s) {
             event e = loop_.error_event("agent '" + o_.name + "' cannot transfer to '" + target +
                                             "': the invocation has no agent launcher that knows it",

@@ -17,6 +17,7 @@
 //   on_tool_results(results, actions) -> next_step | transfer(target) | done(escalated,
 //                                        skip_summarization, paused) with the TOOL_RESPONSE event
 
+#include <libretto/agent/detail/composite_common.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/event.hpp>
 #include <libretto/event/filters.hpp>
@@ -64,15 +65,16 @@ struct retry_policy {
     }
 };
 
-/// Which events of the session an llm_agent shows its model.
+/// Which events of the session an llm_agent shows its model (always through
+/// make_context_view's filters, compaction and tool-pair repair).
 enum class history_scope {
-    /// Every event of earlier invocations, and of this invocation the events on this
-    /// agent's branch or an ancestor of it (ADK's rule: parallel siblings do not see each
-    /// other's work in progress).
+    /// The events visible from this agent's branch (ADK's rule, is_branch_visible): all
+    /// of them at the top (empty branch), else those on an empty branch, this branch or
+    /// an ancestor of it. Parallel siblings do not see each other's work.
     branch,
     /// Every event of the session.
     all,
-    /// Only this invocation's events on this agent's branch or an ancestor of it (ADK's
+    /// Only this invocation's events, visible from this agent's branch (ADK's
     /// include_contents="none": the current turn, no earlier conversation).
     current_turn,
 };
@@ -181,13 +183,6 @@ struct llm_action {
     llm_stop reason = llm_stop::final_answer;
 };
 
-/// True if an event on branch `event_branch` is on `branch` or an ancestor of it.
-inline bool is_branch_ancestor_or_self(std::string_view event_branch, std::string_view branch) noexcept {
-    if (event_branch.empty() || event_branch == branch) return true;
-    return branch.size() > event_branch.size() && branch.starts_with(event_branch) &&
-           branch[event_branch.size()] == '.';
-}
-
 /// What the model is shown of `events` (see history_scope), as a context view.
 inline context_view select_history(context_view v, history_scope scope, std::string_view branch,
                                    std::string_view invocation_id) {
@@ -197,13 +192,11 @@ inline context_view select_history(context_view v, history_scope scope, std::str
     switch (scope) {
     case history_scope::all: break;
     case history_scope::branch:
-        v.filter([&](const event& e) {
-            return e.invocation_id != invocation_id || is_branch_ancestor_or_self(e.branch, branch);
-        });
+        v.filter([&](const event& e) { return is_branch_visible(e.branch, branch); });
         break;
     case history_scope::current_turn:
         v.filter([&](const event& e) {
-            return e.invocation_id == invocation_id && is_branch_ancestor_or_self(e.branch, branch);
+            return e.invocation_id == invocation_id && is_branch_visible(e.branch, branch);
         });
         break;
     }
