@@ -1,152 +1,160 @@
-// quickstart: what libretto's event layer does, without a model.
+// quickstart: an LLM agent with two tools and a persistent session.
 //
-// A scripted "agent" produces the events of one turn as an asynchronous stream; the
-// consumer prints them as they arrive, keeps the non-partial ones as the session's
-// transcript (JSON Lines), and shows what a model would be sent next time once an
-// older part of the conversation has been summarised.
+// An llm_agent answers weather questions with two function tools. A runner stores every
+// event of each turn in a JSON Lines session store, so the conversation survives the
+// program: run it twice and the second run continues the same session.
 //
-// Build and run: scripts/demo
+// The model is scripted (no network, no key): lb::scripted_model plays the replies a
+// model would send. The OpenAI-compatible model is not in libretto yet; when
+// LIBRETTO_MODEL / OPENAI_BASE_URL / OPENAI_API_KEY are set, this program says so and
+// still uses the script.
+//
+// Build and run: scripts/demo      (sessions in $LIBRETTO_SESSIONS, default /tmp/libretto-quickstart)
+#include <libretto/agent/llm_agent.hpp>
 #include <libretto/libretto.hpp>
+#include <libretto/session/jsonl_store.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/describe.hpp>
 
-#include <chrono>
+#include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
-#include <vector>
 
 namespace asio = boost::asio;
+namespace json = boost::json;
 namespace lb = libretto;
-using namespace std::chrono_literals;
 
-namespace {
+// ---- the tools ----------------------------------------------------------------------------
 
-lb::event reply(lb::invocation_context& ctx, lb::content c) {
-    lb::event e = lb::event::make(lb::event_type::agent_message, ctx.agent_name(), std::move(c));
-    e.invocation_id = ctx.invocation_id();
-    e.session_id = ctx.session_id();
-    e.branch = ctx.branch();
-    return e;
+struct weather_args {
+    std::string city;
+};
+BOOST_DESCRIBE_STRUCT(weather_args, (), (city))
+
+// Asynchronous, with the tool context: remembers the city in the session state.
+asio::awaitable<json::value> get_weather(weather_args args, lb::tool_context& ctx) {
+    ctx.state()["last_city"] = args.city; // stored as the tool response's state_delta
+    const int temp_c = args.city == "Oslo" ? 21 : 17;
+    json::object out{{"city", args.city}, {"temp_c", temp_c}, {"sky", "clear"}};
+    co_return out;
 }
 
-// One scripted turn: stream a few partial chunks, call a tool, answer.
-asio::awaitable<void> scripted_turn(lb::invocation_context& ctx, lb::stream_writer<lb::event> out) {
-    asio::steady_timer timer(co_await asio::this_coro::executor);
-    for (std::string chunk : {"Let me ", "check ", "the weather."}) {
-        lb::event p = reply(ctx, lb::content::from_text(chunk));
-        p.partial = true;
-        timer.expires_after(30ms);
-        co_await timer.async_wait(asio::use_awaitable);
-        co_await out.emit(std::move(p));
+struct convert_args {
+    double celsius;
+};
+BOOST_DESCRIBE_STRUCT(convert_args, (), (celsius))
+
+// Synchronous, arguments only.
+double to_fahrenheit(convert_args a) { return a.celsius * 9.0 / 5.0 + 32.0; }
+
+// ---- the model ----------------------------------------------------------------------------
+
+// What a model would answer in the two turns below: call a tool, then another, then reply.
+lb::scripted_model make_model(asio::io_context& io) {
+    return lb::scripted_model(io.get_executor(),
+                              {// turn 1: "What's the weather in Oslo, in Fahrenheit?"
+                               lb::scripted_reply::tool_call("get_weather", {{"city", "Oslo"}})
+                                   .with_text("Let me check.")
+                                   .with_usage(412, 18),
+                               lb::scripted_reply::tool_call("to_fahrenheit", {{"celsius", 21}}).with_usage(470, 15),
+                               lb::scripted_reply::text("It is 21 °C (69.8 °F) and clear in Oslo.")
+                                   .in_chunks(4)
+                                   .with_usage(520, 14),
+                               // turn 2: "And in Bergen?"
+                               lb::scripted_reply::tool_call("get_weather", {{"city", "Bergen"}}).with_usage(560, 16),
+                               lb::scripted_reply::text("Bergen: 17 °C and clear, a little cooler than Oslo.")
+                                   .in_chunks(3)
+                                   .with_usage(610, 15)});
+}
+
+void note_on_real_endpoint() {
+    const bool wanted = std::getenv("LIBRETTO_MODEL") || std::getenv("OPENAI_BASE_URL") || std::getenv("OPENAI_API_KEY");
+    if (wanted)
+        std::cout << "note: LIBRETTO_MODEL / OPENAI_BASE_URL / OPENAI_API_KEY are set, but libretto has no "
+                     "OpenAI-compatible model yet;\n      this run uses the scripted model.\n\n";
+}
+
+// ---- one turn -----------------------------------------------------------------------------
+
+template <class Runner>
+asio::awaitable<void> turn(Runner& runner, lb::run_options options, std::string question) {
+    std::cout << "user> " << question << "\n";
+    lb::event_stream events = runner.run(std::move(options), std::move(question));
+    bool streaming = false;
+    while (auto ev = co_await events.next()) {
+        if (ev->partial) { // streamed text: shown, never stored
+            if (!streaming) std::cout << ev->author << "> ";
+            std::cout << ev->text() << std::flush;
+            streaming = true;
+            continue;
+        }
+        if (streaming) std::cout << "\n";
+        streaming = false;
+        for (const auto& call : ev->tool_calls())
+            std::cout << "  [#" << ev->sequence << " call " << call.tool_name << json::serialize(call.args) << "]\n";
+        for (const auto& r : ev->tool_responses())
+            std::cout << "  [#" << ev->sequence << " " << r.tool_name << " -> "
+                      << (r.error ? "error: " + *r.error : json::serialize(r.result)) << "]\n";
+        if (ev->is_final_response()) std::cout << "  [#" << ev->sequence << " final answer stored]\n";
     }
-
-    lb::content call;
-    call.parts.emplace_back(lb::tool_call_part{"call_1", "get_weather", {{"city", "Oslo"}}, {}});
-    lb::event ask = reply(ctx, std::move(call));
-    ask.usage = lb::usage{412, 18, "scripted-1"};
-    co_await out.emit(std::move(ask));
-
-    lb::content result;
-    result.parts.emplace_back(lb::tool_response_part{"call_1", "get_weather", {{"temp_c", 21}, {"sky", "clear"}}, {}, {}});
-    lb::event answer_tool = reply(ctx, std::move(result));
-    answer_tool.type = lb::event_type::tool_response;
-    answer_tool.actions.state_delta["last_city"] = "Oslo";
-    co_await out.emit(std::move(answer_tool));
-
-    lb::event final_answer = reply(ctx, lb::content::from_text("It is 21 °C and clear in Oslo."));
-    final_answer.usage = lb::usage{470, 12, "scripted-1"};
-    co_await out.emit(std::move(final_answer));
 }
 
-} // namespace
+asio::awaitable<void> conversation(lb::runner<lb::llm_agent<lb::scripted_model>, lb::jsonl_store>& runner,
+                                   lb::jsonl_store& store) {
+    lb::run_options options;
+    options.app = "quickstart";
+    options.user = "u1";
+    options.session = "weather";
+
+    auto t1 = turn(runner, options, "What's the weather in Oslo, in Fahrenheit?");
+    co_await std::move(t1);
+    auto t2 = turn(runner, options, "And in Bergen?");
+    co_await std::move(t2);
+
+    // What is stored: the whole session, as the next run (or another process) loads it.
+    lb::session_key key{options.app, options.user, options.session};
+    auto get = store.async_get(std::move(key), lb::get_options{}, asio::use_awaitable);
+    std::optional<lb::session> s = co_await std::move(get);
+    std::cout << "\nsession '" << s->id << "': " << s->events.size() << " events stored (user messages, tool calls, "
+              << "tool results, answers; partials are never stored)\n";
+    std::cout << "state: " << json::serialize(s->state) << "\n";
+}
 
 int main() {
-    asio::io_context io;
-    auto session = std::make_shared<lb::session>();
-    session->id = "s1";
-    session->app_name = "demo";
-    session->user_id = "u1";
+    try {
+        note_on_real_endpoint();
+        asio::io_context io;
 
-    // Earlier turns, already stored: four events, later summarised into one.
-    for (const char* text : {"Hi, I'm planning a trip.", "Great, where to?", "Norway, in May.", "Noted: Norway in May."}) {
-        lb::event e = lb::event::make(session->events.size() % 2 ? lb::event_type::agent_message : lb::event_type::user_message,
-                                      session->events.size() % 2 ? "assistant" : "user", lb::content::from_text(text));
-        e.sequence = static_cast<std::int64_t>(session->events.size()) + 1;
-        session->events.push_back(std::move(e));
+        lb::scripted_model model = make_model(io);
+        lb::llm_agent assistant{lb::llm_agent_options<lb::scripted_model>{
+            .name = "assistant",
+            .instruction = "You answer weather questions. The user's last city: {last_city?}.",
+            .model = model,
+            .tools = lb::tools(lb::function_tool("get_weather", "Current weather in a city", get_weather),
+                               lb::function_tool("to_fahrenheit", "Converts Celsius to Fahrenheit", to_fahrenheit)),
+        }};
+
+        const char* dir = std::getenv("LIBRETTO_SESSIONS");
+        lb::jsonl_store_options so;
+        so.directory = dir ? std::filesystem::path(dir) : std::filesystem::temp_directory_path() / "libretto-quickstart";
+        lb::jsonl_store store{io.get_executor(), so};
+        lb::runner runner{assistant, store};
+        std::cout << "sessions in " << so.directory.string() << " (run again to continue the session)\n\n";
+
+        std::exception_ptr failure;
+        asio::co_spawn(io, conversation(runner, store), [&](std::exception_ptr e) { failure = e; });
+        io.run();
+        if (failure) std::rethrow_exception(failure);
+        std::cout << "model calls: " << model.request_count() << "\n";
+        return 0;
+    } catch (const std::exception& e) {
+        std::cerr << "quickstart: " << e.what() << "\n";
+        return 1;
     }
-    lb::event summary = lb::event::make(lb::event_type::agent_message, "assistant");
-    summary.sequence = 5;
-    summary.actions.compaction = lb::event_compaction{1, 4, session->events.front().timestamp,
-                                                      session->events.back().timestamp,
-                                                      "The user plans a trip to Norway in May.", 4};
-    session->events.push_back(std::move(summary));
-
-    lb::invocation_context ctx({.session_id = "s1", .user_id = "u1", .app_name = "demo",
-                                .agent_name = "assistant", .session = session,
-                                .input_content = "Weather in Oslo?"});
-    {
-        lb::event user = lb::event::make(lb::event_type::user_message, "user", lb::content::from_text("Weather in Oslo?"));
-        user.invocation_id = ctx.invocation_id();
-        user.sequence = 6;
-        session->events.push_back(std::move(user));
-    }
-
-    auto run = [&]() -> asio::awaitable<void> {
-        auto producer = [&ctx](lb::stream_writer<lb::event> w) { return scripted_turn(ctx, std::move(w)); };
-        lb::event_stream turn(io.get_executor(), producer);
-        std::cout << "--- streaming one turn ---\n";
-        bool mid_line = false; // partial chunks print without a newline
-        while (auto ev = co_await turn.next()) {
-            if (ev->partial) {
-                std::cout << ev->text() << std::flush;
-                mid_line = true;
-                continue;
-            }
-            if (mid_line) std::cout << '\n';
-            mid_line = false;
-            if (ev->has_tool_calls())
-                std::cout << "[tool call] " << *ev->tool_name() << ' ' << boost::json::serialize(*ev->tool_input()) << '\n';
-            else if (ev->type == lb::event_type::tool_response)
-                std::cout << "[tool result] " << boost::json::serialize(ev->tool_responses().front().result) << '\n';
-            else if (ev->is_final_response())
-                std::cout << "[final] " << ev->text() << '\n';
-            ev->sequence = static_cast<std::int64_t>(session->events.size()) + 1;
-            ctx.state().apply(ev->actions.state_delta);
-            session->events.push_back(std::move(*ev));
-        }
-    };
-    std::exception_ptr failure;
-    asio::co_spawn(io, run(), [&](std::exception_ptr e) { failure = e; });
-    io.run();
-    if (failure) std::rethrow_exception(failure);
-
-    std::cout << "\n--- the stored transcript (JSON Lines) ---\n";
-    for (const auto& e : session->events) std::cout << lb::serialize_event(e) << '\n';
-
-    std::cout << "\n--- state after the turn ---\n" << boost::json::serialize(ctx.state().values()) << '\n';
-
-    std::cout << "\n--- what a model would be sent next (summary in place of events 1-4) ---\n";
-    for (const auto& e : lb::make_context_view(session->events)) {
-        std::string line = e.text();
-        if (e.has_tool_calls()) line = "call " + std::string(*e.tool_name());
-        if (e.type == lb::event_type::tool_response) line = "result of " + std::string(*e.tool_name());
-        std::cout << lb::to_string(e.type) << ": " << line << '\n';
-    }
-
-    // Round trip: every stored line decodes to the same event.
-    for (const auto& e : session->events) {
-        auto back = lb::parse_event(lb::serialize_event(e));
-        if (!back || *back != e) {
-            std::cerr << "round trip failed for event " << e.sequence << '\n';
-            return 1;
-        }
-    }
-    // And bad input names what is wrong.
-    auto bad = lb::parse_event(R"({"id":"x","type":"agent_message","content":{"parts":[{"type":"tool_call","tool_call_id":7}]}})");
-    std::cout << "\n--- decoding a bad line ---\n" << bad.error().message() << '\n';
-    return 0;
 }

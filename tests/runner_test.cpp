@@ -2,7 +2,10 @@
 // cancellation, errors. Most cases run against memory_store and jsonl_store.
 #include <libretto/runner.hpp>
 
+#include <libretto/agent/llm_agent.hpp>
 #include <libretto/event/filters.hpp>
+#include <libretto/model/scripted_model.hpp>
+#include <libretto/tool/function_tool.hpp>
 #include <libretto/session/jsonl_store.hpp>
 #include <libretto/session/memory_store.hpp>
 
@@ -251,6 +254,21 @@ struct intruder_agent : leaf {
         return lb::event_stream(ex, producer{std::move(ctx), name_, store});
     }
 };
+
+// ---- llm_agent pieces --------------------------------------------------------------------
+
+struct add_args {
+    int a;
+    int b;
+};
+BOOST_DESCRIBE_STRUCT(add_args, (), (a, b))
+int add(add_args x) { return x.a + x.b; }
+
+struct booking_args {
+    std::string city;
+};
+BOOST_DESCRIBE_STRUCT(booking_args, (), (city))
+json::value ask_approval(booking_args) { return nullptr; } // the answer comes later, from a human
 
 static_assert(lb::agent<script_agent>);
 static_assert(lb::agent<history_agent>);
@@ -943,6 +961,95 @@ BOOST_AUTO_TEST_CASE(the_runner_works_with_any_agent_and_any_store_style_handles
     auto got = run_turn(env.io, r.run(opts(), "x"));
     BOOST_TEST(got.texts() == (std::vector<std::string>{"hi"}));
     BOOST_TEST((r.get_executor() == env.store.get_executor()));
+}
+
+// ---- with llm_agent and scripted_model --------------------------------------------------
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(llm_agent_tool_turns_are_stored_and_the_next_turn_sees_them, Env, envs) {
+    Env env;
+    lb::scripted_model m(env.io.get_executor(), {lb::scripted_reply::tool_call("add", {{"a", 2}, {"b", 3}}),
+                                                 lb::scripted_reply::text("2 + 3 = 5").in_chunks(3),
+                                                 lb::scripted_reply::text("You asked about 2 + 3.")});
+    lb::llm_agent<> agent({.name = "assistant", .instruction = "Be brief.", .model = m,
+                           .tools = lb::tools(lb::function_tool("add", "Adds two integers", add))});
+    lb::runner r{agent, env.store};
+    auto t1 = run_turn(env.io, r.run(opts(), "What is 2 + 3?"));
+    BOOST_TEST(!t1.error, t1.what());
+    auto s = load(env.io, env.store);
+    BOOST_REQUIRE(s);
+    BOOST_REQUIRE_EQUAL(s->events.size(), 4u); // user, call, response, answer
+    BOOST_TEST(s->events[1].has_tool_calls());
+    BOOST_TEST((s->events[2].type == lb::event_type::tool_response));
+    BOOST_TEST(s->events[2].tool_responses().front().result.as_int64() == 5);
+    BOOST_TEST(s->events[3].text() == "2 + 3 = 5");
+    BOOST_TEST(s->events[3].is_final_response());
+    std::size_t partials = 0;
+    for (const auto& e : t1.events) partials += e.partial;
+    BOOST_TEST(partials == 3u);
+    // Step 2's request held the call and its result, once each (no duplicates from the
+    // runner's mirror and the agent's own record).
+    auto req2 = m.request_at(1);
+    BOOST_TEST(req2.messages.size() == 3u);
+
+    auto t2 = run_turn(env.io, r.run(opts(), "What did I ask?"));
+    BOOST_TEST(!t2.error, t2.what());
+    auto req3 = m.request_at(2);
+    BOOST_TEST(req3.messages.size() == 5u); // the whole first turn, then the new question
+    BOOST_TEST(req3.messages.back().text() == "What did I ask?");
+    BOOST_TEST(load(env.io, env.store)->events.size() == 6u);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(llm_agent_pauses_on_a_long_running_call_and_resume_finishes_it, Env, envs) {
+    Env env;
+    lb::scripted_model m(env.io.get_executor(), {lb::scripted_reply::tool_call("ask_approval", {{"city", "Oslo"}}),
+                                                 lb::scripted_reply::text("Booked Oslo: approved.")});
+    lb::llm_agent<> agent({.name = "assistant", .model = m,
+                           .tools = lb::tools(lb::function_tool("ask_approval", "Asks a human to approve",
+                                                                ask_approval, {.long_running = true}))});
+    lb::runner r{agent, env.store};
+    lb::run_options o = opts();
+    o.resumable = true;
+    auto t1 = run_turn(env.io, r.run(o, "Book Oslo"));
+    BOOST_TEST(!t1.error, t1.what());
+    BOOST_TEST(m.request_count() == 1u);
+    auto s = load(env.io, env.store);
+    BOOST_REQUIRE(s);
+    BOOST_REQUIRE_EQUAL(s->events.size(), 2u); // user, the paused call
+    const std::string call_id = s->events[1].tool_calls().front().tool_call_id;
+
+    auto t2 = run_turn(env.io, r.resume(opts(), lb::tool_response_part{call_id, "ask_approval",
+                                                                        json::value("approved"), {}, {}}));
+    BOOST_TEST(!t2.error, t2.what());
+    BOOST_REQUIRE(!t2.events.empty());
+    BOOST_TEST(t2.events.back().text() == "Booked Oslo: approved.");
+    BOOST_TEST(t2.events.back().invocation_id == s->events[1].invocation_id);
+    BOOST_TEST(m.request_count() == 2u);
+    auto req = m.request_at(1);
+    BOOST_REQUIRE(!req.messages.empty());
+    BOOST_TEST(req.messages.back().tool_responses().front().result.as_string() == "approved");
+    BOOST_TEST(load(env.io, env.store)->events.size() == 4u);
+}
+
+BOOST_AUTO_TEST_CASE(llm_agent_transfer_and_the_next_turn_starts_at_the_target) {
+    memory_env env;
+    lb::scripted_model m(env.io.get_executor(),
+                         {lb::scripted_reply::tool_call("transfer_to_agent", {{"agent_name", "billing"}}),
+                          lb::scripted_reply::text("Billing here: your invoice is paid."),
+                          lb::scripted_reply::text("Billing again.")});
+    lb::llm_agent<> billing({.name = "billing", .description = "Invoices and payments", .model = m});
+    lb::llm_agent<> root({.name = "front_desk", .model = m, .sub_agents = {lb::any_agent(billing)}});
+    lb::runner r{root, env.store};
+    auto t1 = run_turn(env.io, r.run(opts(), "Is my invoice paid?"));
+    BOOST_TEST(!t1.error, t1.what());
+    BOOST_REQUIRE(!t1.events.empty());
+    BOOST_TEST(t1.events.back().author == "billing");
+    BOOST_TEST(t1.events.back().text() == "Billing here: your invoice is paid.");
+    auto t2 = run_turn(env.io, r.run(opts(), "Thanks. Anything else?"));
+    BOOST_TEST(!t2.error, t2.what());
+    BOOST_REQUIRE(!t2.events.empty());
+    BOOST_TEST(t2.events.back().author == "billing");
+    BOOST_TEST(t2.events.back().text() == "Billing again.");
+    BOOST_TEST(m.request_count() == 3u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -70,7 +70,7 @@ struct run_options {
     bool yield_user_message = false;
     json::object run_config{}; ///< passed to the agents (ctx.run_config())
     /// Items the turn's stream buffers ahead of the caller (0: rendezvous).
-    std::size_t stream_capacity = 16;
+    std::size_t stream_capacity = 2;
 };
 
 namespace detail {
@@ -126,18 +126,16 @@ boost::asio::awaitable<event> store_event(Core& core, turn_state& t, event ev) {
 
     t.scratch.last_sequence = s.last_sequence;
     t.scratch.events.clear();
-    const event_type type = ev.type;
-    const std::string author = ev.author;
     boost::system::error_code ec;
     auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
     auto op = core.store->async_append(t.scratch, std::move(ev), std::move(token));
     const std::int64_t seq = co_await std::move(op);
     if (ec || t.scratch.events.empty()) {
-        if (index + 1 == s.events.size()) s.events.pop_back();
         if (!ec) ec = make_error_code(errc::io_error);
         std::string what = "storing event " + std::to_string(t.stored + 1) + " of the turn (" +
-                           std::string(to_string(type)) + " by '" + author + "') in " + session_name(t.key) +
-                           " failed: " + ec.message();
+                           std::string(to_string(s.events[index].type)) + " by '" + s.events[index].author +
+                           "') in " + session_name(t.key) + " failed: " + ec.message();
+        if (index + 1 == s.events.size()) s.events.pop_back();
         if (ec == errc::stale_session)
             what += " (another writer, e.g. another process, appended to the session during this turn; the turn "
                     "stopped; the next turn loads the session again)";
@@ -298,6 +296,9 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, turn_request r
     }
     t.sess = std::make_shared<session>(std::move(*loaded));
     loaded.reset();
+    // Room for the turn's events: the loaded vector is exactly full, and growing it by
+    // one event at a time would move every loaded event each time it doubles.
+    t.sess->events.reserve(t.sess->events.size() + 16);
     t.scratch.id = t.sess->id;
     t.scratch.app_name = t.sess->app_name;
     t.scratch.user_id = t.sess->user_id;
