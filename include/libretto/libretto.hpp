@@ -26,9 +26,12 @@
 #include <libretto/session/jsonl_store.hpp>
 
 #include <libretto/agent/agent.hpp>
+#include <libretto/agent/agent_tool.hpp>
+#include <libretto/agent/llm_agent.hpp>
 #include <libretto/agent/loop_agent.hpp>
 #include <libretto/agent/parallel_agent.hpp>
 #include <libretto/agent/sequential_agent.hpp>
+#include <libretto/agent/transfer.hpp>
 #include <libretto/context/callback_context.hpp>
 #include <libretto/context/invocation_context.hpp>
 #include <libretto/context/readonly_context.hpp>
