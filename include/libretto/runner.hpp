@@ -361,7 +361,9 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, turn_request r
 
         // 5. The agent's events: stored (non-partial) before the agent is asked for the
         // next one, then yielded.
-        event_stream agent_events = start.run(ctx);
+        // The agent gets the context itself (it shares the session and the state with
+        // everything it derives); the turn keeps only the ids it needs.
+        event_stream agent_events = start.run(std::move(ctx));
         for (;;) {
             auto next = agent_events.next();
             std::optional<event> ev = co_await std::move(next);
