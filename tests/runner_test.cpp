@@ -3,6 +3,7 @@
 #include <libretto/runner.hpp>
 
 #include <libretto/agent/llm_agent.hpp>
+#include <libretto/agent/sequential_agent.hpp>
 #include <libretto/event/filters.hpp>
 #include <libretto/model/scripted_model.hpp>
 #include <libretto/tool/function_tool.hpp>
@@ -690,6 +691,37 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(resume_continues_a_paused_invocation, Env, envs) {
     BOOST_TEST((w.code() == lb::errc::invalid_argument));
     auto s2 = load(env.io, env.store);
     BOOST_TEST(s2->events.size() == 6u); // the failed resumes stored nothing
+}
+
+BOOST_AUTO_TEST_CASE(resume_inside_a_sequence_continues_the_sequence_where_it_paused) {
+    memory_env env;
+    script_agent first;
+    first.name_ = "first";
+    first.steps = {{"first done"}};
+    pausing_agent approver;
+    approver.name_ = "approver";
+    script_agent last;
+    last.name_ = "last";
+    last.steps = {{"last done"}};
+    lb::sequential_agent pipeline{"pipeline", first, approver, last};
+    lb::runner r{pipeline, env.store};
+    lb::run_options o = opts();
+    o.resumable = true;
+    auto t1 = run_turn(env.io, r.run(o, "go"));
+    BOOST_TEST(!t1.error, t1.what());
+    std::vector<std::string> said;
+    for (const auto& e : t1.events)
+        if (e.type == lb::event_type::agent_message) said.push_back(e.author + ":" + e.text());
+    BOOST_TEST(said == (std::vector<std::string>{"first:first done", "approver:"})); // paused: last did not run
+
+    auto t2 = run_turn(env.io, r.resume(opts(), lb::tool_response_part{"lr1", "approve", json::value("ok"), {}, {}}));
+    BOOST_TEST(!t2.error, t2.what());
+    said.clear();
+    for (const auto& e : t2.events)
+        if (e.type == lb::event_type::agent_message) said.push_back(e.author + ":" + e.text());
+    // The sequence goes on at the paused child; the first child does not run again.
+    BOOST_TEST(said == (std::vector<std::string>{"approver:approved: \"ok\" input: go", "last:last done"}));
+    for (const auto& e : t2.events) BOOST_TEST(e.invocation_id == t1.events.front().invocation_id);
 }
 
 BOOST_AUTO_TEST_CASE(without_resumable_a_long_running_call_does_not_pause) {

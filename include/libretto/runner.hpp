@@ -39,6 +39,7 @@
 #include <boost/json/object.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -243,6 +244,61 @@ inline resume_target find_resume_target(const session& s, const content& respons
     return target;
 }
 
+/// The agents from `root` down to the agent called `name` (both included); empty if absent.
+inline bool path_to(agent_ref from, std::string_view name, std::vector<agent_ref>& path) {
+    path.push_back(from);
+    if (from.name() == name) return true;
+    for (const auto& child : from.sub_agents())
+        if (path_to(child, name, path)) return true;
+    path.pop_back();
+    return false;
+}
+
+/// resume(): the agent to run again, its branch, and the agent states the invocation
+/// recorded (ADK's populate_invocation_agent_states). The agent is the top-most ancestor
+/// of the call's author that recorded a checkpoint in the invocation (a composite then
+/// continues where it paused: its recorded state says which child), else the author.
+struct resume_plan {
+    agent_ref agent;
+    std::string branch;
+    struct recorded_state {
+        std::string agent;
+        std::optional<json::object> state;
+        bool end_of_agent = false;
+    };
+    std::vector<recorded_state> states;
+};
+
+inline resume_plan plan_resume(agent_ref root, const session& s, const resume_target& target) {
+    resume_plan plan{root, target.branch, {}};
+    std::vector<std::pair<std::string, std::string>> checkpointed; // agent, branch
+    for (const auto& e : s.events) {
+        if (e.invocation_id != target.invocation_id || e.partial) continue;
+        if (e.actions.end_of_agent.value_or(false)) {
+            plan.states.push_back({e.author, std::nullopt, true});
+        } else if (e.type == event_type::agent_start) {
+            auto it = e.metadata.find("agent_state");
+            if (it != e.metadata.end() && it->value().is_object()) {
+                plan.states.push_back({e.author, it->value().get_object(), false});
+                checkpointed.emplace_back(e.author, e.branch);
+            }
+        }
+    }
+    std::vector<agent_ref> path;
+    if (!path_to(root, target.author, path)) return plan; // author not in the tree: the root
+    plan.agent = path.back();
+    for (const auto& a : path) {
+        auto it = std::find_if(checkpointed.begin(), checkpointed.end(),
+                               [&](const auto& c) { return c.first == a.name(); });
+        if (it != checkpointed.end()) {
+            plan.agent = a;
+            plan.branch = it->second;
+            break;
+        }
+    }
+    return plan;
+}
+
 /// One turn, as the producer of the stream run()/resume() return.
 template <class Core>
 boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, turn_request req, event_writer out) {
@@ -309,6 +365,7 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, turn_request r
     event first;
     std::optional<std::string> input;
     std::string branch;
+    std::vector<resume_plan::recorded_state> agent_states;
     bool resumable = req.options.resumable;
     if (!req.resume) {
         first = event::make(event_type::user_message, "user", std::move(req.content));
@@ -325,8 +382,10 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, turn_request r
                 input = e.text();
                 break;
             }
-        if (auto found = find_agent(root, target.author)) start = *found;
-        branch = std::move(target.branch);
+        resume_plan plan = plan_resume(root, *t.sess, target);
+        start = plan.agent;
+        branch = std::move(plan.branch);
+        agent_states = std::move(plan.states);
         resumable = true;
     }
     first.actions.state_delta = std::move(req.options.state_delta);
@@ -358,6 +417,7 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, turn_request r
         io.executor = core->ex;
         io.agent_launcher = core->launcher;
         invocation_context ctx(std::move(io));
+        for (auto& st : agent_states) ctx.set_agent_state(st.agent, std::move(st.state), st.end_of_agent);
 
         // 5. The agent's events: stored (non-partial) before the agent is asked for the
         // next one, then yielded.
