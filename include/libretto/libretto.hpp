@@ -55,6 +55,10 @@
 #include <libretto/stream/merge.hpp>
 
 #include <libretto/compaction/no_compaction.hpp>
+#include <libretto/compaction/extractive_summarizer.hpp>
+#include <libretto/compaction/model_summarizer.hpp>
+#include <libretto/compaction/summarizer.hpp>
+#include <libretto/compaction/summarizer_chain.hpp>
 #include <libretto/sign/no_signer.hpp>
 #include <libretto/runner.hpp>
 
