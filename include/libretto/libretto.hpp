@@ -55,6 +55,12 @@
 #include <libretto/stream/merge.hpp>
 
 #include <libretto/compaction/no_compaction.hpp>
+#include <libretto/compaction/obligations.hpp>
+#include <libretto/compaction/estimate.hpp>
+#include <libretto/compaction/char_budget.hpp>
+#include <libretto/compaction/sliding_window.hpp>
+#include <libretto/compaction/token_budget.hpp>
+#include <libretto/compaction/first_of.hpp>
 #include <libretto/compaction/extractive_summarizer.hpp>
 #include <libretto/compaction/model_summarizer.hpp>
 #include <libretto/compaction/summarizer.hpp>
