@@ -13,6 +13,7 @@
 #include <limits>
 #include <ranges>
 #include <set>
+#include <thread>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -607,6 +608,24 @@ BOOST_AUTO_TEST_CASE(ids_are_distinct) {
         BOOST_TEST(is_uuid_v4(id));
         BOOST_TEST(ids.insert(id).second);
     }
+}
+
+BOOST_AUTO_TEST_CASE(ids_from_different_threads_are_distinct) {
+    // Each thread seeds its own generator from the OS: two threads must not repeat each
+    // other's sequence.
+    std::vector<std::string> a, b;
+    std::thread ta([&] {
+        for (int i = 0; i < 500; ++i) a.push_back(event::new_id());
+    });
+    std::thread tb([&] {
+        for (int i = 0; i < 500; ++i) b.push_back(event::new_id());
+    });
+    ta.join();
+    tb.join();
+    std::set<std::string> all(a.begin(), a.end());
+    all.insert(b.begin(), b.end());
+    BOOST_TEST(all.size() == 1000u);
+    for (const auto& id : b) BOOST_TEST(is_uuid_v4(id));
 }
 
 BOOST_AUTO_TEST_CASE(now_is_the_wall_clock_in_seconds) {
