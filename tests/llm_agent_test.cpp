@@ -42,10 +42,37 @@ lb::scripted_model model_of(asio::io_context& io, std::vector<lb::scripted_reply
     return lb::scripted_model(io.get_executor(), std::move(r));
 }
 
-// Tools that sleep and record when they started and finished.
-struct timeline {
-    std::vector<std::string> marks;
-};
+// Tools that sleep and record when they started and finished. Free coroutines (g++ 12:
+// coroutine lambdas must not capture), so the record is a namespace-scope variable.
+std::vector<std::string> slow_marks;
+
+asio::awaitable<json::value> slow_tool(city_args a) {
+    slow_marks.push_back("start " + a.city);
+    co_await sleep_ms(300);
+    slow_marks.push_back("end " + a.city);
+    co_return json::value(a.city + " done");
+}
+
+int sleeper_aborted = 0;
+
+asio::awaitable<json::value> sleeper_tool() {
+    try {
+        co_await sleep_ms(10000);
+    } catch (const boost::system::system_error&) {
+        ++sleeper_aborted;
+        throw;
+    }
+    co_return json::value("woke");
+}
+
+asio::awaitable<json::value> progress_tool(lb::tool_context& tc) {
+    lb::event e = lb::event::make(lb::event_type::agent_message, "progress", lb::content::from_text("50%"));
+    e.branch = tc.context().branch();
+    e.partial = true;
+    tc.emit(std::move(e));
+    co_await sleep_ms(20);
+    co_return json::value("done");
+}
 
 } // namespace
 
@@ -130,25 +157,19 @@ BOOST_AUTO_TEST_CASE(the_agent_sees_its_own_events_without_a_runner) {
 
 BOOST_AUTO_TEST_CASE(tools_of_one_reply_run_concurrently) {
     asio::io_context io;
-    auto tl = std::make_shared<timeline>();
-    auto slow = [tl](city_args a) -> asio::awaitable<json::value> {
-        tl->marks.push_back("start " + a.city);
-        co_await sleep_ms(300);
-        tl->marks.push_back("end " + a.city);
-        co_return json::value(a.city + " done");
-    };
+    slow_marks.clear();
     auto m = model_of(io, {lb::scripted_reply::tool_call("slow", {{"city", "Oslo"}})
                                .with_tool_call("slow", {{"city", "Rome"}}),
                            lb::scripted_reply::text("both done")});
-    auto agent = make_agent(m, lb::tools(lb::function_tool("slow", "Takes 300 ms", slow)));
+    auto agent = make_agent(m, lb::tools(lb::function_tool("slow", "Takes 300 ms", slow_tool)));
     auto ctx = make_ctx(io, "go");
     auto r = drain(io, ctx, agent.run(ctx));
     BOOST_REQUIRE(!r.error);
     // Both started before either finished (the proof), and the run took less than the
     // sum of the two sleeps (600 ms).
-    BOOST_REQUIRE(tl->marks.size() == 4u);
-    BOOST_TEST(tl->marks[0] == "start Oslo");
-    BOOST_TEST(tl->marks[1] == "start Rome");
+    BOOST_REQUIRE(slow_marks.size() == 4u);
+    BOOST_TEST(slow_marks[0] == "start Oslo");
+    BOOST_TEST(slow_marks[1] == "start Rome");
     BOOST_TEST(r.seconds < 0.58);
     auto st = r.stored();
     BOOST_REQUIRE(st.size() == 3u);
@@ -536,16 +557,8 @@ BOOST_AUTO_TEST_CASE(end_invocation_stops_before_the_next_step) {
 
 BOOST_AUTO_TEST_CASE(events_pushed_by_tools_are_forwarded_live) {
     asio::io_context io;
-    auto progress = [](lb::tool_context& tc) -> asio::awaitable<json::value> {
-        lb::event e = lb::event::make(lb::event_type::agent_message, "progress", lb::content::from_text("50%"));
-        e.branch = tc.context().branch();
-        e.partial = true;
-        tc.emit(std::move(e));
-        co_await sleep_ms(20);
-        co_return json::value("done");
-    };
     auto m = model_of(io, {lb::scripted_reply::tool_call("work"), lb::scripted_reply::text("finished")});
-    auto agent = make_agent(m, lb::tools(lb::function_tool("work", "Works", progress)));
+    auto agent = make_agent(m, lb::tools(lb::function_tool("work", "Works", progress_tool)));
     auto ctx = make_ctx(io, "work");
     auto r = drain(io, ctx, agent.run(ctx));
     BOOST_REQUIRE(!r.error);
@@ -558,18 +571,9 @@ BOOST_AUTO_TEST_CASE(events_pushed_by_tools_are_forwarded_live) {
 
 BOOST_AUTO_TEST_CASE(cancelling_the_stream_stops_the_tools) {
     asio::io_context io;
-    auto aborted = std::make_shared<int>(0);
-    auto sleeper = [aborted]() -> asio::awaitable<json::value> {
-        try {
-            co_await sleep_ms(10000);
-        } catch (const boost::system::system_error&) {
-            ++*aborted;
-            throw;
-        }
-        co_return json::value("woke");
-    };
+    sleeper_aborted = 0;
     auto m = model_of(io, {lb::scripted_reply::tool_call("sleep"), lb::scripted_reply::text("never")});
-    auto agent = make_agent(m, lb::tools(lb::function_tool("sleep", "Sleeps", sleeper)));
+    auto agent = make_agent(m, lb::tools(lb::function_tool("sleep", "Sleeps", sleeper_tool)));
     auto ctx = make_ctx(io, "sleep");
     lb::event_stream s = agent.run(ctx);
     std::vector<lb::event> seen;
@@ -581,7 +585,7 @@ BOOST_AUTO_TEST_CASE(cancelling_the_stream_stops_the_tools) {
     io.run();
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     BOOST_TEST(secs < 2.0);
-    BOOST_TEST(*aborted == 1);
+    BOOST_TEST(sleeper_aborted == 1);
     BOOST_REQUIRE(r.error);
     BOOST_TEST(error_text(r.error).find("cancel") != std::string::npos, error_text(r.error));
     BOOST_TEST(r.stored().size() == 1u); // the call event only

@@ -343,6 +343,12 @@ public:
             }
             calls_.push_back(std::move(pc));
         }
+        // Long-running calls are marked in the stored event: the compaction obligations
+        // tracker must keep them open until their final response (compaction/obligations.hpp).
+        for (auto& p : e.content.parts)
+            if (auto* c = std::get_if<tool_call_part>(&p))
+                for (const auto& pc : calls_)
+                    if (pc.long_running && pc.call.tool_call_id == c->tool_call_id) c->metadata["long_running"] = true;
         a.kind = llm_action_kind::run_tools;
         a.calls = calls_;
         a.emit.push_back(std::move(e));
