@@ -1,13 +1,18 @@
 // runner benchmarks: the runner's own cost per turn, and many sessions' turns at once.
 #include "harness.hpp"
 
+#include <libretto/agent/llm_agent.hpp>
+#include <libretto/model/scripted_model.hpp>
 #include <libretto/runner.hpp>
 #include <libretto/session/memory_store.hpp>
+#include <libretto/tool/function_tool.hpp>
+
+#include <malloc.h>
+#include <time.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <chrono>
@@ -16,10 +21,57 @@
 #include <string>
 #include <vector>
 
+namespace runner_bench {
+struct lookup_args {
+    int n;
+};
+BOOST_DESCRIBE_STRUCT(lookup_args, (), (n))
+inline int lookup(lookup_args a) { return a.n * 10; }
+} // namespace runner_bench
+
 namespace {
 
 namespace asio = boost::asio;
 namespace lb = libretto;
+
+double thread_cpu_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+/// A model for many concurrent turns: asks for `lookup` until the request holds two tool
+/// results, then answers. Records nothing (scripted_model keeps every request).
+struct tool_loop_model {
+    asio::any_io_executor ex;
+    std::string_view name() const { return "bench-model"; }
+    asio::any_io_executor get_executor() const { return ex; }
+    lb::llm_stream generate(lb::llm_request req) {
+        std::size_t results = 0;
+        for (const auto& m : req.messages) results += m.tool_responses().size();
+        lb::llm_chunk c;
+        if (results < 2) {
+            lb::tool_call_delta d;
+            d.index = 0;
+            d.id = "call_" + std::to_string(results + 1);
+            d.name = "lookup";
+            d.arguments = "{\"n\":" + std::to_string(results + 1) + "}";
+            c.tool_calls.push_back(std::move(d));
+        } else {
+            c.text = "The total is 30.";
+        }
+        c.usage = lb::usage{300, 12, "bench-model"};
+        lb::llm_response_accumulator acc;
+        acc.add(c);
+        std::vector<lb::llm_chunk> chunks;
+        chunks.push_back(std::move(c));
+        chunks.push_back(lb::llm_chunk::last(std::move(acc).finish()));
+        lb::stream_options so;
+        so.capacity = 1;
+        return lb::make_stream(ex, std::move(chunks), so);
+    }
+};
+static_assert(lb::model<tool_loop_model>);
 
 lb::event reply_event(const lb::invocation_context& ctx, std::string_view author, lb::content c,
                       lb::event_type t = lb::event_type::agent_message) {
@@ -46,37 +98,6 @@ struct one_reply_agent : bench_leaf {
     }
 };
 
-/// What a 3-step tool turn yields without a model: call, result, call, result, answer,
-/// with a trip through the executor where the tool would run (so turns interleave).
-struct tool_turn_agent : bench_leaf {
-    static asio::awaitable<void> body(lb::invocation_context ctx, lb::event_writer out) {
-        for (int step = 1; step <= 2; ++step) {
-            const std::string id = "call_" + std::to_string(step);
-            lb::content call;
-            call.parts.emplace_back(lb::tool_call_part{id, "lookup", {{"n", step}}, {}});
-            lb::event c = reply_event(ctx, "assistant", std::move(call));
-            co_await out.emit(std::move(c));
-            co_await asio::post(ctx.get_executor(), asio::use_awaitable); // the tool runs
-            lb::content result;
-            result.parts.emplace_back(lb::tool_response_part{id, "lookup", boost::json::value(step * 10), {}, {}});
-            lb::event r = reply_event(ctx, "assistant", std::move(result), lb::event_type::tool_response);
-            co_await out.emit(std::move(r));
-        }
-        lb::event answer = reply_event(ctx, "assistant", lb::content::from_text("The total is 30."));
-        co_await out.emit(std::move(answer));
-    }
-    struct producer {
-        lb::invocation_context ctx;
-        asio::awaitable<void> operator()(lb::event_writer out) { return body(ctx, std::move(out)); }
-    };
-    lb::event_stream run(lb::invocation_context ctx) const {
-        lb::stream_options so;
-        so.capacity = 1;
-        auto ex = ctx.get_executor();
-        return lb::event_stream(ex, producer{std::move(ctx)}, so);
-    }
-};
-
 /// Runs one turn to its end; returns the number of events yielded.
 template <class Runner>
 asio::awaitable<std::size_t> drive(Runner& r, lb::run_options o, std::string text) {
@@ -91,39 +112,70 @@ asio::awaitable<std::size_t> drive(Runner& r, lb::run_options o, std::string tex
     co_return n;
 }
 
-// runner_turn_overhead_us: one turn of a trivial agent (one_reply_agent: one final
-// answer, no model) on memory_store: lock, load the session, store the user message,
-// build the context, run the agent, store and yield its answer. Sessions are short (a new
-// session every 10 turns), so the load copies at most 19 events.
-void bench_runner_turn_overhead(libretto_bench::reporter& r) {
-    asio::io_context io;
-    lb::memory_store store(io.get_executor());
-    one_reply_agent agent;
-    lb::runner runner{agent, store};
-    constexpr int warmup = 2'000;
-    constexpr int turns = 50'000;
-    double seconds = 0;
-    struct loop {
-        static asio::awaitable<void> run(decltype(runner)* rn, int warmup, int turns, double* seconds) {
-            std::chrono::steady_clock::time_point t0;
-            for (int i = 0; i < warmup + turns; ++i) {
-                if (i == warmup) t0 = std::chrono::steady_clock::now();
-                lb::run_options o;
-                o.app = "bench";
-                o.user = "u";
-                o.session = "s" + std::to_string(i / 10);
-                auto turn = drive(*rn, std::move(o), "What is the weather in Oslo?");
-                std::size_t n = co_await std::move(turn);
-                if (n != 1) std::fprintf(stderr, "runner bench: %zu events\n", n);
-            }
-            *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        }
-    };
-    asio::co_spawn(io, loop::run(&runner, warmup, turns, &seconds), asio::detached);
-    io.run();
-    r.report("runner_turn_overhead_us", seconds * 1e6 / turns, "us");
+// runner_turn_overhead_us: one turn of an llm_agent on scripted_model answering in one
+// reply (one partial, one final event; no tools), on memory_store: lock, load the session,
+// store the user message, build the context, run the agent (request built from the
+// history, model stream, partial and final event), store and yield. Sessions are short (a
+// new session every 10 turns: the load copies at most 19 events). The scripted model keeps
+// every request, so a fresh model/agent/runner serves each batch of 1,000 turns (built
+// outside the timed loop). runner_only_turn_us: the same with a trivial agent instead
+// (one_reply_agent: one final event, no model): the runner's own share.
+// CPU time per turn (this thread) goes to stderr: wall time depends on the machine's load.
+template <class Runner>
+asio::awaitable<void> timed_turns(Runner* rn, int first, int count, double* wall, double* cpu) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = thread_cpu_seconds();
+    for (int i = first; i < first + count; ++i) {
+        lb::run_options o;
+        o.app = "bench";
+        o.user = "u";
+        o.session = "s" + std::to_string(i / 10);
+        auto turn = drive(*rn, std::move(o), "What is the weather in Oslo?");
+        std::size_t n = co_await std::move(turn);
+        if (n == 0) std::fprintf(stderr, "runner bench: no events\n");
+    }
+    *wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    *cpu += thread_cpu_seconds() - c0;
 }
-LIBRETTO_BENCHMARK(bench_runner_turn_overhead, "runner_turn_overhead_us");
+
+void bench_runner_turn_overhead(libretto_bench::reporter& r) {
+    constexpr int batch = 1'000;
+    constexpr int batches = 21; // the first one warms up
+    if (r.wants("runner_turn_overhead_us")) {
+        asio::io_context io;
+        lb::memory_store store(io.get_executor());
+        double wall = 0, cpu = 0, ignored_wall = 0, ignored_cpu = 0;
+        for (int b = 0; b < batches; ++b) {
+            std::vector<lb::scripted_reply> replies(batch, lb::scripted_reply::text("It is 21 °C and clear in Oslo."));
+            lb::scripted_model model(io.get_executor(), std::move(replies));
+            lb::llm_agent agent{lb::llm_agent_options<lb::scripted_model>{.name = "assistant", .model = model}};
+            lb::runner runner{agent, store};
+            asio::co_spawn(io, timed_turns(&runner, b * batch, batch, b ? &wall : &ignored_wall, b ? &cpu : &ignored_cpu),
+                           asio::detached);
+            io.run();
+            io.restart();
+        }
+        const int n = batch * (batches - 1);
+        r.report("runner_turn_overhead_us", wall * 1e6 / n, "us");
+        std::fprintf(stderr, "runner_turn_overhead_us: %.3f us CPU per turn\n", cpu * 1e6 / n);
+    }
+    if (r.wants("runner_only_turn_us")) {
+        asio::io_context io;
+        lb::memory_store store(io.get_executor());
+        one_reply_agent agent;
+        lb::runner runner{agent, store};
+        double wall = 0, cpu = 0, ignored_wall = 0, ignored_cpu = 0;
+        asio::co_spawn(io, timed_turns(&runner, 0, 2'000, &ignored_wall, &ignored_cpu), asio::detached);
+        io.run();
+        io.restart();
+        constexpr int n = 20'000;
+        asio::co_spawn(io, timed_turns(&runner, 2'000, n, &wall, &cpu), asio::detached);
+        io.run();
+        r.report("runner_only_turn_us", wall * 1e6 / n, "us");
+        std::fprintf(stderr, "runner_only_turn_us: %.3f us CPU per turn\n", cpu * 1e6 / n);
+    }
+}
+LIBRETTO_BENCHMARK(bench_runner_turn_overhead, "runner_turn_overhead_us", "runner_only_turn_us");
 
 long status_kb(const char* key) {
     std::ifstream f("/proc/self/status");
@@ -135,38 +187,84 @@ long status_kb(const char* key) {
 }
 
 // concurrent_turns_s / concurrent_peak_mb: 10,000 sessions, each running one 3-step tool
-// turn (tool_turn_agent: call, result, call, result, answer; no model), all started at
-// once on one io_context thread, memory_store. turns/s from the first start to the last
-// end; peak RSS (VmHWM, reset through /proc/self/clear_refs first) minus the RSS before.
+// turn (an llm_agent on tool_loop_model: lookup, lookup, answer: 6 stored events with the
+// user message), all started at once on one io_context thread, on memory_store. Stream
+// buffers of 1 (run_options::stream_capacity and llm_agent_options::stream): each buffer
+// slot costs an event (~0.6 KB) per turn in flight. turns/s from the first start to the
+// last end. Peak memory: VmHWM (reset through /proc/self/clear_refs) minus VmRSS before.
+// concurrent_store_only_mb: the same sessions and events appended straight to a fresh
+// memory_store (no runner, no agent): the store's share of the peak (memory_store
+// reserves a chunk of 64 events, ~40 KB, per session).
+struct concurrent_one {
+    template <class Runner>
+    static asio::awaitable<void> run(Runner* rn, int i, std::size_t* events) {
+        lb::run_options o;
+        o.app = "bench";
+        o.user = "u" + std::to_string(i % 100);
+        o.session = "s" + std::to_string(i);
+        o.stream_capacity = 1;
+        auto turn = drive(*rn, std::move(o), "Add up the lookups.");
+        *events += co_await std::move(turn);
+    }
+};
+
+asio::awaitable<void> store_only(lb::memory_store* st, int i) {
+    lb::create_options co;
+    co.app_name = "bench";
+    co.user_id = "u" + std::to_string(i % 100);
+    co.session_id = "s" + std::to_string(i);
+    auto create = st->async_create(std::move(co), asio::use_awaitable);
+    lb::session s = co_await std::move(create);
+    for (int k = 0; k < 6; ++k) {
+        lb::event e = lb::event::make(k % 2 ? lb::event_type::agent_message : lb::event_type::tool_response, "assistant",
+                                      lb::content::from_text("The total is 30."));
+        auto append = st->async_append(s, std::move(e), asio::use_awaitable);
+        co_await std::move(append);
+    }
+}
+
 void bench_concurrent_turns(libretto_bench::reporter& r) {
     constexpr int sessions = 10'000;
+    if (r.wants("concurrent_store_only_mb")) {
+        {
+            asio::io_context io;
+            lb::memory_store store(io.get_executor());
+            { std::ofstream("/proc/self/clear_refs") << "5"; }
+            const long rss0 = status_kb("VmRSS:");
+            for (int i = 0; i < sessions; ++i) asio::co_spawn(io, store_only(&store, i), asio::detached);
+            io.run();
+            r.report("concurrent_store_only_mb", (status_kb("VmHWM:") - rss0) / 1024.0, "MB");
+        }
+        malloc_trim(0);
+    }
+    if (!r.wants("concurrent_turns_s") && !r.wants("concurrent_peak_mb")) return;
     asio::io_context io;
     lb::memory_store store(io.get_executor());
-    tool_turn_agent agent;
+    tool_loop_model model{io.get_executor()};
+    lb::stream_options agent_stream;
+    agent_stream.capacity = 1;
+    lb::llm_agent agent{lb::llm_agent_options<tool_loop_model>{
+        .name = "assistant",
+        .model = model,
+        .tools = lb::tools(lb::function_tool("lookup", "Looks a number up", runner_bench::lookup)),
+        .stream = agent_stream,
+    }};
     lb::runner runner{agent, store};
     std::size_t events = 0;
-    struct one {
-        static asio::awaitable<void> run(decltype(runner)* rn, int i, std::size_t* events) {
-            lb::run_options o;
-            o.app = "bench";
-            o.user = "u" + std::to_string(i % 100);
-            o.session = "s" + std::to_string(i);
-            o.stream_capacity = 1;
-            auto turn = drive(*rn, std::move(o), "Add up the lookups.");
-            *events += co_await std::move(turn);
-        }
-    };
     { std::ofstream("/proc/self/clear_refs") << "5"; }
     const long rss0 = status_kb("VmRSS:");
     const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < sessions; ++i) asio::co_spawn(io, one::run(&runner, i, &events), asio::detached);
+    const double c0 = thread_cpu_seconds();
+    for (int i = 0; i < sessions; ++i) asio::co_spawn(io, concurrent_one::run(&runner, i, &events), asio::detached);
     io.run();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double cpu = thread_cpu_seconds() - c0;
     const long peak = status_kb("VmHWM:");
-    if (events != sessions * 5u) std::fprintf(stderr, "concurrent bench: %zu events\n", events);
+    if (events < sessions * 5u) std::fprintf(stderr, "concurrent bench: only %zu events\n", events);
     r.report("concurrent_turns_s", sessions / seconds, "turns/s");
     r.report("concurrent_peak_mb", (peak - rss0) / 1024.0, "MB");
+    std::fprintf(stderr, "concurrent_turns_s: %.0f turns per CPU second (%zu events yielded)\n", sessions / cpu, events);
 }
-LIBRETTO_BENCHMARK(bench_concurrent_turns, "concurrent_turns_s", "concurrent_peak_mb");
+LIBRETTO_BENCHMARK(bench_concurrent_turns, "concurrent_turns_s", "concurrent_peak_mb", "concurrent_store_only_mb");
 
 } // namespace
