@@ -272,6 +272,10 @@ BOOST_AUTO_TEST_CASE(a_long_running_call_does_not_pause_a_plain_invocation) {
     BOOST_REQUIRE(!r.error);
     BOOST_TEST(r.stored_texts() == "[assistant:agent_message:][assistant:tool_response:][assistant:agent_message:asked]");
     BOOST_TEST(ctx.long_running_tool_ids().contains("call_1"));
+    // The tool's "pending" is an interim status: marked, so the call stays open.
+    auto st = r.stored();
+    BOOST_REQUIRE(st.size() == 3u);
+    BOOST_TEST(lb::is_intermediate_response(st[1]->tool_responses().front()));
 }
 
 BOOST_AUTO_TEST_CASE(model_callbacks_veto_and_replace_with_their_actions_applied) {

@@ -1062,6 +1062,36 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(llm_agent_pauses_on_a_long_running_call_and_resume
     BOOST_TEST(load(env.io, env.store)->events.size() == 4u);
 }
 
+BOOST_AUTO_TEST_CASE(resume_accepts_the_final_answer_after_an_interim_status) {
+    // A long-running tool that answers at once with a status ("pending"): that response is
+    // stored marked intermediate, and the real answer later still resumes the invocation.
+    memory_env env;
+    lb::scripted_model m(env.io.get_executor(), {lb::scripted_reply::tool_call("start_job", {{"city", "Oslo"}}),
+                                                 lb::scripted_reply::text("Job done.")});
+    auto start_job = [](booking_args) -> json::value { return json::value("pending"); };
+    lb::llm_agent<> agent({.name = "assistant", .model = m,
+                           .tools = lb::tools(lb::function_tool("start_job", "Starts a long job", start_job,
+                                                                {.long_running = true}))});
+    lb::runner r{agent, env.store};
+    lb::run_options o = opts();
+    o.resumable = true;
+    auto t1 = run_turn(env.io, r.run(o, "Run the job"));
+    BOOST_TEST(!t1.error, t1.what());
+    auto s = load(env.io, env.store);
+    BOOST_REQUIRE(s);
+    BOOST_REQUIRE_EQUAL(s->events.size(), 3u); // user, call, interim response; paused
+    BOOST_REQUIRE(!s->events[2].tool_responses().empty());
+    BOOST_TEST(lb::is_intermediate_response(s->events[2].tool_responses().front()));
+    const std::string call_id = s->events[1].tool_calls().front().tool_call_id;
+    auto t2 = run_turn(env.io, r.resume(opts(), lb::tool_response_part{call_id, "start_job", json::value("done"), {}, {}}));
+    BOOST_TEST(!t2.error, t2.what());
+    BOOST_REQUIRE(!t2.events.empty());
+    BOOST_TEST(t2.events.back().text() == "Job done.");
+    // A second final answer is refused.
+    auto again = run_turn(env.io, r.resume(opts(), lb::tool_response_part{call_id, "start_job", json::value("x"), {}, {}}));
+    BOOST_TEST((again.code() == lb::errc::already_exists));
+}
+
 BOOST_AUTO_TEST_CASE(llm_agent_transfer_and_the_next_turn_starts_at_the_target) {
     memory_env env;
     lb::scripted_model m(env.io.get_executor(),

@@ -21,6 +21,7 @@
 
 #include <libretto/agent/agent.hpp>
 #include <libretto/compaction/no_compaction.hpp>
+#include <libretto/compaction/obligations.hpp>
 #include <libretto/context/invocation_context.hpp>
 #include <libretto/detail/runner_lock.hpp>
 #include <libretto/error.hpp>
@@ -217,7 +218,7 @@ inline resume_target find_resume_target(const session& s, const content& respons
             if (it->partial) continue;
             if (it->type == event_type::tool_response) {
                 for (const auto& done : it->tool_responses())
-                    if (done.tool_call_id == r->tool_call_id)
+                    if (done.tool_call_id == r->tool_call_id && !is_intermediate_response(done))
                         throw_turn_error(errc::already_exists, "resume: tool call '" + r->tool_call_id +
                                                                    "' in " + session_name(key) +
                                                                    " already has a response");

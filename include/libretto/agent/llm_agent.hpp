@@ -409,6 +409,10 @@ private:
             }
         }
         if (long_running && !resp->error && resp->result.is_null()) co_return std::nullopt;
+        // A long-running tool's non-null result is an interim status (its final answer
+        // arrives later, through the runner's resume): marked, so that resume accepts the
+        // final response and compaction keeps the call open (ADK #5602).
+        if (long_running && !resp->error) resp->metadata["intermediate"] = true;
         co_return resp;
     }
 
