@@ -106,8 +106,11 @@ private:
             } catch (...) {
                 failure = std::current_exception();
             }
+            // A failure (or a blank summary) after cancellation was requested is the
+            // cancellation: no retry, no fallback. A summary that made it is kept.
             boost::asio::cancellation_state cs = co_await boost::asio::this_coro::cancellation_state;
-            if (cs.cancelled() != boost::asio::cancellation_type::none) {
+            const bool blank = !failure && detail::summary_text::trim(got->text).empty();
+            if (cs.cancelled() != boost::asio::cancellation_type::none && (failure || blank)) {
                 if (failure) std::rethrow_exception(failure);
                 throw boost::system::system_error(make_error_code(errc::cancelled));
             }
@@ -115,7 +118,7 @@ private:
             if (failure) {
                 f = detail::classify_summary_failure(failure);
                 if (f.cancelled) std::rethrow_exception(failure);
-            } else if (detail::summary_text::trim(got->text).empty()) {
+            } else if (blank) {
                 f.code = make_error_code(errc::bad_response);
                 f.message = (got->produced_by.empty() ? std::string("the primary summarizer") : got->produced_by) +
                             ": empty summary";
