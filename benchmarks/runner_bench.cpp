@@ -194,7 +194,9 @@ long status_kb(const char* key) {
 // last end. Peak memory: VmHWM (reset through /proc/self/clear_refs) minus VmRSS before.
 // concurrent_store_only_mb: the same sessions and events appended straight to a fresh
 // memory_store (no runner, no agent): the store's share of the peak (memory_store
-// reserves a chunk of 64 events, ~40 KB, per session).
+// reserves a chunk of 64 events, ~40 KB, per session). concurrent_bare_mb: 10,000
+// concurrent one-reply turns of the trivial agent (no model; 2 stored events per session):
+// the runner's own in-flight share plus a smaller store share.
 struct concurrent_one {
     template <class Runner>
     static asio::awaitable<void> run(Runner* rn, int i, std::size_t* events) {
@@ -237,6 +239,21 @@ void bench_concurrent_turns(libretto_bench::reporter& r) {
         }
         malloc_trim(0);
     }
+    if (r.wants("concurrent_bare_mb")) {
+        {
+            asio::io_context io;
+            lb::memory_store store(io.get_executor());
+            one_reply_agent agent;
+            lb::runner runner{agent, store};
+            std::size_t events = 0;
+            { std::ofstream("/proc/self/clear_refs") << "5"; }
+            const long rss0 = status_kb("VmRSS:");
+            for (int i = 0; i < sessions; ++i) asio::co_spawn(io, concurrent_one::run(&runner, i, &events), asio::detached);
+            io.run();
+            r.report("concurrent_bare_mb", (status_kb("VmHWM:") - rss0) / 1024.0, "MB");
+        }
+        malloc_trim(0);
+    }
     if (!r.wants("concurrent_turns_s") && !r.wants("concurrent_peak_mb")) return;
     asio::io_context io;
     lb::memory_store store(io.get_executor());
@@ -265,6 +282,7 @@ void bench_concurrent_turns(libretto_bench::reporter& r) {
     r.report("concurrent_peak_mb", (peak - rss0) / 1024.0, "MB");
     std::fprintf(stderr, "concurrent_turns_s: %.0f turns per CPU second (%zu events yielded)\n", sessions / cpu, events);
 }
-LIBRETTO_BENCHMARK(bench_concurrent_turns, "concurrent_turns_s", "concurrent_peak_mb", "concurrent_store_only_mb");
+LIBRETTO_BENCHMARK(bench_concurrent_turns, "concurrent_turns_s", "concurrent_peak_mb", "concurrent_store_only_mb",
+                   "concurrent_bare_mb");
 
 } // namespace
