@@ -20,6 +20,7 @@
 // it owns its compaction strategy and signer.
 
 #include <libretto/agent/agent.hpp>
+#include <libretto/compaction/compactor.hpp>
 #include <libretto/compaction/no_compaction.hpp>
 #include <libretto/compaction/obligations.hpp>
 #include <libretto/context/invocation_context.hpp>
@@ -300,6 +301,186 @@ inline resume_plan plan_resume(agent_ref root, const session& s, const resume_ta
     return plan;
 }
 
+// ---- compaction ---------------------------------------------------------------------------
+
+/// The summarizer a compaction policy summarises with: its own (compactor), else extractive.
+template <class C>
+auto summarizer_of(const C& c) {
+    if constexpr (is_compactor<C>::value) return c.summarizer();
+    else return extractive_summarizer{};
+}
+
+template <class C>
+compactor_options compactor_options_of(const C& c) {
+    if constexpr (is_compactor<C>::value) return c.options();
+    else return {};
+}
+
+/// The events a plan covers, with everything after them: the turn's session when it holds
+/// the whole range, else the range read again from the store (a plan may start before the
+/// events the turn loaded, e.g. a sliding window's overlap).
+template <class Core>
+boost::asio::awaitable<std::optional<std::vector<event>>> events_for_plan(Core& core, turn_state& t,
+                                                                         const compaction_plan& plan) {
+    const auto& ev = t.sess->events;
+    if (!ev.empty() && ev.front().sequence <= plan.first_sequence) co_return std::nullopt; // use the session
+    get_options go;
+    go.from_sequence = plan.first_sequence;
+    session_key k = t.key;
+    auto op = core.store->async_get(std::move(k), std::move(go), boost::asio::use_awaitable);
+    std::optional<session> read = co_await std::move(op);
+    if (!read) throw_turn_error(errc::not_found, session_name(t.key) + " vanished during compaction");
+    co_return std::move(read->events);
+}
+
+/// Summarises `plan` of the turn's session: the compaction event (not stored), or nullopt
+/// when the range holds no event.
+template <class Core>
+boost::asio::awaitable<std::optional<event>> summarize_plan(Core& core, turn_state& t, compaction_plan plan) {
+    if constexpr (requires { core.compaction.async_compact(std::declval<const session_view&>(), plan); }) {
+        // A policy that writes its own compaction events.
+        session_view view{*t.sess};
+        auto op = core.compaction.async_compact(view, plan);
+        std::optional<event> e = co_await std::move(op);
+        co_return e;
+    } else {
+        std::optional<std::vector<event>> read;
+        {
+            auto op = events_for_plan(core, t, plan);
+            read = co_await std::move(op);
+        }
+        // Nothing appends to the turn's session while the summary is computed (the agent
+        // is done, or waits for this in its overflow hook), so a span into it stays valid.
+        std::span<const event> events = read ? std::span<const event>(*read) : std::span<const event>(t.sess->events);
+        auto sum = summarizer_of(core.compaction);
+        compactor_options o = compactor_options_of(core.compaction);
+        auto op = async_compact(events, plan, std::move(sum), std::move(o));
+        std::optional<event> e = co_await std::move(op);
+        co_return e;
+    }
+}
+
+/// Stores a compaction event. The compaction covers the range it planned, so an append by
+/// another writer meanwhile (errc::stale_session) is read into the session and the event
+/// is appended after it: nothing of either is lost.
+template <class Core>
+boost::asio::awaitable<event> store_compaction(Core& core, turn_state& t, event summary) {
+    for (int attempt = 0;; ++attempt) {
+        event copy = summary;
+        std::exception_ptr failure;
+        try {
+            auto op = store_event(core, t, std::move(copy));
+            event stored = co_await std::move(op);
+            co_return stored;
+        } catch (const boost::system::system_error& e) {
+            if (e.code() != errc::stale_session || attempt >= 3) throw;
+            failure = std::current_exception();
+        }
+        // Read what the other writer appended and mirror it into the turn's session.
+        get_options go;
+        go.from_sequence = t.sess->last_sequence + 1;
+        session_key k = t.key;
+        auto op = core.store->async_get(std::move(k), std::move(go), boost::asio::use_awaitable);
+        std::optional<session> fresh = co_await std::move(op);
+        if (!fresh) std::rethrow_exception(failure);
+        session& s = *t.sess;
+        for (auto& e : fresh->events) {
+            if (e.sequence <= s.last_sequence) continue;
+            if (!e.actions.state_delta.empty()) apply_delta(s.state, e.actions.state_delta);
+            s.last_sequence = e.sequence;
+            s.events.push_back(std::move(e));
+        }
+        s.last_sequence = std::max(s.last_sequence, fresh->last_sequence);
+    }
+}
+
+/// Runs the agent once more, silently, before a compaction (compactor_options::memory_flush):
+/// its events are stored, marked metadata memory_flush, and not yielded.
+template <class Core>
+boost::asio::awaitable<void> run_memory_flush(std::shared_ptr<Core> core, turn_state& t, agent_ref agent,
+                                              const memory_flush_options& mf) {
+    event first = event::make(event_type::user_message, "user", content::from_text(mf.prompt));
+    first.invocation_id = event::new_id();
+    first.metadata["memory_flush"] = true;
+    const std::string invocation_id = first.invocation_id;
+    {
+        auto op = store_event(*core, t, std::move(first));
+        co_await std::move(op);
+    }
+    invocation_options io;
+    io.invocation_id = invocation_id;
+    io.session_id = t.key.session_id;
+    io.user_id = t.key.user_id;
+    io.app_name = t.key.app_name;
+    io.agent_name = std::string(agent.name());
+    io.session = t.sess;
+    io.input_content = mf.prompt;
+    io.agent_tree = core->tree;
+    io.executor = core->ex;
+    io.agent_launcher = core->launcher;
+    invocation_context ctx(std::move(io));
+    event_stream events = agent.run(std::move(ctx));
+    for (;;) {
+        auto next = events.next();
+        std::optional<event> ev = co_await std::move(next);
+        if (!ev) break;
+        if (ev->partial) continue;
+        if (ev->invocation_id.empty()) ev->invocation_id = invocation_id;
+        ev->metadata["memory_flush"] = true;
+        auto op = store_event(*core, t, std::move(*ev));
+        co_await std::move(op);
+    }
+}
+
+/// The compaction step after a turn: plan, (memory flush, plan again), summarise, store,
+/// yield. A summarizer failure ends the turn with an error after everything else was stored.
+template <class Core>
+boost::asio::awaitable<void> compact_after_turn(std::shared_ptr<Core> core, turn_state& t, agent_ref agent,
+                                                const std::string& invocation_id, event_writer& out) {
+    std::optional<compaction_plan> plan = core->compaction.plan(session_view{*t.sess});
+    if (!plan) co_return;
+    if constexpr (is_compactor<typename Core::compaction_type>::value) {
+        const auto& mf = core->compaction.options().memory_flush;
+        if (mf) {
+            auto op = run_memory_flush(core, t, agent, *mf);
+            co_await std::move(op);
+            plan = core->compaction.plan(session_view{*t.sess});
+            if (!plan) co_return;
+        }
+    }
+    std::optional<event> summary;
+    try {
+        auto op = summarize_plan(*core, t, *plan);
+        summary = co_await std::move(op);
+    } catch (const boost::system::system_error& e) {
+        if (e.code() == boost::asio::error::operation_aborted || e.code() == errc::cancelled) throw;
+        throw_turn_error(e.code(), "compacting " + session_name(t.key) + " (sequences " +
+                                       std::to_string(plan->first_sequence) + " to " +
+                                       std::to_string(plan->last_sequence) +
+                                       ") failed; the turn's events are stored: " + e.what());
+    }
+    if (!summary) co_return;
+    if (summary->invocation_id.empty()) summary->invocation_id = invocation_id;
+    auto op = store_compaction(*core, t, std::move(*summary));
+    event stored = co_await std::move(op);
+    co_await out.emit(std::move(stored));
+}
+
+/// The context's compaction hook (context overflow): plans over the turn's session (the
+/// strategy's plan, else forced_plan) and returns the summary event for the agent to emit.
+template <class Core>
+compaction_hook overflow_hook(std::shared_ptr<Core> core, turn_state& t) {
+    turn_state* tp = &t; // the turn outlives its agent's stream, hence every call
+    return [core = std::move(core), tp](const session& s) -> boost::asio::awaitable<std::optional<event>> {
+        if (&s != tp->sess.get()) co_return std::nullopt; // another session (agent_tool's child)
+        std::optional<compaction_plan> plan = forced_plan(core->compaction, session_view{s});
+        if (!plan) co_return std::nullopt;
+        auto op = summarize_plan(*core, *tp, *plan);
+        std::optional<event> e = co_await std::move(op);
+        co_return e;
+    };
+}
+
 /// One turn, as the producer of the stream run()/resume() return.
 template <class Core>
 boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, turn_request req, event_writer out) {
@@ -417,6 +598,8 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, turn_request r
         io.event_callback = {};
         io.executor = core->ex;
         io.agent_launcher = core->launcher;
+        if constexpr (!std::is_same_v<typename Core::compaction_type, no_compaction>)
+            io.compaction_hook = overflow_hook(core, t);
         invocation_context ctx(std::move(io));
         for (auto& st : agent_states) ctx.set_agent_state(st.agent, std::move(st.state), st.end_of_agent);
 
@@ -441,19 +624,8 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, turn_request r
 
         // 6. Compaction, after the stream (never mid-stream).
         if constexpr (!std::is_same_v<typename Core::compaction_type, no_compaction>) {
-            session_view view{*t.sess};
-            std::optional<compaction_plan> plan = core->compaction.plan(view);
-            if constexpr (requires { core->compaction.async_compact(view, *plan); }) {
-                if (plan) {
-                    auto op = core->compaction.async_compact(view, *plan);
-                    std::optional<event> summary = co_await std::move(op);
-                    if (summary) {
-                        auto st = store_event(*core, t, std::move(*summary));
-                        event stored = co_await std::move(st);
-                        co_await out.emit(std::move(stored));
-                    }
-                }
-            }
+            auto op = compact_after_turn(core, t, start, invocation_id, out);
+            co_await std::move(op);
         }
         finished = true;
     } catch (...) {

@@ -251,6 +251,7 @@ public:
             callback_context cb(ctx_);
             std::optional<llm_response> veto;
             if (o_.before_model) veto = o_.before_model(cb, loop_.request());
+            bool compacted = false;
             for (;;) {
                 llm_response resp;
                 if (veto) {
@@ -259,6 +260,19 @@ public:
                 } else {
                     llm_request req = loop_.request();
                     resp = co_await call_model(std::move(req));
+                }
+                // Context overflow: the runner compacts the session, then the call is sent
+                // again once with the summary in place of what it covers.
+                if (resp.error == errc::context_overflow && !compacted && ctx_.can_compact()) {
+                    compacted = true;
+                    auto op = ctx_.compact_now();
+                    std::optional<event> summary = co_await std::move(op);
+                    if (summary) {
+                        co_await emit_one(std::move(*summary));
+                        context_view again = history_with(ctx_.session().events, own_);
+                        loop_.refresh_messages(std::move(again));
+                        continue;
+                    }
                 }
                 if (resp.ok() && o_.after_model) {
                     std::optional<llm_response> replaced = o_.after_model(cb, resp);

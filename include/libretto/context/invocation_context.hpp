@@ -15,6 +15,7 @@
 #include <libretto/stream/event_stream.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
 
 #include <functional>
@@ -37,6 +38,12 @@ class invocation_context;
 /// uses it); nullopt when the tree has no agent of that name. Set by whoever runs the root
 /// (the runner), from the root agent (agent/agent.hpp: agent_launcher_for).
 using agent_launcher = std::function<std::optional<event_stream>(std::string_view name, invocation_context ctx)>;
+
+/// Compacts `session` now, for an agent whose model reported a context overflow: returns
+/// the compaction event to emit (not stored yet), or nullopt when nothing can be compacted
+/// or `session` is not the one the hook's owner (the runner) compacts. Set by the runner
+/// when it has a compaction policy.
+using compaction_hook = std::function<boost::asio::awaitable<std::optional<event>>(const session& s)>;
 
 /// The shape of an agent tree, by name: what reset_sub_agent_states walks.
 struct agent_node {
@@ -72,6 +79,7 @@ struct invocation_options {
     /// Where the agents of this invocation run their streams, models and tools.
     boost::asio::any_io_executor executor{};
     libretto::agent_launcher agent_launcher{};
+    libretto::compaction_hook compaction_hook{};
 };
 
 /// Which events get_events returns.
@@ -106,6 +114,7 @@ public:
         shared_->callback = std::move(o.event_callback);
         shared_->executor = std::move(o.executor);
         shared_->launcher = std::move(o.agent_launcher);
+        shared_->compaction_hook = std::move(o.compaction_hook);
     }
 
     // ---- identity ---------------------------------------------------------------------
@@ -140,6 +149,20 @@ public:
         return shared_->launcher(name, std::move(ctx));
     }
     void set_agent_launcher(libretto::agent_launcher l) { shared_->launcher = std::move(l); }
+
+    /// True if the invocation can compact its session on demand (see compaction_hook).
+    bool can_compact() const noexcept { return static_cast<bool>(shared_->compaction_hook); }
+    /// Asks the runner for a compaction of this context's session (after a context-overflow
+    /// error): the compaction event to emit, or nullopt (no hook, nothing to compact, or a
+    /// session of its own, as agent_tool's children have).
+    boost::asio::awaitable<std::optional<event>> compact_now() const {
+        if (!shared_->compaction_hook) co_return std::nullopt;
+        auto hook = shared_->compaction_hook; // the operation may outlive a reassignment
+        boost::asio::awaitable<std::optional<event>> op = hook(*session_);
+        std::optional<event> e = co_await std::move(op);
+        co_return e;
+    }
+    void set_compaction_hook(libretto::compaction_hook h) { shared_->compaction_hook = std::move(h); }
 
     /// Tool call ids that pause the invocation when requested (long-running tools).
     std::set<std::string, std::less<>>& long_running_tool_ids() noexcept { return shared_->long_running; }
@@ -280,6 +303,7 @@ private:
         libretto::event_callback callback;
         boost::asio::any_io_executor executor;
         libretto::agent_launcher launcher;
+        libretto::compaction_hook compaction_hook;
         bool ended = false;
     };
 

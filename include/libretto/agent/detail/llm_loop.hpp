@@ -289,6 +289,14 @@ public:
         return a;
     }
 
+    /// Rebuilds the current step's messages from `history` (after the driver emitted a
+    /// compaction event on a context overflow) without counting a new step. The system
+    /// instruction, tools and options stay as they are.
+    void refresh_messages(context_view history) {
+        context_view view = select_history(std::move(history), cfg_.history, cfg_.branch, cfg_.invocation_id);
+        request_.messages = build_messages(view, cfg_.agent_name);
+    }
+
     /// The model's final response for the current step, after the driver's callbacks;
     /// `actions` are the callbacks' actions, applied to the event this response becomes
     /// (kept across retries).

@@ -1,0 +1,608 @@
+// The runner's compaction step (compaction/compactor.hpp + runner.hpp): after a turn, on a
+// context overflow (compact, retry once), with a memory flush, racing another writer, with
+// every strategy on every store.
+#include <libretto/compaction/compactor.hpp>
+#include <libretto/libretto.hpp>
+#if __has_include(<sqlite3.h>)
+#include <libretto/session/sqlite_store.hpp>
+#define LIBRETTO_TEST_SQLITE 1
+#endif
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+namespace asio = boost::asio;
+namespace lb = libretto;
+namespace json = boost::json;
+
+using lb::scripted_reply;
+
+struct outcome {
+    std::vector<lb::event> events;
+    std::exception_ptr error;
+    std::string error_text() const {
+        if (!error) return {};
+        try {
+            std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+            return e.what();
+        }
+    }
+    std::vector<const lb::event*> compactions() const {
+        std::vector<const lb::event*> v;
+        for (const auto& e : events)
+            if (e.is_compaction()) v.push_back(&e);
+        return v;
+    }
+    const lb::event* final_answer() const {
+        for (auto it = events.rbegin(); it != events.rend(); ++it)
+            if (it->is_final_response()) return &*it;
+        return nullptr;
+    }
+};
+
+asio::awaitable<void> drain(lb::event_stream s, outcome* out) {
+    try {
+        for (;;) {
+            auto next = s.next();
+            std::optional<lb::event> e = co_await std::move(next);
+            if (!e) break;
+            out->events.push_back(std::move(*e));
+        }
+    } catch (...) {
+        out->error = std::current_exception();
+    }
+}
+
+outcome run_turn(asio::io_context& io, lb::event_stream s) {
+    outcome o;
+    asio::co_spawn(io, drain(std::move(s), &o), asio::detached);
+    io.run();
+    io.restart();
+    return o;
+}
+
+template <class Store>
+asio::awaitable<void> load_into(Store* st, lb::get_options go, std::optional<lb::session>* out) {
+    auto op = st->async_get(lb::session_key{"app", "u1", "s1"}, std::move(go), asio::use_awaitable);
+    *out = co_await std::move(op);
+}
+
+template <class Store>
+lb::session load(asio::io_context& io, Store& st, lb::get_options go = {}) {
+    std::optional<lb::session> out;
+    asio::co_spawn(io, load_into(&st, std::move(go), &out), asio::detached);
+    io.run();
+    io.restart();
+    BOOST_REQUIRE(out.has_value());
+    return std::move(*out);
+}
+
+lb::run_options opts() {
+    lb::run_options o;
+    o.app = "app";
+    o.user = "u1";
+    o.session = "s1";
+    return o;
+}
+
+/// Every text of a request, messages and system instruction.
+std::string request_text(const lb::llm_request& r) {
+    std::string s = r.system_instruction;
+    for (const auto& m : r.messages)
+        for (const auto& p : m.parts)
+            if (auto t = std::get_if<lb::text_part>(&p)) s += "\n" + t->text;
+    return s;
+}
+
+bool contains(const std::string& hay, std::string_view needle) { return hay.find(needle) != std::string::npos; }
+
+std::filesystem::path scratch(const std::string& name) {
+    static int n = 0;
+    auto p = std::filesystem::current_path() / ("compaction_" + name + "_" + std::to_string(++n));
+    std::filesystem::remove_all(p);
+    return p;
+}
+
+struct memory_env {
+    asio::io_context io;
+    lb::memory_store store{io.get_executor()};
+};
+struct jsonl_env {
+    asio::io_context io;
+    lb::jsonl_store store;
+    jsonl_env() : store(io.get_executor(), options()) {}
+    static lb::jsonl_store_options options() {
+        lb::jsonl_store_options o;
+        o.directory = scratch("jsonl");
+        return o;
+    }
+};
+#ifdef LIBRETTO_TEST_SQLITE
+struct sqlite_env {
+    asio::io_context io;
+    lb::sqlite_store store;
+    sqlite_env() : store(io.get_executor(), options()) {}
+    static lb::sqlite_store_options options() {
+        lb::sqlite_store_options o;
+        auto dir = scratch("sqlite");
+        std::filesystem::create_directories(dir);
+        o.path = (dir / "s.db").string();
+        return o;
+    }
+};
+using envs = std::tuple<memory_env, jsonl_env, sqlite_env>;
+#else
+using envs = std::tuple<memory_env, jsonl_env>;
+#endif
+
+/// A scripted model answering "answer N" to every request, reporting `input_tokens` each time.
+lb::scripted_model answering_model(asio::any_io_executor ex, std::size_t n, std::int64_t input_tokens = 10) {
+    lb::scripted_model m{std::move(ex)};
+    for (std::size_t i = 1; i <= n; ++i)
+        m.then(scripted_reply::text("answer " + std::to_string(i) + " about ORD-" + std::to_string(1000 + i))
+                   .with_usage(input_tokens * static_cast<std::int64_t>(i), 5));
+    return m;
+}
+
+lb::llm_agent<lb::scripted_model> make_agent(lb::scripted_model m) {
+    lb::llm_agent_options<lb::scripted_model> o{.name = "assistant", .model = std::move(m)};
+    return lb::llm_agent<lb::scripted_model>(std::move(o));
+}
+
+/// Checks what every stored transcript must satisfy after compactions: sequences 1..n, each
+/// compaction covering stored events before it, and nothing lost.
+void check_transcript(const lb::session& s, std::size_t expected_user_messages) {
+    std::size_t users = 0;
+    for (std::size_t i = 0; i < s.events.size(); ++i) {
+        const auto& e = s.events[i];
+        BOOST_TEST(e.sequence == static_cast<std::int64_t>(i + 1));
+        if (e.type == lb::event_type::user_message && !e.metadata.contains("memory_flush")) ++users;
+        if (const auto& c = e.actions.compaction) {
+            BOOST_TEST(c->first_sequence >= 1);
+            BOOST_TEST(c->first_sequence <= c->last_sequence);
+            BOOST_TEST(c->last_sequence < e.sequence);
+            BOOST_TEST(!c->summary.empty());
+        }
+    }
+    BOOST_TEST(users == expected_user_messages);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(runner_compaction)
+
+// ---- the pure steps ----------------------------------------------------------------------
+
+lb::event ev(std::int64_t seq, lb::event_type t, std::string text, std::string inv = "i") {
+    lb::event e = lb::event::make(t, t == lb::event_type::user_message ? "user" : "assistant",
+                                  lb::content::from_text(std::move(text)));
+    e.sequence = seq;
+    e.invocation_id = std::move(inv);
+    return e;
+}
+
+BOOST_AUTO_TEST_CASE(prepare_compaction_rolls_the_previous_summary_and_summarises_only_new_events) {
+    std::vector<lb::event> events;
+    events.push_back(ev(1, lb::event_type::user_message, "first question"));
+    events.push_back(ev(2, lb::event_type::agent_message, "first answer"));
+    lb::event c = ev(3, lb::event_type::agent_message, "");
+    c.actions.compaction = lb::event_compaction{1, 2, 0, 0, "OLD SUMMARY", 2};
+    events.push_back(c);
+    events.push_back(ev(4, lb::event_type::user_message, "second question about ORD-77812"));
+    events.push_back(ev(5, lb::event_type::agent_message, "second answer"));
+    events.push_back(ev(6, lb::event_type::user_message, "third"));
+
+    auto in = lb::prepare_compaction(events, lb::compaction_plan{1, 5});
+    BOOST_REQUIRE(in);
+    BOOST_TEST(in->request.previous_summary.value_or("") == "OLD SUMMARY");
+    BOOST_REQUIRE_EQUAL(in->request.events.size(), 2u); // 4 and 5; the old compaction event is skipped
+    BOOST_TEST(in->request.events.front().sequence == 4);
+    BOOST_TEST(in->request.turn_prefix.empty()); // the kept tail starts at a user message
+    BOOST_TEST(in->event_count == 4);            // compaction events are not counted
+    BOOST_TEST((std::find(in->request.identifiers.begin(), in->request.identifiers.end(), "ORD-77812") !=
+                in->request.identifiers.end()));
+
+    // A plan that does not start where the old one starts does not roll it.
+    auto other = lb::prepare_compaction(events, lb::compaction_plan{2, 5});
+    BOOST_REQUIRE(other);
+    BOOST_TEST(!other->request.previous_summary);
+    BOOST_TEST(other->request.events.front().sequence == 2);
+}
+
+BOOST_AUTO_TEST_CASE(prepare_compaction_splits_a_turn_cut_in_the_middle) {
+    std::vector<lb::event> events;
+    events.push_back(ev(1, lb::event_type::user_message, "old"));
+    events.push_back(ev(2, lb::event_type::agent_message, "old answer"));
+    events.push_back(ev(3, lb::event_type::user_message, "new request"));
+    events.push_back(ev(4, lb::event_type::agent_message, "step one"));
+    events.push_back(ev(5, lb::event_type::agent_message, "step two")); // kept raw
+    auto in = lb::prepare_compaction(events, lb::compaction_plan{1, 4});
+    BOOST_REQUIRE(in);
+    BOOST_TEST(in->request.events.size() == 2u);
+    BOOST_REQUIRE_EQUAL(in->request.turn_prefix.size(), 2u);
+    BOOST_TEST(in->request.turn_prefix.front().text() == "new request");
+
+    // Bad input: an empty or inverted range gives nothing.
+    BOOST_TEST(!lb::prepare_compaction(events, lb::compaction_plan{7, 9}));
+    BOOST_TEST(!lb::prepare_compaction(events, lb::compaction_plan{4, 2}));
+    BOOST_TEST(!lb::prepare_compaction({}, lb::compaction_plan{1, 1}));
+}
+
+BOOST_AUTO_TEST_CASE(make_compaction_event_records_range_usage_and_provenance) {
+    std::vector<lb::event> events{ev(1, lb::event_type::user_message, "q"), ev(2, lb::event_type::agent_message, "a")};
+    events[0].timestamp = 100;
+    events[1].timestamp = 200;
+    auto in = lb::prepare_compaction(events, lb::compaction_plan{1, 2});
+    BOOST_REQUIRE(in);
+    lb::summary s{"the summary", lb::usage{40, 7, "m"}, "model:m", "attempt 1: timeout"};
+    lb::event e = lb::make_compaction_event(*in, s);
+    BOOST_REQUIRE(e.is_compaction());
+    BOOST_TEST(e.actions.compaction->summary == "the summary");
+    BOOST_TEST(e.actions.compaction->first_sequence == 1);
+    BOOST_TEST(e.actions.compaction->last_sequence == 2);
+    BOOST_TEST(e.actions.compaction->start_timestamp == 100);
+    BOOST_TEST(e.actions.compaction->end_timestamp == 200);
+    BOOST_TEST(e.usage->input_tokens == 40);
+    BOOST_TEST(e.metadata.at("produced_by").as_string() == "model:m");
+    BOOST_TEST(e.metadata.at("fallback_reason").as_string() == "attempt 1: timeout");
+    BOOST_TEST(e.author == "compaction");
+    BOOST_TEST(e.sequence == 0); // not stored
+}
+
+BOOST_AUTO_TEST_CASE(forced_plan_keeps_the_current_turn_and_never_splits_a_call_from_its_result) {
+    lb::session s;
+    s.events.push_back(ev(1, lb::event_type::user_message, "old"));
+    s.events.push_back(ev(2, lb::event_type::agent_message, "old answer"));
+    s.events.push_back(ev(3, lb::event_type::user_message, "current"));
+    auto p = lb::forced_plan(lb::no_compaction{}, lb::session_view{s});
+    BOOST_REQUIRE(p);
+    BOOST_TEST(p->first_sequence == 1);
+    BOOST_TEST(p->last_sequence == 2);
+
+    // Only the current turn: all of it but its newest event, not past an open call.
+    lb::session t;
+    t.events.push_back(ev(1, lb::event_type::user_message, "go"));
+    lb::event call = ev(2, lb::event_type::agent_message, "");
+    call.content.parts.push_back(lb::tool_call_part{"c1", "search", {}});
+    t.events.push_back(call);
+    lb::event resp = ev(3, lb::event_type::tool_response, "");
+    resp.content.parts.clear();
+    resp.content.parts.push_back(lb::tool_response_part{"c1", "search", json::value("found")});
+    t.events.push_back(resp);
+    t.events.push_back(ev(4, lb::event_type::agent_message, "thinking aloud"));
+    auto q = lb::forced_plan(lb::no_compaction{}, lb::session_view{t});
+    BOOST_REQUIRE(q);
+    BOOST_TEST(q->last_sequence == 3); // the call and its response go together
+
+    // A lone user message: nothing can go.
+    lb::session u;
+    u.events.push_back(ev(1, lb::event_type::user_message, "hello"));
+    BOOST_TEST(!lb::forced_plan(lb::no_compaction{}, lb::session_view{u}));
+    BOOST_TEST(!lb::forced_plan(lb::no_compaction{}, lb::session_view{lb::session{}}));
+
+    // The strategy's own plan wins when it has one.
+    auto w = lb::forced_plan(lb::sliding_window{1, 0}, lb::session_view{s});
+    BOOST_REQUIRE(w);
+}
+
+// ---- after a turn ------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(token_budget_compacts_after_the_turn_and_the_next_request_shows_the_summary, Env,
+                              envs) {
+    Env env;
+    auto model = answering_model(env.io.get_executor(), 6, 300);
+    auto agent = make_agent(model);
+    // window 1000 - reserve 200: the third reply reports 900 + 5 tokens, the second 605.
+    lb::runner r{agent, env.store, lb::token_budget{.context_window = 1000, .reserve_tokens = 200, .keep_recent_tokens = 5}};
+    for (int i = 1; i <= 2; ++i) {
+        auto t = run_turn(env.io, r.run(opts(), "question " + std::to_string(i) + " about /srv/data/file" +
+                                                   std::to_string(i) + ".csv"));
+        BOOST_TEST(t.error_text() == "");
+        BOOST_TEST(t.compactions().empty());
+    }
+    auto t3 = run_turn(env.io, r.run(opts(), "question 3"));
+    BOOST_TEST(t3.error_text() == "");
+    BOOST_REQUIRE_EQUAL(t3.compactions().size(), 1u);
+    const lb::event& c = *t3.compactions().front();
+    BOOST_TEST(c.sequence > 0); // stored
+    BOOST_TEST(c.is_compaction());
+    BOOST_TEST(c.actions.compaction->first_sequence == 1);
+    BOOST_TEST(contains(c.actions.compaction->summary, "/srv/data/file1.csv")); // identifiers kept
+    BOOST_TEST(c.metadata.at("produced_by").as_string() == "extractive");
+    BOOST_TEST(&t3.events.back() == &*std::find_if(t3.events.begin(), t3.events.end(),
+                                                    [](const lb::event& e) { return e.is_compaction(); }));
+
+    auto t4 = run_turn(env.io, r.run(opts(), "question 4"));
+    BOOST_TEST(t4.error_text() == "");
+    const lb::llm_request req = model.request_at(3);
+    const std::string text = request_text(req);
+    BOOST_TEST(contains(text, c.actions.compaction->summary.substr(0, 40)));
+    // The summarised user messages are not sent raw any more.
+    std::size_t raw_question_1 = 0;
+    for (const auto& m : req.messages)
+        for (const auto& p : m.parts)
+            if (auto tp = std::get_if<lb::text_part>(&p); tp && tp->text.starts_with("question 1")) ++raw_question_1;
+    BOOST_TEST(raw_question_1 == 0u);
+
+    lb::session s = load(env.io, env.store);
+    check_transcript(s, 4);
+}
+
+BOOST_AUTO_TEST_CASE(a_compactor_summarises_with_its_model_and_rolls_the_previous_summary) {
+    memory_env env;
+    auto model = answering_model(env.io.get_executor(), 8, 300);
+    auto agent = make_agent(model);
+    lb::scripted_model summarizer_model{env.io.get_executor(),
+                                        {scripted_reply::computed([](const lb::llm_request& r) {
+                                             // echoes the transcript: passes the quality check
+                                             return scripted_reply::text("## Goal\nSUMMARY ONE\n" + request_text(r));
+                                         }),
+                                         scripted_reply::computed([](const lb::llm_request& r) {
+                                             const bool update = contains(request_text(r), "SUMMARY ONE");
+                                             return scripted_reply::text(
+                                                 (update ? "## Goal\nSUMMARY TWO (updated)\n" : "## Goal\nNOT UPDATED\n") +
+                                                 request_text(r));
+                                         })}};
+    lb::model_summarizer<lb::scripted_model> ms{summarizer_model};
+    // Turns 3 and 4 report more than 800 tokens: two compactions, the second rolling the first.
+    lb::token_budget budget{.context_window = 1000, .reserve_tokens = 200, .keep_recent_tokens = 5};
+    lb::runner r{agent, env.store, lb::compactor{budget, ms}};
+    std::vector<std::string> summaries;
+    std::vector<std::int64_t> firsts;
+    for (int i = 1; i <= 4; ++i) {
+        auto t = run_turn(env.io, r.run(opts(), "question " + std::to_string(i)));
+        BOOST_TEST(t.error_text() == "");
+        for (const auto* c : t.compactions()) {
+            summaries.push_back(c->actions.compaction->summary);
+            firsts.push_back(c->actions.compaction->first_sequence);
+        }
+    }
+    BOOST_REQUIRE_EQUAL(summaries.size(), 2u);
+    BOOST_TEST(contains(summaries[0], "SUMMARY ONE"));
+    BOOST_TEST(contains(summaries[1], "SUMMARY TWO (updated)"));
+    BOOST_TEST(firsts == (std::vector<std::int64_t>{1, 1})); // the second subsumes the first
+    BOOST_TEST(summarizer_model.requests().size() == 2u);
+    lb::session s = load(env.io, env.store);
+    check_transcript(s, 4);
+}
+
+BOOST_AUTO_TEST_CASE(sliding_window_reproduces_the_worked_example_through_the_runner) {
+    // Interval 2, overlap 1: after invocation 2 a summary of invocations 1-2, after
+    // invocation 4 one of invocations 2-4 (seed 004). The second plan starts before the
+    // events the turn loaded (they start at the newest compaction's range): the runner reads
+    // the overlap back from the store.
+    memory_env env;
+    auto model = answering_model(env.io.get_executor(), 4);
+    auto agent = make_agent(model);
+    lb::runner r{agent, env.store, lb::sliding_window{2, 1}};
+    std::vector<std::string> invocations;
+    std::vector<lb::event_compaction> ranges;
+    for (int i = 1; i <= 4; ++i) {
+        auto t = run_turn(env.io, r.run(opts(), "q" + std::to_string(i)));
+        BOOST_TEST(t.error_text() == "");
+        for (const auto* c : t.compactions()) ranges.push_back(*c->actions.compaction);
+    }
+    lb::session s = load(env.io, env.store);
+    auto inv_of = [&](std::int64_t seq) { return s.events.at(static_cast<std::size_t>(seq - 1)).invocation_id; };
+    for (const auto& e : s.events)
+        if (e.type == lb::event_type::user_message) invocations.push_back(e.invocation_id);
+    BOOST_REQUIRE_EQUAL(invocations.size(), 4u);
+    BOOST_REQUIRE_EQUAL(ranges.size(), 2u);
+    BOOST_TEST(inv_of(ranges[0].first_sequence) == invocations[0]);
+    BOOST_TEST(inv_of(ranges[0].last_sequence) == invocations[1]);
+    BOOST_TEST(inv_of(ranges[1].first_sequence) == invocations[1]);
+    BOOST_TEST(inv_of(ranges[1].last_sequence) == invocations[3]);
+    check_transcript(s, 4);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(every_strategy_works_with_every_store, Env, envs) {
+    auto run_with = [](auto strategy, const char* name) {
+        BOOST_TEST_CONTEXT("strategy " << name) {
+            Env env;
+            auto model = answering_model(env.io.get_executor(), 8, 300);
+            auto agent = make_agent(model);
+            lb::runner r{agent, env.store, strategy};
+            std::size_t compactions = 0;
+            for (int i = 1; i <= 8; ++i) {
+                auto t = run_turn(env.io, r.run(opts(), "question " + std::to_string(i) + " " + std::string(200, 'x')));
+                BOOST_TEST(t.error_text() == "");
+                BOOST_TEST(t.final_answer() != nullptr);
+                compactions += t.compactions().size();
+            }
+            BOOST_TEST(compactions >= 1u);
+            lb::session s = load(env.io, env.store);
+            check_transcript(s, 8);
+            // A fresh load from the newest compaction on still gives the model its summary.
+            lb::get_options go;
+            go.from_newest_compaction = true;
+            lb::session tail = load(env.io, env.store, go);
+            bool has_summary = false;
+            for (const auto& e : tail.events) has_summary = has_summary || e.is_compaction();
+            BOOST_TEST(has_summary);
+        }
+    };
+    run_with(lb::char_budget{.threshold_chars = 1000, .retention_chars = 300}, "char_budget");
+    run_with(lb::sliding_window{3, 1}, "sliding_window");
+    run_with(lb::token_budget{.context_window = 1500, .reserve_tokens = 100, .keep_recent_tokens = 100}, "token_budget");
+    run_with(lb::first_of{lb::token_budget{.context_window = 1500, .reserve_tokens = 100, .keep_recent_tokens = 100},
+                          lb::sliding_window{3, 1}},
+             "token_budget then sliding_window");
+}
+
+// ---- context overflow ---------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(overflow_compacts_then_retries_once_and_succeeds, Env, envs) {
+    Env env;
+    lb::scripted_model model{env.io.get_executor(),
+                             {scripted_reply::text("a1"), scripted_reply::text("a2"), scripted_reply::context_overflow(),
+                              scripted_reply::text("a3 after compaction")}};
+    auto agent = make_agent(model);
+    // A budget that never triggers on its own: the overflow forces the plan.
+    lb::runner r{agent, env.store, lb::token_budget{.context_window = 1'000'000}};
+    BOOST_TEST(run_turn(env.io, r.run(opts(), "first about ORD-4242")).error_text() == "");
+    BOOST_TEST(run_turn(env.io, r.run(opts(), "second")).error_text() == "");
+    auto t = run_turn(env.io, r.run(opts(), "third"));
+    BOOST_TEST(t.error_text() == "");
+    BOOST_REQUIRE_EQUAL(t.compactions().size(), 1u);
+    BOOST_REQUIRE(t.final_answer());
+    BOOST_TEST(t.final_answer()->text() == "a3 after compaction");
+    const auto& c = *t.compactions().front()->actions.compaction;
+    BOOST_TEST(c.first_sequence == 1);
+    BOOST_TEST(c.last_sequence == 4); // both earlier turns; the current one stays raw
+    auto reqs = model.requests();
+    BOOST_REQUIRE_EQUAL(reqs.size(), 4u);
+    BOOST_TEST(reqs[3].messages.size() < reqs[2].messages.size());
+    BOOST_TEST(contains(request_text(reqs[3]), "ORD-4242")); // the summary keeps the identifier
+    BOOST_TEST(contains(request_text(reqs[3]), "third"));
+    lb::session s = load(env.io, env.store);
+    check_transcript(s, 3);
+}
+
+BOOST_AUTO_TEST_CASE(a_second_overflow_is_reported_not_retried_forever) {
+    memory_env env;
+    lb::scripted_model model{env.io.get_executor(),
+                             {scripted_reply::text("a1"), scripted_reply::context_overflow("too long 1"),
+                              scripted_reply::context_overflow("too long 2"), scripted_reply::text("unused")}};
+    auto agent = make_agent(model);
+    lb::runner r{agent, env.store, lb::char_budget{}};
+    BOOST_TEST(run_turn(env.io, r.run(opts(), "first")).error_text() == "");
+    auto t = run_turn(env.io, r.run(opts(), "second"));
+    BOOST_TEST(t.compactions().size() == 1u);
+    BOOST_TEST(!t.final_answer());
+    bool reported = false;
+    for (const auto& e : t.events)
+        reported = reported || (e.error() && contains(*e.error(), "too long 2"));
+    BOOST_TEST(reported);
+    BOOST_TEST(model.requests().size() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(overflow_with_nothing_to_compact_reports_the_overflow) {
+    memory_env env;
+    lb::scripted_model model{env.io.get_executor(), {scripted_reply::context_overflow("way too long")}};
+    auto agent = make_agent(model);
+    lb::runner r{agent, env.store, lb::char_budget{}};
+    auto t = run_turn(env.io, r.run(opts(), "a single enormous message"));
+    BOOST_TEST(t.compactions().empty());
+    bool reported = false;
+    for (const auto& e : t.events) reported = reported || (e.error() && contains(*e.error(), "way too long"));
+    BOOST_TEST(reported);
+    BOOST_TEST(model.requests().size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(without_a_compaction_policy_an_overflow_is_just_an_error) {
+    memory_env env;
+    lb::scripted_model model{env.io.get_executor(), {scripted_reply::text("a1"), scripted_reply::context_overflow()}};
+    auto agent = make_agent(model);
+    lb::runner r{agent, env.store};
+    BOOST_TEST(run_turn(env.io, r.run(opts(), "first")).error_text() == "");
+    auto t = run_turn(env.io, r.run(opts(), "second"));
+    BOOST_TEST(t.compactions().empty());
+    BOOST_TEST(model.requests().size() == 2u);
+}
+
+// ---- memory flush, races, failures -----------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(the_memory_flush_runs_a_silent_turn_before_the_compaction) {
+    memory_env env;
+    lb::scripted_model model{env.io.get_executor(),
+                             {scripted_reply::text("a1"), scripted_reply::text("a2"),
+                              scripted_reply::computed([](const lb::llm_request& r) {
+                                  return scripted_reply::text(contains(request_text(r), "about to be compacted")
+                                                                  ? "NO_REPLY saved"
+                                                                  : "unexpected");
+                              })}};
+    auto agent = make_agent(model);
+    lb::compactor_options co;
+    co.memory_flush = lb::memory_flush_options{};
+    lb::runner r{agent, env.store, lb::compactor{lb::sliding_window{2, 0}, lb::extractive_summarizer{}, co}};
+    BOOST_TEST(run_turn(env.io, r.run(opts(), "q1")).error_text() == "");
+    auto t = run_turn(env.io, r.run(opts(), "q2"));
+    BOOST_TEST(t.error_text() == "");
+    for (const auto& e : t.events) BOOST_TEST(!e.metadata.contains("memory_flush")); // silent
+    BOOST_REQUIRE_EQUAL(t.compactions().size(), 1u);
+    lb::session s = load(env.io, env.store);
+    std::int64_t flush_answer = 0;
+    for (const auto& e : s.events)
+        if (e.metadata.contains("memory_flush") && e.text() == "NO_REPLY saved") flush_answer = e.sequence;
+    BOOST_TEST(flush_answer > 0);
+    BOOST_TEST(flush_answer < t.compactions().front()->sequence); // flushed first
+    BOOST_TEST(model.requests().size() == 3u);
+}
+
+/// A summarizer that appends an event to the session through the store (another writer)
+/// while it "computes" the summary.
+struct racing_summarizer {
+    lb::memory_store* store;
+    std::shared_ptr<int> calls = std::make_shared<int>(0);
+    asio::awaitable<lb::summary> async_summarize(lb::summary_request r) {
+        ++*calls;
+        auto get = store->async_get(lb::session_key{"app", "u1", "s1"}, lb::get_options{}, asio::use_awaitable);
+        std::optional<lb::session> s = co_await std::move(get);
+        lb::event other = lb::event::make(lb::event_type::agent_message, "other_writer", lb::content::from_text("raced"));
+        auto append = store->async_append(*s, std::move(other), asio::use_awaitable);
+        co_await std::move(append);
+        co_return lb::summary{"summary of " + std::to_string(r.events.size()) + " events", {}, "racer", {}};
+    }
+};
+static_assert(lb::summarizer<racing_summarizer>);
+
+BOOST_AUTO_TEST_CASE(an_append_racing_with_the_compaction_is_kept_and_not_covered) {
+    memory_env env;
+    auto model = answering_model(env.io.get_executor(), 2);
+    auto agent = make_agent(model);
+    racing_summarizer rs{&env.store};
+    lb::runner r{agent, env.store, lb::compactor{lb::sliding_window{2, 0}, rs}};
+    BOOST_TEST(run_turn(env.io, r.run(opts(), "q1")).error_text() == "");
+    auto t = run_turn(env.io, r.run(opts(), "q2"));
+    BOOST_TEST(t.error_text() == "");
+    BOOST_REQUIRE_EQUAL(t.compactions().size(), 1u);
+    BOOST_TEST(*rs.calls == 1);
+    lb::session s = load(env.io, env.store);
+    check_transcript(s, 2);
+    BOOST_REQUIRE_GE(s.events.size(), 2u);
+    const lb::event& raced = s.events[s.events.size() - 2];
+    const lb::event& c = s.events.back();
+    BOOST_TEST(raced.text() == "raced");
+    BOOST_REQUIRE(c.is_compaction());
+    BOOST_TEST(c.actions.compaction->last_sequence < raced.sequence); // covers only what it planned
+}
+
+struct failing_summarizer {
+    asio::awaitable<lb::summary> async_summarize(lb::summary_request) {
+        throw boost::system::system_error(lb::make_error_code(lb::errc::model_error), "summary model unavailable");
+        co_return lb::summary{};
+    }
+};
+
+BOOST_AUTO_TEST_CASE(a_failing_summarizer_ends_the_turn_with_an_error_after_storing_it) {
+    memory_env env;
+    auto model = answering_model(env.io.get_executor(), 2);
+    auto agent = make_agent(model);
+    lb::runner r{agent, env.store, lb::compactor{lb::sliding_window{1, 0}, failing_summarizer{}}};
+    auto t = run_turn(env.io, r.run(opts(), "q1"));
+    BOOST_TEST(contains(t.error_text(), "compacting"));
+    BOOST_TEST(contains(t.error_text(), "summary model unavailable"));
+    BOOST_TEST(contains(t.error_text(), "the turn's events are stored"));
+    BOOST_TEST(t.final_answer() != nullptr); // yielded before the compaction step
+    lb::session s = load(env.io, env.store);
+    BOOST_TEST(s.events.size() == 2u); // the user message and the answer
+    // The next turn works and compacts again.
+    lb::runner r2{agent, env.store, lb::sliding_window{1, 0}};
+    auto t2 = run_turn(env.io, r2.run(opts(), "q2"));
+    BOOST_TEST(t2.error_text() == "");
+    BOOST_TEST(t2.compactions().size() == 1u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
