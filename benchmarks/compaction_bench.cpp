@@ -3,6 +3,8 @@
 #include "harness.hpp"
 
 #include <libretto/compaction/token_budget.hpp>
+#include <libretto/event/context_view_builder.hpp>
+#include <libretto/event/filters.hpp>
 #include <libretto/session/session.hpp>
 
 #include <cstdio>
@@ -69,5 +71,38 @@ void bench_compaction_plan(libretto_bench::reporter& r) {
     }
 }
 LIBRETTO_BENCHMARK(bench_compaction_plan, "compaction_plan_100k_ms", "compaction_plan_100k_uncompacted_ms");
+
+// The incremental view after a compaction: a builder that has followed a 100,000-event
+// session (never compacted) takes a compaction event covering all but the newest 200 events,
+// then the model's view is built from what it shows. Timed: the sync of that one event and
+// make_context_view's steps over the shown items (the summary and the 200-event tail).
+// Each repetition starts from a fresh copy of the builder (its copy is not timed).
+void bench_context_view_after_compaction(libretto_bench::reporter& r) {
+    std::vector<event> events = make_mix(100'000);
+    for (std::size_t i = 0; i < events.size(); ++i) events[i].sequence = static_cast<std::int64_t>(i) + 1;
+    events.reserve(events.size() + 1);
+    context_view_builder before;
+    before.sync(events);
+    event c = event::make(event_type::agent_message, "compaction");
+    c.sequence = static_cast<std::int64_t>(events.size()) + 1;
+    c.actions.compaction = event_compaction{1, static_cast<std::int64_t>(events.size()) - 200, 0, 0, "rolling summary",
+                                            static_cast<std::int64_t>(events.size()) - 200};
+    events.push_back(std::move(c));
+    std::size_t shown = 0;
+    double best = 1e9;
+    for (int rep = 0; rep < 15; ++rep) {
+        context_view_builder b = before; // not timed
+        const auto t0 = libretto_bench::clock_type::now();
+        b.sync(events);
+        context_view v = repair_tool_pairs(filter_events(apply_compaction(b.items(events))));
+        const auto t1 = libretto_bench::clock_type::now();
+        shown = v.size();
+        libretto_bench::do_not_optimize(v);
+        best = std::min(best, std::chrono::duration<double>(t1 - t0).count());
+    }
+    if (shown < 150 || shown > 202) std::fprintf(stderr, "context_view_after_compaction_100k_us: %zu shown\n", shown);
+    r.report("context_view_after_compaction_100k_us", best * 1e6, "us");
+}
+LIBRETTO_BENCHMARK(bench_context_view_after_compaction, "context_view_after_compaction_100k_us");
 
 } // namespace

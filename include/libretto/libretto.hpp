@@ -14,6 +14,7 @@
 #include <libretto/event/event_actions.hpp>
 #include <libretto/event/event_type.hpp>
 #include <libretto/event/filters.hpp>
+#include <libretto/event/context_view_builder.hpp>
 #include <libretto/event/json.hpp>
 #include <libretto/event/parts.hpp>
 #include <libretto/event/usage.hpp>
@@ -65,6 +66,7 @@
 #include <libretto/compaction/model_summarizer.hpp>
 #include <libretto/compaction/summarizer.hpp>
 #include <libretto/compaction/summarizer_chain.hpp>
+#include <libretto/compaction/compactor.hpp>
 #include <libretto/sign/no_signer.hpp>
 #include <libretto/runner.hpp>
 

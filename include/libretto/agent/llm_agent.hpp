@@ -24,6 +24,7 @@
 #include <libretto/context/callback_context.hpp>
 #include <libretto/context/invocation_context.hpp>
 #include <libretto/context/readonly_context.hpp>
+#include <libretto/event/context_view_builder.hpp>
 #include <libretto/error.hpp>
 #include <libretto/model/any_model.hpp>
 #include <libretto/model/model.hpp>
@@ -204,11 +205,13 @@ struct inbox_callback {
     }
 };
 
-/// The events of `session` plus those of `own` it does not hold yet (by id).
-inline context_view history_with(const std::vector<event>& session, const std::vector<event>& own) {
-    std::vector<const event*> items;
-    items.reserve(session.size() + own.size());
-    for (const auto& e : session) items.push_back(&e);
+/// The events of `session` the builder shows (those no compaction hides) plus those of
+/// `own` the session does not hold yet (by id).
+inline context_view history_with(context_view_builder& builder, const std::vector<event>& session,
+                                 const std::vector<event>& own) {
+    builder.sync(session);
+    std::vector<const event*> items = builder.pointers(session);
+    items.reserve(items.size() + own.size());
     const std::size_t tail_from = session.size() > own.size() * 2 + 64 ? session.size() - own.size() * 2 - 64 : 0;
     for (const auto& o : own) {
         bool stored = false;
@@ -240,7 +243,7 @@ public:
                 co_await emit_all(std::move(err));
                 co_return;
             }
-            context_view history = history_with(ctx_.session().events, own_);
+            context_view history = history_with(view_builder_, ctx_.session().events, own_);
             llm_action a = loop_.begin_step(std::move(history), std::move(*instruction));
             if (a.kind == llm_action_kind::done) {
                 co_await emit_all(std::move(a.emit));
@@ -269,7 +272,7 @@ public:
                     std::optional<event> summary = co_await std::move(op);
                     if (summary) {
                         co_await emit_one(std::move(*summary));
-                        context_view again = history_with(ctx_.session().events, own_);
+                        context_view again = history_with(view_builder_, ctx_.session().events, own_);
                         loop_.refresh_messages(std::move(again));
                         continue;
                     }
@@ -542,6 +545,7 @@ private:
     Model model_;
     llm_loop loop_;
     std::vector<event> own_;
+    context_view_builder view_builder_; // the session as shown, kept up to date across steps
     event instruction_error_;
 };
 
