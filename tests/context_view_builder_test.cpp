@@ -45,7 +45,7 @@ std::vector<std::string> shown(const lb::context_view& v) {
 
 std::vector<std::string> via_builder(lb::context_view_builder& b, const std::vector<lb::event>& events) {
     b.sync(events);
-    return shown(lb::repair_tool_pairs(lb::filter_events(lb::apply_compaction(b.items(events)))));
+    return shown(b.view(events));
 }
 
 std::vector<std::string> full(const std::vector<lb::event>& events) { return shown(lb::make_context_view(events)); }

@@ -7,11 +7,12 @@
 //
 //   lb::context_view_builder b;
 //   b.sync(session.events);                          // O(new events)
-//   lb::context_view v = lb::make_context_view(b.items(session.events));
+//   lb::context_view v = b.view(session.events);     // == make_context_view(session.events)
 //
 // It holds the session's events minus those hidden by a compaction (raw events inside a
-// shown summary's range, and summaries another one subsumes). make_context_view over
-// items() equals make_context_view over the whole session, but costs what is shown, not
+// shown summary's range, and summaries another one subsumes). The steps of
+// make_context_view over items() give what make_context_view gives over the whole
+// session, but cost what is shown, not
 // what is stored: after a compaction of a 100,000-event session to a 200-event tail the
 // next view looks at ~200 events. A compaction event costs O(log n + summaries + tail)
 // (O(shown) when some events have no sequence yet: they are never hidden).
@@ -61,6 +62,11 @@ public:
 
     /// pointers() as a context_view, ready for make_context_view's steps.
     context_view items(std::span<const event> events) const { return context_view(pointers(events)); }
+
+    /// What make_context_view(events) gives, from items(): compaction, filters, repair.
+    context_view view(std::span<const event> events) const {
+        return repair_tool_pairs(filter_events(apply_compaction(items(events))));
+    }
 
     /// How many events items() holds.
     std::size_t size() const noexcept { return items_.size(); }
