@@ -1,0 +1,188 @@
+// Shared by runner_compaction_test.cpp and runner_compaction_postgres_test.cpp: drivers for
+// runner turns, a scripted agent, transcript checks, and the "every strategy on a store" case.
+#ifndef LIBRETTO_TESTS_RUNNER_COMPACTION_CASES_HPP
+#define LIBRETTO_TESTS_RUNNER_COMPACTION_CASES_HPP
+
+#include <libretto/compaction/compactor.hpp>
+#include <libretto/libretto.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace compaction_cases {
+
+namespace asio = boost::asio;
+namespace lb = libretto;
+namespace json = boost::json;
+
+using lb::scripted_reply;
+
+
+struct outcome {
+    std::vector<lb::event> events;
+    std::exception_ptr error;
+    std::string error_text() const {
+        if (!error) return {};
+        try {
+            std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+            return e.what();
+        }
+    }
+    std::vector<const lb::event*> compactions() const {
+        std::vector<const lb::event*> v;
+        for (const auto& e : events)
+            if (e.is_compaction()) v.push_back(&e);
+        return v;
+    }
+    const lb::event* final_answer() const {
+        for (auto it = events.rbegin(); it != events.rend(); ++it)
+            if (it->is_final_response()) return &*it;
+        return nullptr;
+    }
+};
+
+asio::awaitable<void> drain(lb::event_stream s, outcome* out) {
+    try {
+        for (;;) {
+            auto next = s.next();
+            std::optional<lb::event> e = co_await std::move(next);
+            if (!e) break;
+            out->events.push_back(std::move(*e));
+        }
+    } catch (...) {
+        out->error = std::current_exception();
+    }
+}
+
+outcome run_turn(asio::io_context& io, lb::event_stream s) {
+    outcome o;
+    asio::co_spawn(io, drain(std::move(s), &o), asio::detached);
+    io.run();
+    io.restart();
+    return o;
+}
+
+template <class Store>
+asio::awaitable<void> load_into(Store* st, lb::get_options go, std::optional<lb::session>* out) {
+    auto op = st->async_get(lb::session_key{"app", "u1", "s1"}, std::move(go), asio::use_awaitable);
+    *out = co_await std::move(op);
+}
+
+template <class Store>
+lb::session load(asio::io_context& io, Store& st, lb::get_options go = {}) {
+    std::optional<lb::session> out;
+    asio::co_spawn(io, load_into(&st, std::move(go), &out), asio::detached);
+    io.run();
+    io.restart();
+    BOOST_REQUIRE(out.has_value());
+    return std::move(*out);
+}
+
+lb::run_options opts() {
+    lb::run_options o;
+    o.app = "app";
+    o.user = "u1";
+    o.session = "s1";
+    return o;
+}
+
+/// Every text of a request, messages and system instruction.
+std::string request_text(const lb::llm_request& r) {
+    std::string s = r.system_instruction;
+    for (const auto& m : r.messages)
+        for (const auto& p : m.parts)
+            if (auto t = std::get_if<lb::text_part>(&p)) s += "\n" + t->text;
+    return s;
+}
+
+bool contains(const std::string& hay, std::string_view needle) { return hay.find(needle) != std::string::npos; }
+
+std::filesystem::path scratch(const std::string& name) {
+    static int n = 0;
+    auto p = std::filesystem::current_path() / ("compaction_" + name + "_" + std::to_string(++n));
+    std::filesystem::remove_all(p);
+    return p;
+}
+
+/// A scripted model answering "answer N" to every request, reporting `input_tokens` each time.
+lb::scripted_model answering_model(asio::any_io_executor ex, std::size_t n, std::int64_t input_tokens = 10) {
+    lb::scripted_model m{std::move(ex)};
+    for (std::size_t i = 1; i <= n; ++i)
+        m.then(scripted_reply::text("answer " + std::to_string(i) + " about ORD-" + std::to_string(1000 + i))
+                   .with_usage(input_tokens * static_cast<std::int64_t>(i), 5));
+    return m;
+}
+
+lb::llm_agent<lb::scripted_model> make_agent(lb::scripted_model m) {
+    lb::llm_agent_options<lb::scripted_model> o{.name = "assistant", .model = std::move(m)};
+    return lb::llm_agent<lb::scripted_model>(std::move(o));
+}
+
+/// Checks what every stored transcript must satisfy after compactions: sequences 1..n, each
+/// compaction covering stored events before it, and nothing lost.
+void check_transcript(const lb::session& s, std::size_t expected_user_messages) {
+    std::size_t users = 0;
+    for (std::size_t i = 0; i < s.events.size(); ++i) {
+        const auto& e = s.events[i];
+        BOOST_TEST(e.sequence == static_cast<std::int64_t>(i + 1));
+        if (e.type == lb::event_type::user_message && !e.metadata.contains("memory_flush")) ++users;
+        if (const auto& c = e.actions.compaction) {
+            BOOST_TEST(c->first_sequence >= 1);
+            BOOST_TEST(c->first_sequence <= c->last_sequence);
+            BOOST_TEST(c->last_sequence < e.sequence);
+            BOOST_TEST(!c->summary.empty());
+        }
+    }
+    BOOST_TEST(users == expected_user_messages);
+}
+
+
+/// Eight turns with each strategy on a fresh `Env` (io + store): compactions happen, every
+/// turn answers, the transcript stays whole, and a load from the newest compaction on
+/// holds a summary.
+template <class Env>
+void every_strategy_on(const char* store_name) {
+    auto run_with = [&](auto strategy, const char* name) {
+        BOOST_TEST_CONTEXT(store_name << ", strategy " << name) {
+            Env env;
+            auto model = answering_model(env.io.get_executor(), 8, 300);
+            auto agent = make_agent(model);
+            lb::runner r{agent, env.store, strategy};
+            std::size_t compactions = 0;
+            for (int i = 1; i <= 8; ++i) {
+                auto t = run_turn(env.io, r.run(opts(), "question " + std::to_string(i) + " " + std::string(200, 'x')));
+                BOOST_TEST(t.error_text() == "");
+                BOOST_TEST(t.final_answer() != nullptr);
+                compactions += t.compactions().size();
+            }
+            BOOST_TEST(compactions >= 1u);
+            lb::session s = load(env.io, env.store);
+            check_transcript(s, 8);
+            lb::get_options go;
+            go.from_newest_compaction = true;
+            lb::session tail = load(env.io, env.store, go);
+            bool has_summary = false;
+            for (const auto& e : tail.events) has_summary = has_summary || e.is_compaction();
+            BOOST_TEST(has_summary);
+        }
+    };
+    run_with(lb::char_budget{.threshold_chars = 1000, .retention_chars = 300}, "char_budget");
+    run_with(lb::sliding_window{3, 1}, "sliding_window");
+    run_with(lb::token_budget{.context_window = 1500, .reserve_tokens = 100, .keep_recent_tokens = 100}, "token_budget");
+    run_with(lb::first_of{lb::token_budget{.context_window = 1500, .reserve_tokens = 100, .keep_recent_tokens = 100},
+                          lb::sliding_window{3, 1}},
+             "token_budget then sliding_window");
+}
+
+} // namespace compaction_cases
+
+#endif
