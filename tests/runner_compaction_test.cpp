@@ -59,6 +59,13 @@ using envs = std::tuple<memory_env, jsonl_env, sqlite_env>;
 using envs = std::tuple<memory_env, jsonl_env>;
 #endif
 
+struct failing_summarizer {
+    asio::awaitable<lb::summary> async_summarize(lb::summary_request) {
+        throw boost::system::system_error(lb::make_error_code(lb::errc::model_error), "summary model unavailable");
+        co_return lb::summary{};
+    }
+};
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(runner_compaction)
@@ -177,6 +184,58 @@ BOOST_AUTO_TEST_CASE(forced_plan_keeps_the_current_turn_and_never_splits_a_call_
     BOOST_REQUIRE(w);
 }
 
+// ---- run-time choice ------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(any_strategy_plans_like_the_strategy_it_holds) {
+    lb::session s;
+    for (int i = 1; i <= 6; ++i)
+        s.events.push_back(ev(i, i % 2 ? lb::event_type::user_message : lb::event_type::agent_message,
+                              "m" + std::to_string(i), "inv" + std::to_string((i + 1) / 2)));
+    const lb::sliding_window w{2, 0};
+    lb::any_strategy a = w;
+    BOOST_TEST(static_cast<bool>(a));
+    BOOST_TEST((a.plan(lb::session_view{s}) == w.plan(lb::session_view{s})));
+    BOOST_REQUIRE(a.target<lb::sliding_window>());
+    BOOST_TEST(a.target<lb::sliding_window>()->compaction_interval == 2u);
+    BOOST_TEST(!a.target<lb::char_budget>());
+    lb::any_strategy copy = a; // shares the strategy
+    BOOST_TEST((copy.plan(lb::session_view{s}) == w.plan(lb::session_view{s})));
+    lb::any_strategy empty;
+    BOOST_TEST(!empty);
+    BOOST_TEST(!empty.plan(lb::session_view{s}));
+}
+
+BOOST_AUTO_TEST_CASE(any_summarizer_defaults_to_extractive_and_copies_what_it_holds) {
+    asio::io_context io;
+    std::vector<lb::event> events{ev(1, lb::event_type::user_message, "please check ORD-5151")};
+    auto run = [&](lb::any_summarizer s) {
+        lb::summary out;
+        lb::summary_request r;
+        r.events = events;
+        std::exception_ptr failure;
+        asio::co_spawn(
+            io,
+            [&]() -> asio::awaitable<void> {
+                auto op = s.async_summarize(r);
+                out = co_await std::move(op);
+            },
+            [&](std::exception_ptr e) { failure = e; });
+        io.run();
+        io.restart();
+        if (failure) std::rethrow_exception(failure);
+        return out;
+    };
+    lb::any_summarizer d;
+    BOOST_TEST(run(d).produced_by == "extractive");
+    BOOST_TEST(contains(run(d).text, "ORD-5151"));
+    lb::any_summarizer f = failing_summarizer{};
+    BOOST_CHECK_THROW(run(f), boost::system::system_error);
+    lb::any_summarizer moved = std::move(f);
+    BOOST_CHECK_THROW(run(moved), boost::system::system_error);
+    BOOST_TEST(run(f).produced_by == "extractive"); // moved from: extractive again
+    BOOST_TEST(moved.target<failing_summarizer>() != nullptr);
+}
+
 // ---- after a turn ------------------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(token_budget_compacts_after_the_turn_and_the_next_request_shows_the_summary, Env,
@@ -185,7 +244,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(token_budget_compacts_after_the_turn_and_the_next_
     auto model = answering_model(env.io.get_executor(), 6, 300);
     auto agent = make_agent(model);
     // window 1000 - reserve 200: the third reply reports 900 + 5 tokens, the second 605.
-    lb::runner r{agent, env.store, lb::token_budget{.context_window = 1000, .reserve_tokens = 200, .keep_recent_tokens = 5}};
+    lb::runner r{agent, env.store, lb::any_strategy{lb::token_budget{.context_window = 1000, .reserve_tokens = 200, .keep_recent_tokens = 5}}};
     for (int i = 1; i <= 2; ++i) {
         auto t = run_turn(env.io, r.run(opts(), "question " + std::to_string(i) + " about /srv/data/file" +
                                                    std::to_string(i) + ".csv"));
@@ -235,10 +294,10 @@ BOOST_AUTO_TEST_CASE(a_compactor_summarises_with_its_model_and_rolls_the_previou
                                                  (update ? "## Goal\nSUMMARY TWO (updated)\n" : "## Goal\nNOT UPDATED\n") +
                                                  request_text(r));
                                          })}};
-    lb::model_summarizer<lb::scripted_model> ms{summarizer_model};
+    lb::any_summarizer ms{lb::model_summarizer<lb::scripted_model>{summarizer_model}};
     // Turns 3 and 4 report more than 800 tokens: two compactions, the second rolling the first.
     lb::token_budget budget{.context_window = 1000, .reserve_tokens = 200, .keep_recent_tokens = 5};
-    lb::runner r{agent, env.store, lb::compactor{budget, ms}};
+    lb::runner r{agent, env.store, dyn_compactor{budget, ms}};
     std::vector<std::string> summaries;
     std::vector<std::int64_t> firsts;
     for (int i = 1; i <= 4; ++i) {
@@ -266,7 +325,7 @@ BOOST_AUTO_TEST_CASE(sliding_window_reproduces_the_worked_example_through_the_ru
     memory_env env;
     auto model = answering_model(env.io.get_executor(), 4);
     auto agent = make_agent(model);
-    lb::runner r{agent, env.store, lb::sliding_window{2, 1}};
+    lb::runner r{agent, env.store, lb::any_strategy{lb::sliding_window{2, 1}}};
     std::vector<std::string> invocations;
     std::vector<lb::event_compaction> ranges;
     for (int i = 1; i <= 4; ++i) {
@@ -300,7 +359,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(overflow_compacts_then_retries_once_and_succeeds, 
                               scripted_reply::text("a3 after compaction")}};
     auto agent = make_agent(model);
     // A budget that never triggers on its own: the overflow forces the plan.
-    lb::runner r{agent, env.store, lb::token_budget{.context_window = 1'000'000}};
+    lb::runner r{agent, env.store, lb::any_strategy{lb::token_budget{.context_window = 1'000'000}}};
     BOOST_TEST(run_turn(env.io, r.run(opts(), "first about ORD-4242")).error_text() == "");
     BOOST_TEST(run_turn(env.io, r.run(opts(), "second")).error_text() == "");
     auto t = run_turn(env.io, r.run(opts(), "third"));
@@ -326,7 +385,7 @@ BOOST_AUTO_TEST_CASE(a_second_overflow_is_reported_not_retried_forever) {
                              {scripted_reply::text("a1"), scripted_reply::context_overflow("too long 1"),
                               scripted_reply::context_overflow("too long 2"), scripted_reply::text("unused")}};
     auto agent = make_agent(model);
-    lb::runner r{agent, env.store, lb::char_budget{}};
+    lb::runner r{agent, env.store, lb::any_strategy{lb::char_budget{}}};
     BOOST_TEST(run_turn(env.io, r.run(opts(), "first")).error_text() == "");
     auto t = run_turn(env.io, r.run(opts(), "second"));
     BOOST_TEST(t.compactions().size() == 1u);
@@ -342,7 +401,7 @@ BOOST_AUTO_TEST_CASE(overflow_with_nothing_to_compact_reports_the_overflow) {
     memory_env env;
     lb::scripted_model model{env.io.get_executor(), {scripted_reply::context_overflow("way too long")}};
     auto agent = make_agent(model);
-    lb::runner r{agent, env.store, lb::char_budget{}};
+    lb::runner r{agent, env.store, lb::any_strategy{lb::char_budget{}}};
     auto t = run_turn(env.io, r.run(opts(), "a single enormous message"));
     BOOST_TEST(t.compactions().empty());
     bool reported = false;
@@ -376,7 +435,7 @@ BOOST_AUTO_TEST_CASE(the_memory_flush_runs_a_silent_turn_before_the_compaction) 
     auto agent = make_agent(model);
     lb::compactor_options co;
     co.memory_flush = lb::memory_flush_options{};
-    lb::runner r{agent, env.store, lb::compactor{lb::sliding_window{2, 0}, lb::extractive_summarizer{}, co}};
+    lb::runner r{agent, env.store, dyn_compactor{lb::sliding_window{2, 0}, lb::extractive_summarizer{}, co}};
     BOOST_TEST(run_turn(env.io, r.run(opts(), "q1")).error_text() == "");
     auto t = run_turn(env.io, r.run(opts(), "q2"));
     BOOST_TEST(t.error_text() == "");
@@ -413,7 +472,7 @@ BOOST_AUTO_TEST_CASE(an_append_racing_with_the_compaction_is_kept_and_not_covere
     auto model = answering_model(env.io.get_executor(), 2);
     auto agent = make_agent(model);
     racing_summarizer rs{&env.store};
-    lb::runner r{agent, env.store, lb::compactor{lb::sliding_window{2, 0}, rs}};
+    lb::runner r{agent, env.store, dyn_compactor{lb::sliding_window{2, 0}, rs}};
     BOOST_TEST(run_turn(env.io, r.run(opts(), "q1")).error_text() == "");
     auto t = run_turn(env.io, r.run(opts(), "q2"));
     BOOST_TEST(t.error_text() == "");
@@ -429,18 +488,11 @@ BOOST_AUTO_TEST_CASE(an_append_racing_with_the_compaction_is_kept_and_not_covere
     BOOST_TEST(c.actions.compaction->last_sequence < raced.sequence); // covers only what it planned
 }
 
-struct failing_summarizer {
-    asio::awaitable<lb::summary> async_summarize(lb::summary_request) {
-        throw boost::system::system_error(lb::make_error_code(lb::errc::model_error), "summary model unavailable");
-        co_return lb::summary{};
-    }
-};
-
 BOOST_AUTO_TEST_CASE(a_failing_summarizer_ends_the_turn_with_an_error_after_storing_it) {
     memory_env env;
     auto model = answering_model(env.io.get_executor(), 2);
     auto agent = make_agent(model);
-    lb::runner r{agent, env.store, lb::compactor{lb::sliding_window{1, 0}, failing_summarizer{}}};
+    lb::runner r{agent, env.store, dyn_compactor{lb::sliding_window{1, 0}, failing_summarizer{}}};
     auto t = run_turn(env.io, r.run(opts(), "q1"));
     BOOST_TEST(contains(t.error_text(), "compacting"));
     BOOST_TEST(contains(t.error_text(), "summary model unavailable"));
@@ -449,7 +501,7 @@ BOOST_AUTO_TEST_CASE(a_failing_summarizer_ends_the_turn_with_an_error_after_stor
     lb::session s = load(env.io, env.store);
     BOOST_TEST(s.events.size() == 2u); // the user message and the answer
     // The next turn works and compacts again.
-    lb::runner r2{agent, env.store, lb::sliding_window{1, 0}};
+    lb::runner r2{agent, env.store, lb::any_strategy{lb::sliding_window{1, 0}}};
     auto t2 = run_turn(env.io, r2.run(opts(), "q2"));
     BOOST_TEST(t2.error_text() == "");
     BOOST_TEST(t2.compactions().size() == 1u);

@@ -66,6 +66,8 @@
 #include <libretto/compaction/model_summarizer.hpp>
 #include <libretto/compaction/summarizer.hpp>
 #include <libretto/compaction/summarizer_chain.hpp>
+#include <libretto/compaction/any_strategy.hpp>
+#include <libretto/compaction/any_summarizer.hpp>
 #include <libretto/compaction/compactor.hpp>
 #include <libretto/sign/no_signer.hpp>
 #include <libretto/runner.hpp>
