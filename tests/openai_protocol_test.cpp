@@ -336,7 +336,7 @@ BOOST_AUTO_TEST_CASE(error_event_mid_stream_keeps_what_arrived) {
     BOOST_TEST(!r.ok());
     BOOST_TEST(r.error == errc::transient);
     BOOST_TEST(r.finish == finish_reason::error);
-    BOOST_TEST(r.error_message == "stream error (server_error): The server had an error while processing your request.");
+    BOOST_TEST(r.error_message == "provider error (server_error): The server had an error while processing your request.");
     BOOST_TEST(r.text() == "Partial");
 }
 
@@ -347,7 +347,7 @@ BOOST_AUTO_TEST_CASE(error_events_of_compatible_servers) {
     BOOST_TEST(named.second.error == errc::transient);
     auto text = run({{"error", "upstream went away"}});
     BOOST_TEST(text.second.error == errc::model_error);
-    BOOST_TEST(text.second.error_message == "stream error: upstream went away");
+    BOOST_TEST(text.second.error_message == "provider error: upstream went away");
     auto vllm = run({data(R"({"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.","type":"BadRequestError","code":400})")});
     BOOST_TEST(vllm.second.error == errc::context_overflow);
 }

@@ -205,7 +205,7 @@ BOOST_AUTO_TEST_CASE(stream_errors_by_type) {
     auto overloaded = lb::classify_stream_error(lb::parse_error_body(R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})"));
     BOOST_TEST(overloaded.code == errc::transient);
     BOOST_TEST(overloaded.http_status == 0);
-    BOOST_TEST(overloaded.describe() == "stream error (overloaded_error): Overloaded");
+    BOOST_TEST(overloaded.describe() == "provider error (overloaded_error): Overloaded");
     BOOST_TEST(lb::classify_stream_error(lb::parse_error_body(R"({"error":{"message":"The server had an error","type":"server_error"}})")).code == errc::transient);
     BOOST_TEST(lb::classify_stream_error(lb::parse_error_body(R"({"type":"error","error":{"type":"api_error","message":"Internal"}})")).code == errc::transient);
     BOOST_TEST(lb::classify_stream_error(lb::parse_error_body(R"({"error":{"message":"boom","type":"x","code":503}})")).code == errc::transient);

@@ -69,10 +69,9 @@ inline void read_error_object(const json::object& e, provider_error_body& out) {
 /// OpenAI layer), `{"type": "error", "error": {...}}` (Anthropic), `{"error": "text"}`
 /// (Ollama), `{"object": "error", "message": ...}` (older vLLM), `{"detail": "text"}`,
 /// `{"message": "text"}`. `structured` is false for anything else.
-inline provider_error_body read_error_value(const json::value& v) {
+inline provider_error_body read_error_value(const json::object& root) {
     provider_error_body out;
-    const auto* o = v.if_object();
-    if (!o) return out;
+    const auto* o = &root;
     if (const auto* e = detail::member(*o, "error")) {
         if (const auto* eo = e->if_object()) {
             detail::read_error_object(*eo, out);
@@ -95,6 +94,11 @@ inline provider_error_body read_error_value(const json::value& v) {
         }
     }
     return out;
+}
+
+inline provider_error_body read_error_value(const json::value& v) {
+    if (const auto* o = v.if_object()) return read_error_value(*o);
+    return {};
 }
 
 /// Reads an HTTP error body (see read_error_value). A body that is not such JSON gives its
@@ -210,9 +214,10 @@ struct provider_error {
     std::string message{};            ///< the provider's own message (bounded)
     std::optional<std::chrono::milliseconds> retry_after{};
 
-    /// "HTTP 429 (rate_limit_error): Rate limited" / "stream error (overloaded_error): Overloaded".
+    /// "HTTP 429 (rate_limit_error): Rate limited"; without a status (an error event in a
+    /// stream, an error body with 200) "provider error (overloaded_error): Overloaded".
     std::string describe() const {
-        std::string d = http_status ? "HTTP " + std::to_string(http_status) : std::string("stream error");
+        std::string d = http_status ? "HTTP " + std::to_string(http_status) : std::string("provider error");
         std::string_view tag = type.empty() ? std::string_view(provider_code) : std::string_view(type);
         if (!tag.empty()) {
             d += " (";
