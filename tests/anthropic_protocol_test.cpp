@@ -7,6 +7,7 @@
 #include <boost/json/serialize.hpp>
 
 #include <cstdlib>
+#include <random>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -438,6 +439,39 @@ BOOST_AUTO_TEST_CASE(transport_failure) {
     BOOST_TEST(r.error == boost::system::errc::timed_out);
     BOOST_TEST(r.error_message == "read timed out");
     BOOST_TEST(r.model_version == "claude-sonnet-4-5-20250929");
+}
+
+BOOST_AUTO_TEST_CASE(cut_and_corrupted_events) {
+    const std::vector<sse> stream = {
+        message_start,
+        block_start(0, R"({"type":"thinking","thinking":"","signature":""})"),
+        block_delta(0, R"({"type":"signature_delta","signature":"sig"})"),
+        block_start(1, R"({"type":"tool_use","id":"toolu_1","name":"f","input":{}})"),
+        block_delta(1, R"({"type":"input_json_delta","partial_json":"{\"a\": 1}"})"),
+        block_stop(1),
+        message_delta("tool_use", 5),
+        message_stop,
+    };
+    for (std::size_t e = 0; e < stream.size(); ++e) {
+        for (std::size_t cut = 1; cut < stream[e].data.size(); ++cut) {
+            lb::anthropic_stream_decoder d;
+            for (std::size_t k = 0; k < e; ++k) (void)d.feed(stream[k].name, stream[k].data);
+            (void)d.feed(stream[e].name, std::string_view(stream[e].data).substr(0, cut));
+            auto r = d.finish();
+            const bool bad = r.error == errc::bad_response;
+            BOOST_TEST_REQUIRE(bad, "event " << e << " cut at " << cut << ": " << r.error_message);
+        }
+    }
+    std::mt19937 g(5);
+    for (int round = 0; round < 3000; ++round) {
+        lb::anthropic_stream_decoder d;
+        for (auto ev : stream) {
+            ev.data[g() % ev.data.size()] = static_cast<char>(g() % 256);
+            (void)d.feed(ev.name, ev.data);
+        }
+        auto r = d.finish();
+        BOOST_TEST_REQUIRE((r.ok() || r.finish == finish_reason::error));
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -7,6 +7,7 @@
 #include <boost/json/serialize.hpp>
 
 #include <cstdlib>
+#include <random>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -393,6 +394,9 @@ BOOST_AUTO_TEST_CASE(stream_cut_before_the_end_is_an_error) {
     BOOST_TEST(r.error_message ==
                "OpenAI stream ended before [DONE] and without a finish_reason (after 1 events): the answer is incomplete");
     BOOST_TEST(r.text() == "The answer is");
+    // An empty finish_reason is no finish_reason (a few servers send "" for null).
+    auto blank = run({data(R"({"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":""}]})")});
+    BOOST_TEST(blank.second.error == errc::bad_response);
     // An empty stream too.
     BOOST_TEST(run({}).second.error == errc::bad_response);
     // A finish_reason without [DONE] is a complete answer (the cut lost at most the usage).
@@ -442,6 +446,36 @@ BOOST_AUTO_TEST_CASE(many_chunks_reuse_the_parser) {
     auto r = d.finish();
     BOOST_TEST(r.text() == want);
     BOOST_TEST(d.events() == 2002u);
+}
+
+// A chunk cut anywhere is a bad_response naming it, never a crash or a shorter answer;
+// bytes flipped anywhere give a response or an error, never a crash (ASan checks).
+BOOST_AUTO_TEST_CASE(cut_and_corrupted_chunks) {
+    const std::vector<std::string> stream = {
+        R"({"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\""}}]},"finish_reason":null}]})",
+        R"({"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":":1}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":4}})",
+        "[DONE]",
+    };
+    for (std::size_t e = 0; e < stream.size(); ++e) {
+        for (std::size_t cut = 1; cut < stream[e].size(); ++cut) {
+            lb::openai_stream_decoder d;
+            for (std::size_t k = 0; k < e; ++k) (void)d.feed("", stream[k]);
+            (void)d.feed("", std::string_view(stream[e]).substr(0, cut));
+            auto r = d.finish();
+            const bool bad = r.error == errc::bad_response;
+            BOOST_TEST_REQUIRE(bad, "event " << e << " cut at " << cut << ": " << r.error_message);
+        }
+    }
+    std::mt19937 g(3);
+    for (int round = 0; round < 3000; ++round) {
+        lb::openai_stream_decoder d;
+        for (auto ev : stream) {
+            ev[g() % ev.size()] = static_cast<char>(g() % 256);
+            (void)d.feed("", ev);
+        }
+        auto r = d.finish();
+        BOOST_TEST_REQUIRE((r.ok() || r.finish == finish_reason::error));
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

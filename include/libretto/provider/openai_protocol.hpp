@@ -357,7 +357,7 @@ inline bool read_openai_choice_payload(const json::object& root, std::string_vie
                     }
                 }
             }
-            if (const auto* r = shape.str(*choice, "finish_reason", at_choice)) {
+            if (const auto* r = shape.str(*choice, "finish_reason", at_choice); r && !r->empty()) { // "" means null to a few servers
                 c.finish = openai_finish_reason(*r);
                 saw_finish = true;
             }
