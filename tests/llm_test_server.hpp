@@ -325,9 +325,12 @@ public:
         thread_ = std::thread([this] { ioc_.run(); });
     }
 
-    ~server() {
+    ~server() { stop(); }
+
+    /// Stops the server thread (idempotent); pending sessions are dropped with the io_context.
+    void stop() {
         ioc_.stop();
-        thread_.join();
+        if (thread_.joinable()) thread_.join();
     }
 
     server(const server&) = delete;

@@ -90,6 +90,7 @@ struct no_tls {
         explicit context(const options&) {}
     };
     struct stream_type {};
+    static bool is_truncation(const boost::system::error_code&) noexcept { return false; }
 };
 
 template <class Tls = no_tls>
@@ -225,7 +226,8 @@ class beast_transport {
         namespace be = boost::beast;
         return ec == be::http::error::partial_message || ec == be::http::error::end_of_stream ||
                ec == boost::asio::error::eof || ec == boost::asio::error::connection_reset ||
-               ec == boost::asio::error::broken_pipe || ec == boost::asio::error::connection_aborted;
+               ec == boost::asio::error::broken_pipe || ec == boost::asio::error::connection_aborted ||
+               Tls::is_truncation(ec);
     }
 
 public:

@@ -90,6 +90,11 @@ struct openssl_tls {
         return ec;
     }
 
+    /// A TLS stream that ended without close_notify: the peer cut the connection.
+    static bool is_truncation(const boost::system::error_code& ec) noexcept {
+        return ec == boost::asio::ssl::error::stream_truncated;
+    }
+
     template <class CompletionToken>
     static auto async_handshake(stream_type& s, CompletionToken&& token) {
         return s.async_handshake(boost::asio::ssl::stream_base::client, std::forward<CompletionToken>(token));
