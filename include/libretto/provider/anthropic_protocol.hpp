@@ -1,0 +1,553 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_PROVIDER_ANTHROPIC_PROTOCOL_HPP
+#define LIBRETTO_PROVIDER_ANTHROPIC_PROTOCOL_HPP
+
+// The Anthropic Messages wire format (POST {base}/v1/messages), sans-io: the options, the
+// request target, headers and JSON body for an llm_request, and a decoder that turns the
+// streamed events (message_start, content_block_start/delta/stop, message_delta,
+// message_stop, ping, error) into llm_chunks and a final llm_response. See
+// docs/providers.md.
+
+#include <libretto/error.hpp>
+#include <libretto/model/llm_request.hpp>
+#include <libretto/model/llm_response.hpp>
+#include <libretto/provider/detail/chunk_parser.hpp>
+#include <libretto/provider/detail/encode.hpp>
+#include <libretto/provider/detail/shape_reader.hpp>
+#include <libretto/provider/detail/text.hpp>
+#include <libretto/provider/http_header.hpp>
+#include <libretto/provider/provider_error.hpp>
+
+#include <boost/json/array.hpp>
+#include <boost/json/monotonic_resource.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace libretto {
+
+/// Configuration of an Anthropic Messages endpoint. Plain values; from_environment() fills
+/// the usual variables.
+struct anthropic_options {
+    /// Without the API version, as the Anthropic SDKs take it: requests go to
+    /// {base_url}/v1/messages.
+    std::string base_url = "https://api.anthropic.com";
+    std::string api_key{};    ///< sent as x-api-key
+    std::string auth_token{}; ///< sent as "Authorization: Bearer" (gateways); either or both may be empty
+    std::string model{};      ///< llm_request::model overrides it
+    std::string anthropic_version = "2023-06-01";
+    std::vector<std::string> betas{}; ///< anthropic-beta values, sent comma-separated
+    http_headers extra_headers{};
+    /// max_tokens is required by the API: this is sent unless the request's
+    /// generation_options::max_output_tokens says otherwise.
+    std::int64_t max_tokens = 4096;
+    /// Extended thinking: {"type": "enabled", "budget_tokens": N} (at least 1024, below
+    /// max_tokens). Unset: no thinking.
+    std::optional<std::int64_t> thinking_budget_tokens{};
+    bool stream = true;
+    /// Members merged into the request body last (they win), e.g. {"top_k": 5} or a
+    /// "metadata" object.
+    json::object extra_body{};
+
+    /// `defaults` with ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN and
+    /// ANTHROPIC_MODEL applied where set and not empty.
+    static anthropic_options from_environment() { return from_environment(anthropic_options{}); }
+    static anthropic_options from_environment(anthropic_options defaults) {
+        if (auto v = detail::env("ANTHROPIC_BASE_URL"); !v.empty()) defaults.base_url = v;
+        if (auto v = detail::env("ANTHROPIC_API_KEY"); !v.empty()) defaults.api_key = v;
+        if (auto v = detail::env("ANTHROPIC_AUTH_TOKEN"); !v.empty()) defaults.auth_token = v;
+        if (auto v = detail::env("ANTHROPIC_MODEL"); !v.empty()) defaults.model = v;
+        return defaults;
+    }
+};
+
+/// The request target: the base URL's path + "/v1/messages" (+ its query).
+inline std::string request_target(const anthropic_options& o) { return detail::join_target(o.base_url, "/v1/messages"); }
+
+/// The header fields to send (lower-case names): x-api-key and/or authorization (those
+/// set), anthropic-version, anthropic-beta (if any), content-type, accept
+/// (text/event-stream when streaming), then the extra headers.
+inline http_headers request_headers(const anthropic_options& o) {
+    http_headers h;
+    h.reserve(6 + o.extra_headers.size());
+    if (!o.api_key.empty()) h.push_back({"x-api-key", o.api_key});
+    if (!o.auth_token.empty()) h.push_back({"authorization", "Bearer " + o.auth_token});
+    h.push_back({"anthropic-version", o.anthropic_version});
+    if (!o.betas.empty()) {
+        std::string b;
+        for (const auto& x : o.betas) {
+            if (!b.empty()) b += ',';
+            b += x;
+        }
+        h.push_back({"anthropic-beta", std::move(b)});
+    }
+    h.push_back({"content-type", "application/json"});
+    h.push_back({"accept", o.stream ? "text/event-stream" : "application/json"});
+    h.insert(h.end(), o.extra_headers.begin(), o.extra_headers.end());
+    return h;
+}
+
+namespace detail {
+
+inline json::object anthropic_source(const file_part& f, json::storage_ptr sp) {
+    json::object src(sp);
+    if (f.inline_bytes) {
+        src["type"] = "base64";
+        src["media_type"] = f.mime_type.value_or("application/octet-stream");
+        src["data"] = *f.inline_bytes;
+    } else {
+        src["type"] = "url";
+        src["url"] = *f.uri;
+    }
+    return src;
+}
+
+inline void encode_anthropic_message(const message& m, std::size_t mi, json::array& out) {
+    json::storage_ptr sp = out.storage();
+    const bool assistant = m.role == message_role::assistant;
+    json::array results(sp); // tool_result blocks: first in a user message
+    json::array blocks(sp);
+    auto text = [&](std::string_view t) {
+        json::object b(sp);
+        b["type"] = "text";
+        b["text"] = t;
+        blocks.emplace_back(std::move(b));
+    };
+    for (std::size_t pi = 0; pi < m.parts.size(); ++pi) {
+        const part& p = m.parts[pi];
+        if (const auto* t = std::get_if<text_part>(&p)) {
+            if (!t->text.empty()) text(t->text); // the API rejects empty text blocks
+        } else if (const auto* d = std::get_if<data_part>(&p)) {
+            text(json::serialize(d->data));
+        } else if (const auto* th = std::get_if<thinking_part>(&p)) {
+            // Only this model's own signed thinking goes back; the API rejects a thinking
+            // block without its signature, and the user's messages carry none.
+            auto sig = th->metadata.find("signature");
+            if (!assistant || sig == th->metadata.end() || !sig->value().is_string() ||
+                sig->value().get_string().empty())
+                continue;
+            json::object b(sp);
+            b["type"] = "thinking";
+            b["thinking"] = th->thinking;
+            b["signature"] = sig->value().get_string();
+            blocks.emplace_back(std::move(b));
+        } else if (const auto* c = std::get_if<tool_call_part>(&p)) {
+            if (!assistant) continue;
+            if (c->tool_call_id.empty()) bad_request(where(mi, pi) + ": tool call without an id");
+            if (c->tool_name.empty()) bad_request(where(mi, pi) + ": tool call without a tool name");
+            json::object b(sp);
+            b["type"] = "tool_use";
+            b["id"] = c->tool_call_id;
+            b["name"] = c->tool_name;
+            b["input"] = json::object(c->args, sp); // an invalid call's raw text cannot go back: input must be an object
+            blocks.emplace_back(std::move(b));
+        } else if (const auto* r = std::get_if<tool_response_part>(&p)) {
+            if (r->tool_call_id.empty()) bad_request(where(mi, pi) + ": tool response without a tool call id");
+            json::object b(sp);
+            b["type"] = "tool_result";
+            b["tool_use_id"] = r->tool_call_id;
+            std::string content = tool_result_text(*r);
+            if (!content.empty()) b["content"] = std::move(content);
+            if (r->error) b["is_error"] = true;
+            results.emplace_back(std::move(b));
+        } else if (const auto* f = std::get_if<file_part>(&p)) {
+            if (!f->uri && !f->inline_bytes) bad_request(where(mi, pi) + ": file part without uri or inline_bytes");
+            json::object b(sp);
+            b["type"] = (mime_is(f->mime_type, "image/") || (!f->mime_type && !f->inline_bytes)) ? "image" : "document";
+            b["source"] = anthropic_source(*f, sp);
+            blocks.emplace_back(std::move(b));
+        }
+    }
+    if (results.empty() && blocks.empty()) return;
+    for (auto& b : blocks) results.emplace_back(std::move(b));
+    json::object msg(sp);
+    msg["role"] = assistant ? "assistant" : "user";
+    msg["content"] = std::move(results);
+    out.emplace_back(std::move(msg));
+}
+
+} // namespace detail
+
+/// The JSON body for `req`. Throws system_error(errc::invalid_argument) naming the message
+/// and part for what the API would reject: a tool call without id or name, a tool response
+/// without a call id, a file without data, a tool without a name, max_tokens < 1.
+///
+/// Mapping: system_instruction → "system"; user text/data → text blocks, files → image or
+/// document blocks (base64 or url source); assistant → signed thinking blocks, text,
+/// tool_use (input = args); tool messages → a user message with tool_result blocks first
+/// (content as text, is_error for failures), then any other parts; tools → name,
+/// description, input_schema; output_schema → output_config.format json_schema;
+/// options → max_tokens (default from the options), temperature, top_p, stop_sequences
+/// (seed has no Anthropic equivalent and is not sent).
+inline std::string encode_request(const llm_request& req, const anthropic_options& opts) {
+    json::monotonic_resource mr;
+    json::storage_ptr sp(&mr);
+    json::object body(sp);
+    const std::string& model = req.model.empty() ? opts.model : req.model;
+    if (!model.empty()) body["model"] = model;
+    const std::int64_t max_tokens = req.options.max_output_tokens.value_or(opts.max_tokens);
+    if (max_tokens < 1)
+        detail::bad_request("max_tokens must be at least 1 (got " + std::to_string(max_tokens) + ")");
+    body["max_tokens"] = max_tokens;
+    if (!req.system_instruction.empty()) body["system"] = req.system_instruction;
+
+    json::array messages(sp);
+    for (std::size_t i = 0; i < req.messages.size(); ++i) detail::encode_anthropic_message(req.messages[i], i, messages);
+    body["messages"] = std::move(messages);
+
+    if (!req.tools.empty()) {
+        json::array tools(sp);
+        for (std::size_t i = 0; i < req.tools.size(); ++i) {
+            const tool_declaration& t = req.tools[i];
+            if (t.name.empty()) detail::bad_request("tool #" + std::to_string(i) + ": no name");
+            json::object tool(sp);
+            tool["name"] = t.name;
+            if (!t.description.empty()) tool["description"] = t.description;
+            tool["input_schema"] = detail::tool_schema(t, sp);
+            tools.emplace_back(std::move(tool));
+        }
+        body["tools"] = std::move(tools);
+    }
+    if (req.output_schema) {
+        json::object format(sp);
+        format["type"] = "json_schema";
+        format["schema"] = json::object(*req.output_schema, sp);
+        json::object config(sp);
+        config["format"] = std::move(format);
+        body["output_config"] = std::move(config);
+    }
+    const generation_options& g = req.options;
+    if (g.temperature) body["temperature"] = *g.temperature;
+    if (g.top_p) body["top_p"] = *g.top_p;
+    if (!g.stop_sequences.empty()) {
+        json::array stop(sp);
+        for (const auto& s : g.stop_sequences) stop.emplace_back(s);
+        body["stop_sequences"] = std::move(stop);
+    }
+    if (opts.thinking_budget_tokens) {
+        json::object thinking(sp);
+        thinking["type"] = "enabled";
+        thinking["budget_tokens"] = *opts.thinking_budget_tokens;
+        body["thinking"] = std::move(thinking);
+    }
+    if (opts.stream) body["stream"] = true;
+    for (const auto& kv : opts.extra_body) body[kv.key()] = json::value(kv.value(), sp);
+    return json::serialize(body);
+}
+
+namespace detail {
+
+inline finish_reason anthropic_stop_reason(std::string_view r) noexcept {
+    if (r == "end_turn" || r == "stop_sequence") return finish_reason::stop;
+    if (r == "max_tokens" || r == "model_context_window_exceeded") return finish_reason::length;
+    if (r == "tool_use") return finish_reason::tool_calls;
+    if (r == "refusal") return finish_reason::content_filter;
+    return finish_reason::other; // pause_turn, and stop reasons added later
+}
+
+/// Anthropic's usage object: input counts cache reads and writes too (they all fill the
+/// context window).
+template <class Where>
+std::optional<usage> anthropic_usage(const json::object& u, shape_reader& shape, Where&& where) {
+    usage x;
+    x.input_tokens = shape.count(u, "input_tokens", where).value_or(0) +
+                     shape.count(u, "cache_creation_input_tokens", where).value_or(0) +
+                     shape.count(u, "cache_read_input_tokens", where).value_or(0);
+    x.output_tokens = shape.count(u, "output_tokens", where).value_or(0);
+    if (!shape.ok()) return std::nullopt;
+    return x;
+}
+
+} // namespace detail
+
+/// Decodes a streamed Messages response, one SSE event at a time (sans-io); used like
+/// openai_stream_decoder:
+///
+///     anthropic_stream_decoder d;
+///     for each SSE event (name, data):
+///         llm_chunk c = d.feed(name, data);
+///         if (!c.empty()) forward(std::move(c));
+///         if (d.done()) break;
+///     forward(llm_chunk::last(d.finish()));
+///
+/// The event type is read from the data's "type" (the SSE event name when it has none).
+/// Text, thinking and signature deltas, tool_use blocks (id and name at block start, the
+/// input's partial JSON as argument fragments under the block's index) and usage
+/// (message_start's input, message_delta's output) become chunk members; `ping` and event,
+/// block and delta types this decoder does not know are ignored, as the API's versioning
+/// policy asks. Failures, kept with what arrived before them: an `error` event (classified
+/// like an HTTP error: overloaded_error → transient, ...), a payload that is not JSON or
+/// not the event's shape (errc::bad_response naming the event and field), a stream that
+/// ended before message_stop (errc::bad_response), or the transport's, given to fail().
+class anthropic_stream_decoder {
+public:
+    /// Decodes one SSE event. Returns the deltas it carried (empty() for none).
+    llm_chunk feed(std::string_view event_name, std::string_view data) {
+        llm_chunk c;
+        if (done()) return c;
+        data = detail::trim(data);
+        if (data.empty()) return c;
+        ++events_;
+        boost::system::error_code ec;
+        json::value v = parser_.parse(data, ec);
+        if (ec) {
+            if (event_name == "error") {
+                provider_error_body b;
+                b.message = detail::bounded_utf8(data, max_provider_message_bytes);
+                record(classify_stream_error(b));
+                return c;
+            }
+            fail(make_error_code(errc::bad_response), detail::bad_json_message("Anthropic stream: event", events_, ec, data));
+            return c;
+        }
+        const json::object* root = v.if_object();
+        if (!root) {
+            fail(make_error_code(errc::bad_response), "Anthropic stream: event #" + std::to_string(events_) +
+                                                          " is not a JSON object: " + detail::bounded_utf8(data, 200));
+            return c;
+        }
+        std::string_view type = detail::string_member(*root, "type");
+        if (type.empty()) type = event_name;
+        detail::shape_reader shape;
+        if (!read_event(type, *root, c, shape)) {
+            if (!failed_)
+                fail(make_error_code(errc::bad_response), "Anthropic stream: event #" + std::to_string(events_) + " (" +
+                                                              std::string(type) + "): " + shape.problem());
+            return llm_chunk{};
+        }
+        if (!c.empty()) acc_.add(c);
+        return c;
+    }
+
+    /// Records a failure from outside the stream (the transport's): finish() reports it.
+    void fail(boost::system::error_code ec, std::string message,
+              std::optional<std::chrono::milliseconds> retry_after = std::nullopt) {
+        if (failed_) return;
+        failed_ = true;
+        acc_.fail(ec, std::move(message), retry_after);
+    }
+
+    /// True once nothing more is expected: message_stop arrived, or the stream failed.
+    bool done() const noexcept { return stopped_ || failed_; }
+    bool failed() const noexcept { return failed_; }
+    std::size_t events() const noexcept { return events_; }
+
+    /// The final response (call once, after the stream ended or done() became true).
+    llm_response finish() {
+        if (!failed_ && !stopped_)
+            fail(make_error_code(errc::bad_response), "Anthropic stream ended before message_stop (after " +
+                                                          std::to_string(events_) + " events): the answer is incomplete");
+        return std::move(acc_).finish();
+    }
+
+private:
+    enum class block_kind : unsigned char { unknown, text, thinking, tool_use };
+    struct block {
+        block_kind kind = block_kind::unknown;
+        std::size_t index = 0;
+        bool got_input = false;  ///< input_json_delta seen
+        std::string start_input; ///< a non-empty input given whole at block start
+    };
+    /// Content blocks are few; an index beyond this is garbage, not a reason to allocate.
+    static constexpr std::size_t max_blocks = 4096;
+
+    void record(const provider_error& e) { fail(e.code, e.describe(), e.retry_after); }
+
+    template <class Where>
+    block* block_at(const json::object& o, detail::shape_reader& shape, Where&& where, bool create) {
+        auto index = shape.count(o, "index", where);
+        if (!shape.ok()) return nullptr;
+        if (!index) {
+            shape.set("index: required field is missing");
+            return nullptr;
+        }
+        if (*index >= static_cast<std::int64_t>(max_blocks)) {
+            shape.set("index: " + std::to_string(*index) + " is out of range");
+            return nullptr;
+        }
+        const auto i = static_cast<std::size_t>(*index);
+        if (i >= blocks_.size()) {
+            if (!create) return &unknown_;
+            blocks_.resize(i + 1);
+        }
+        return &blocks_[i];
+    }
+
+    bool read_event(std::string_view type, const json::object& root, llm_chunk& c, detail::shape_reader& shape) {
+        auto at_root = [] { return std::string(); };
+        if (type == "message_start") {
+            auto at_message = [] { return std::string("message"); };
+            if (const auto* m = shape.obj(root, "message", at_root)) {
+                if (const auto* model = shape.str(*m, "model", at_message); model && !model->empty())
+                    c.model_version.assign(model->data(), model->size());
+                auto at_usage = [] { return std::string("message.usage"); };
+                if (const auto* u = shape.obj(*m, "usage", at_message)) c.usage = detail::anthropic_usage(*u, shape, at_usage);
+            }
+            return shape.ok();
+        }
+        if (type == "content_block_start") {
+            block* b = block_at(root, shape, at_root, true);
+            if (!b) return false;
+            auto at_block = [] { return std::string("content_block"); };
+            const auto* cb = shape.obj(root, "content_block", at_root);
+            if (!cb) {
+                if (shape.ok()) shape.set("content_block: required field is missing");
+                return false;
+            }
+            std::string_view kind = detail::string_member(*cb, "type");
+            *b = block{};
+            b->index = static_cast<std::size_t>(b - blocks_.data());
+            if (kind == "text") {
+                b->kind = block_kind::text;
+                if (const auto* s = shape.str(*cb, "text", at_block)) c.text.append(s->data(), s->size());
+            } else if (kind == "thinking") {
+                b->kind = block_kind::thinking;
+                if (const auto* s = shape.str(*cb, "thinking", at_block)) c.thinking.append(s->data(), s->size());
+                if (const auto* s = shape.str(*cb, "signature", at_block)) c.thinking_signature.append(s->data(), s->size());
+            } else if (kind == "tool_use") {
+                b->kind = block_kind::tool_use;
+                tool_call_delta d;
+                d.index = b->index;
+                if (const auto* s = shape.str(*cb, "id", at_block)) d.id.assign(s->data(), s->size());
+                if (const auto* s = shape.str(*cb, "name", at_block)) d.name.assign(s->data(), s->size());
+                if (const auto* in = shape.obj(*cb, "input", at_block); in && !in->empty()) b->start_input = json::serialize(*in);
+                c.tool_calls.push_back(std::move(d));
+            }
+            // redacted_thinking, server_tool_use, web_search_tool_result, ...: not ours to show.
+            return shape.ok();
+        }
+        if (type == "content_block_delta") {
+            block* b = block_at(root, shape, at_root, false);
+            if (!b) return false;
+            auto at_delta = [] { return std::string("delta"); };
+            const auto* d = shape.obj(root, "delta", at_root);
+            if (!d) {
+                if (shape.ok()) shape.set("delta: required field is missing");
+                return false;
+            }
+            std::string_view kind = detail::string_member(*d, "type");
+            if (kind == "text_delta") {
+                if (const auto* s = shape.str(*d, "text", at_delta)) c.text.append(s->data(), s->size());
+            } else if (kind == "thinking_delta") {
+                if (const auto* s = shape.str(*d, "thinking", at_delta)) c.thinking.append(s->data(), s->size());
+            } else if (kind == "signature_delta") {
+                if (const auto* s = shape.str(*d, "signature", at_delta)) c.thinking_signature.append(s->data(), s->size());
+            } else if (kind == "input_json_delta") {
+                const auto* s = shape.str(*d, "partial_json", at_delta);
+                if (s && b->kind == block_kind::tool_use) {
+                    b->got_input = true;
+                    if (!s->empty())
+                        c.tool_calls.push_back(tool_call_delta{b->index, {}, {},
+                                                               std::string(s->data(), s->size())});
+                }
+            }
+            // citations_delta and later delta types: ignored.
+            return shape.ok();
+        }
+        if (type == "content_block_stop") {
+            block* b = block_at(root, shape, at_root, false);
+            if (!b) return false;
+            if (b->kind == block_kind::tool_use && !b->got_input && !b->start_input.empty()) {
+                // A server that gave the whole input at block start and no deltas.
+                c.tool_calls.push_back(
+                    tool_call_delta{b->index, {}, {}, std::move(b->start_input)});
+                b->start_input.clear();
+            }
+            return true;
+        }
+        if (type == "message_delta") {
+            auto at_delta = [] { return std::string("delta"); };
+            if (const auto* d = shape.obj(root, "delta", at_root))
+                if (const auto* r = shape.str(*d, "stop_reason", at_delta)) c.finish = detail::anthropic_stop_reason(*r);
+            auto at_usage = [] { return std::string("usage"); };
+            if (const auto* u = shape.obj(root, "usage", at_root)) c.usage = detail::anthropic_usage(*u, shape, at_usage);
+            return shape.ok();
+        }
+        if (type == "message_stop") {
+            stopped_ = true;
+            return true;
+        }
+        if (type == "error") {
+            record(classify_stream_error(read_error_value(root)));
+            return false;
+        }
+        return true; // ping, and event types added later
+    }
+
+    detail::chunk_parser parser_;
+    llm_response_accumulator acc_;
+    std::vector<block> blocks_;
+    block unknown_; // a block that never started: its text deltas count, its input deltas do not
+    std::size_t events_ = 0;
+    bool stopped_ = false;
+    bool failed_ = false;
+};
+
+/// Decodes a whole (non-streamed) Messages response body: for tests and servers that
+/// ignore `stream: true`. An error body ({"type": "error", ...}) is classified; a body
+/// that is not a message gives errc::bad_response naming what is wrong.
+inline llm_response decode_anthropic_response(std::string_view body) {
+    using detail::shape_reader;
+    boost::system::error_code ec;
+    json::value v = json::parse(body, ec);
+    if (ec)
+        return llm_response::failure(make_error_code(errc::bad_response), "Anthropic response is not valid JSON (" +
+                                                                              ec.message() + "): " + detail::bounded_utf8(body, 200));
+    const json::object* root = v.if_object();
+    if (!root)
+        return llm_response::failure(make_error_code(errc::bad_response),
+                                     "Anthropic response is not a JSON object: " + detail::bounded_utf8(body, 200));
+    if (detail::string_member(*root, "type") == "error" || root->contains("error"))
+        return classify_stream_error(read_error_value(v)).to_response();
+    shape_reader shape;
+    auto at_root = [] { return std::string(); };
+    const auto* content = shape.arr(*root, "content", at_root);
+    if (!content) {
+        return llm_response::failure(make_error_code(errc::bad_response),
+                                     "Anthropic response: " + (shape.ok() ? std::string("content: required field is missing") : shape.problem()));
+    }
+    llm_chunk c;
+    if (const auto* m = shape.str(*root, "model", at_root)) c.model_version.assign(m->data(), m->size());
+    for (std::size_t i = 0; i < content->size(); ++i) {
+        auto at_block = [i] { return "content[" + std::to_string(i) + "]"; };
+        const auto* b = (*content)[i].if_object();
+        if (!b) {
+            shape.set(at_block() + ": expected object");
+            break;
+        }
+        std::string_view kind = detail::string_member(*b, "type");
+        if (kind == "text") {
+            if (const auto* s = shape.str(*b, "text", at_block)) c.text.append(s->data(), s->size());
+        } else if (kind == "thinking") {
+            if (const auto* s = shape.str(*b, "thinking", at_block)) c.thinking.append(s->data(), s->size());
+            if (const auto* s = shape.str(*b, "signature", at_block)) c.thinking_signature.append(s->data(), s->size());
+        } else if (kind == "tool_use") {
+            tool_call_delta d;
+            d.index = i;
+            if (const auto* s = shape.str(*b, "id", at_block)) d.id.assign(s->data(), s->size());
+            if (const auto* s = shape.str(*b, "name", at_block)) d.name.assign(s->data(), s->size());
+            if (const auto* in = detail::member(*b, "input"); in && !in->is_null()) d.arguments = json::serialize(*in);
+            c.tool_calls.push_back(std::move(d));
+        }
+    }
+    if (const auto* r = shape.str(*root, "stop_reason", at_root)) c.finish = detail::anthropic_stop_reason(*r);
+    auto at_usage = [] { return std::string("usage"); };
+    if (const auto* u = shape.obj(*root, "usage", at_root)) c.usage = detail::anthropic_usage(*u, shape, at_usage);
+    if (!shape.ok()) return llm_response::failure(make_error_code(errc::bad_response), "Anthropic response: " + shape.problem());
+    llm_response_accumulator acc;
+    acc.add(c);
+    return std::move(acc).finish();
+}
+
+} // namespace libretto
+
+#endif

@@ -1,0 +1,488 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#include <libretto/provider/openai_protocol.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace lb = libretto;
+namespace json = boost::json;
+using lb::errc;
+using lb::finish_reason;
+
+namespace {
+
+json::value encode(const lb::llm_request& r, const lb::openai_options& o = {}) {
+    return json::parse(lb::encode_request(r, o));
+}
+
+lb::message msg(lb::message_role role, std::vector<lb::part> parts) {
+    lb::message m;
+    m.role = role;
+    m.parts = std::move(parts);
+    return m;
+}
+
+struct sse {
+    std::string name;
+    std::string data;
+};
+
+/// Feeds every event; returns the non-empty chunks and the final response.
+std::pair<std::vector<lb::llm_chunk>, lb::llm_response> run(const std::vector<sse>& events) {
+    lb::openai_stream_decoder d;
+    std::vector<lb::llm_chunk> chunks;
+    for (const auto& e : events) {
+        auto c = d.feed(e.name, e.data);
+        if (!c.empty()) chunks.push_back(std::move(c));
+    }
+    return {std::move(chunks), d.finish()};
+}
+
+sse data(std::string d) { return {"", std::move(d)}; }
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(openai_request)
+
+BOOST_AUTO_TEST_CASE(target_and_headers) {
+    lb::openai_options o;
+    BOOST_TEST(lb::request_target(o) == "/v1/chat/completions");
+    o.base_url = "http://localhost:8080/v1/";
+    BOOST_TEST(lb::request_target(o) == "/v1/chat/completions");
+    o.base_url = "http://localhost:11434";
+    BOOST_TEST(lb::request_target(o) == "/chat/completions");
+    o.base_url = "https://x.openai.azure.com/openai/deployments/d?api-version=2024-10-21";
+    BOOST_TEST(lb::request_target(o) == "/openai/deployments/d/chat/completions?api-version=2024-10-21");
+    o.base_url = "localhost:8000/v1";
+    BOOST_TEST(lb::request_target(o) == "/v1/chat/completions");
+
+    lb::openai_options k{.api_key = "sk-1", .organization = "org-1", .project = "proj-1",
+                         .extra_headers = {{"x-title", "libretto"}}};
+    lb::http_headers want{{"authorization", "Bearer sk-1"},   {"content-type", "application/json"},
+                          {"accept", "text/event-stream"},    {"openai-organization", "org-1"},
+                          {"openai-project", "proj-1"},       {"x-title", "libretto"}};
+    BOOST_TEST((lb::request_headers(k) == want));
+    BOOST_TEST(*lb::find_header(lb::request_headers(k), "Authorization") == "Bearer sk-1");
+
+    lb::openai_options local{.stream = false};
+    auto h = lb::request_headers(local);
+    BOOST_TEST(!lb::find_header(h, "authorization")); // no key, no header
+    BOOST_TEST(*lb::find_header(h, "accept") == "application/json");
+}
+
+BOOST_AUTO_TEST_CASE(from_environment) {
+    ::setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1", 1);
+    ::setenv("OPENAI_API_KEY", "sk-env", 1);
+    ::setenv("OPENAI_MODEL", "", 1); // empty: the default stays
+    ::setenv("OPENAI_ORG_ID", "org-env", 1);
+    ::unsetenv("OPENAI_PROJECT_ID");
+    auto o = lb::openai_options::from_environment({.model = "gpt-4o-mini", .project = "p"});
+    BOOST_TEST(o.base_url == "http://127.0.0.1:9/v1");
+    BOOST_TEST(o.api_key == "sk-env");
+    BOOST_TEST(o.model == "gpt-4o-mini");
+    BOOST_TEST(o.organization == "org-env");
+    BOOST_TEST(o.project == "p");
+    ::unsetenv("OPENAI_BASE_URL");
+    ::unsetenv("OPENAI_API_KEY");
+    ::unsetenv("OPENAI_MODEL");
+    ::unsetenv("OPENAI_ORG_ID");
+    BOOST_TEST(lb::openai_options::from_environment().base_url == "https://api.openai.com/v1");
+}
+
+BOOST_AUTO_TEST_CASE(minimal_request) {
+    lb::llm_request r{.messages = {lb::message::user("Hi")}};
+    auto v = encode(r, {.model = "gpt-4o-mini"});
+    auto want = json::parse(R"({"model":"gpt-4o-mini","messages":[{"role":"user","content":"Hi"}],
+        "stream":true,"stream_options":{"include_usage":true}})");
+    BOOST_TEST(v == want, json::serialize(v));
+    // The request's model wins; without any model no field is sent; without streaming, no stream fields.
+    r.model = "o3";
+    BOOST_TEST(encode(r, {.model = "gpt-4o-mini"}).at("model") == "o3");
+    auto local = encode(lb::llm_request{.messages = {lb::message::user("Hi")}}, {.stream = false});
+    BOOST_TEST(local == json::parse(R"({"messages":[{"role":"user","content":"Hi"}]})"), json::serialize(local));
+    auto no_usage = encode(lb::llm_request{.messages = {lb::message::user("Hi")}}, {.include_usage = false});
+    BOOST_TEST(!no_usage.as_object().contains("stream_options"));
+}
+
+BOOST_AUTO_TEST_CASE(every_part_kind_and_role) {
+    lb::llm_request r;
+    r.system_instruction = "Be brief.";
+    r.messages.push_back(msg(lb::message_role::user,
+                             {lb::text_part{"Look:", {}}, lb::data_part{{{"k", 1}}, {}},
+                              lb::file_part{std::nullopt, "iVBOR", "image/png", "a.png", {}},
+                              lb::file_part{"https://x/cat.jpg", std::nullopt, std::nullopt, std::nullopt, {}},
+                              lb::file_part{std::nullopt, "UklGR", "audio/wav", std::nullopt, {}},
+                              lb::file_part{std::nullopt, "JVBER", "application/pdf", "r.pdf", {}},
+                              lb::file_part{"https://x/r.pdf", std::nullopt, "application/pdf", std::nullopt, {}}}));
+    r.messages.push_back(msg(lb::message_role::assistant,
+                             {lb::thinking_part{"hidden reasoning", {}}, lb::text_part{"Checking.", {}},
+                              lb::tool_call_part{"call_1", "get_weather", {{"city", "Oslo"}}, {}},
+                              lb::tool_call_part{"call_2", "clock", {}, {}}}));
+    r.messages.push_back(msg(lb::message_role::tool,
+                             {lb::tool_response_part{"call_1", "get_weather", json::value({{"temp", 21}}), std::nullopt, {}},
+                              lb::tool_response_part{"call_2", "clock", json::value("12:00"), std::nullopt, {}},
+                              lb::text_part{"extra note", {}}}));
+    r.messages.push_back(msg(lb::message_role::assistant, {lb::tool_call_part{"call_3", "search", {}, {}}}));
+    r.messages.push_back(msg(lb::message_role::tool,
+                             {lb::tool_response_part{"call_3", "search", nullptr, std::string("timeout"), {}}}));
+    auto v = encode(r, {.stream = false});
+    auto want = json::parse(R"({"messages":[
+        {"role":"system","content":"Be brief."},
+        {"role":"user","content":[
+            {"type":"text","text":"Look:"},
+            {"type":"text","text":"{\"k\":1}"},
+            {"type":"image_url","image_url":{"url":"data:image/png;base64,iVBOR"}},
+            {"type":"image_url","image_url":{"url":"https://x/cat.jpg"}},
+            {"type":"input_audio","input_audio":{"data":"UklGR","format":"wav"}},
+            {"type":"file","file":{"filename":"r.pdf","file_data":"data:application/pdf;base64,JVBER"}},
+            {"type":"text","text":"[file https://x/r.pdf: https://x/r.pdf]"}]},
+        {"role":"assistant","content":"Checking.","tool_calls":[
+            {"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}},
+            {"id":"call_2","type":"function","function":{"name":"clock","arguments":"{}"}}]},
+        {"role":"tool","tool_call_id":"call_1","content":"{\"temp\":21}"},
+        {"role":"tool","tool_call_id":"call_2","content":"12:00"},
+        {"role":"user","content":"extra note"},
+        {"role":"assistant","content":null,"tool_calls":[
+            {"id":"call_3","type":"function","function":{"name":"search","arguments":"{}"}}]},
+        {"role":"tool","tool_call_id":"call_3","content":"{\"error\":\"timeout\"}"}]})");
+    BOOST_TEST(v == want, json::serialize(v));
+}
+
+BOOST_AUTO_TEST_CASE(invalid_call_goes_back_as_written) {
+    lb::invalid_tool_call bad{"call_9", "search", "{q: Oslo}", "not JSON"};
+    lb::llm_request r{.messages = {msg(lb::message_role::assistant, {bad.as_call()}),
+                                   msg(lb::message_role::tool, {bad.error_response()})}};
+    auto v = encode(r);
+    BOOST_TEST(v.at("messages").at(0).at("tool_calls").at(0).at("function").at("arguments") == "{q: Oslo}");
+    BOOST_TEST(v.at("messages").at(1).at("content") == R"({"error":"not JSON"})");
+}
+
+BOOST_AUTO_TEST_CASE(tools_schema_and_options) {
+    lb::llm_request r;
+    r.messages.push_back(lb::message::user("Hi"));
+    r.tools.push_back({"get_weather", "Weather for a city",
+                       json::parse(R"({"type":"object","properties":{"city":{"type":"string"}},"required":["city"]})").as_object(),
+                       false});
+    r.tools.push_back({"clock", "", {}, false});
+    r.output_schema = json::parse(R"({"type":"object","properties":{"a":{"type":"integer"}}})").as_object();
+    r.options = {.temperature = 0.5, .top_p = 0.9, .max_output_tokens = 100, .stop_sequences = {"END"}, .seed = 7};
+    auto v = encode(r, {.stream = false, .reasoning_effort = "low", .strict_output_schema = true,
+                        .extra_body = json::parse(R"({"top_k":20,"seed":8})").as_object()});
+    auto want = json::parse(R"({"messages":[{"role":"user","content":"Hi"}],
+        "tools":[{"type":"function","function":{"name":"get_weather","description":"Weather for a city",
+                  "parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}},
+                 {"type":"function","function":{"name":"clock","parameters":{"type":"object","properties":{}}}}],
+        "response_format":{"type":"json_schema","json_schema":{"name":"output",
+            "schema":{"type":"object","properties":{"a":{"type":"integer"}}},"strict":true}},
+        "temperature":0.5,"top_p":0.9,"max_completion_tokens":100,"stop":["END"],"seed":8,
+        "reasoning_effort":"low","top_k":20})");
+    BOOST_TEST(v == want, json::serialize(v));
+    auto legacy = encode(r, {.max_tokens_field = lb::openai_max_tokens_field::max_tokens, .system_role = "developer"});
+    BOOST_TEST(legacy.at("max_tokens") == 100);
+    BOOST_TEST(!legacy.as_object().contains("max_completion_tokens"));
+    r.system_instruction = "S";
+    BOOST_TEST(encode(r, {.system_role = "developer"}).at("messages").at(0).at("role") == "developer");
+}
+
+BOOST_AUTO_TEST_CASE(bad_requests_are_named) {
+    auto fails_with = [](const lb::llm_request& r, std::string_view what) {
+        try {
+            (void)lb::encode_request(r, {});
+        } catch (const boost::system::system_error& e) {
+            BOOST_TEST(e.code() == errc::invalid_argument);
+            BOOST_TEST(std::string(e.what()).find(what) != std::string::npos, e.what());
+            return;
+        }
+        BOOST_FAIL("no exception");
+    };
+    fails_with({.messages = {msg(lb::message_role::assistant, {lb::tool_call_part{"", "f", {}, {}}})}},
+               "message #0 part #0: tool call without an id");
+    fails_with({.messages = {lb::message::user("x"), msg(lb::message_role::assistant, {lb::text_part{"a", {}}, lb::tool_call_part{"c", "", {}, {}}})}},
+               "message #1 part #1: tool call without a tool name");
+    fails_with({.messages = {msg(lb::message_role::tool, {lb::tool_response_part{"", "f", nullptr, std::nullopt, {}}})}},
+               "message #0 part #0: tool response without a tool call id");
+    fails_with({.messages = {msg(lb::message_role::user, {lb::file_part{}})}}, "message #0 part #0: file part without uri or inline_bytes");
+    fails_with({.messages = {lb::message::user("x")}, .tools = {lb::tool_declaration{}}}, "tool #0: no name");
+}
+
+BOOST_AUTO_TEST_CASE(empty_messages_are_left_out) {
+    lb::llm_request r{.messages = {msg(lb::message_role::user, {lb::text_part{"", {}}}),
+                                   msg(lb::message_role::assistant, {lb::thinking_part{"t", {}}}),
+                                   lb::message::user("x")}};
+    BOOST_TEST(encode(r, {.stream = false}) == json::parse(R"({"messages":[{"role":"user","content":"x"}]})"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(openai_stream)
+
+// The documented shape of a streamed text reply with include_usage: role chunk, content
+// chunks, finish chunk, usage-only chunk with empty choices, [DONE].
+BOOST_AUTO_TEST_CASE(text_with_usage_only_final_chunk) {
+    auto [chunks, r] = run({
+        data(R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini-2024-07-18","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null})"),
+        data(R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini-2024-07-18","choices":[{"index":0,"delta":{"content":"Hello"},"logprobs":null,"finish_reason":null}],"usage":null})"),
+        data(R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini-2024-07-18","choices":[{"index":0,"delta":{"content":" there"},"logprobs":null,"finish_reason":null}],"usage":null})"),
+        data(R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini-2024-07-18","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}],"usage":null})"),
+        data(R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o-mini-2024-07-18","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11}})"),
+        data("[DONE]"),
+    });
+    BOOST_TEST(r.ok(), r.error_message);
+    BOOST_TEST(r.text() == "Hello there");
+    BOOST_TEST(r.finish == finish_reason::stop);
+    BOOST_TEST(r.model_version == "gpt-4o-mini-2024-07-18");
+    BOOST_REQUIRE(r.usage.has_value());
+    BOOST_TEST(r.usage->input_tokens == 9);
+    BOOST_TEST(r.usage->output_tokens == 2);
+    BOOST_TEST(r.usage->model_version == "gpt-4o-mini-2024-07-18");
+    // The model version is reported once, not with every chunk.
+    BOOST_REQUIRE(chunks.size() == 5u);
+    BOOST_TEST(chunks[0].model_version == "gpt-4o-mini-2024-07-18");
+    BOOST_TEST(chunks[1].model_version.empty());
+    BOOST_TEST(chunks[1].text == "Hello");
+    BOOST_TEST((chunks[3].finish == finish_reason::stop));
+    BOOST_TEST(chunks[4].usage->input_tokens == 9);
+}
+
+// Two parallel calls, each call's arguments in several fragments, interleaved by index as
+// OpenAI sends them.
+BOOST_AUTO_TEST_CASE(parallel_tool_calls_in_fragments) {
+    auto [chunks, r] = run({
+        data(R"({"model":"gpt-4o","choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_weather","arguments":""}}]},"finish_reason":null}]})"),
+        data(R"({"model":"gpt-4o","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"ci"}}]},"finish_reason":null}]})"),
+        data(R"({"model":"gpt-4o","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"ty\": \"Oslo\"}"}}]},"finish_reason":null}]})"),
+        data(R"({"model":"gpt-4o","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"get_time","arguments":""}}]},"finish_reason":null}]})"),
+        data(R"({"model":"gpt-4o","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{\"tz\":"}}]},"finish_reason":null}]})"),
+        data(R"({"model":"gpt-4o","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":" \"CET\"}"}}]},"finish_reason":null}]})"),
+        data(R"({"model":"gpt-4o","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})"),
+        data(R"({"model":"gpt-4o","choices":[],"usage":{"prompt_tokens":80,"completion_tokens":40,"total_tokens":120}})"),
+        data("[DONE]"),
+    });
+    BOOST_TEST(r.ok(), r.error_message);
+    BOOST_TEST(r.finish == finish_reason::tool_calls);
+    BOOST_REQUIRE(r.tool_calls().size() == 2u);
+    auto it = r.tool_calls().begin();
+    BOOST_TEST(it->tool_call_id == "call_a");
+    BOOST_TEST(it->tool_name == "get_weather");
+    BOOST_TEST(json::value(it->args) == json::parse(R"({"city":"Oslo"})"));
+    ++it;
+    BOOST_TEST(it->tool_call_id == "call_b");
+    BOOST_TEST(json::value(it->args) == json::parse(R"({"tz":"CET"})"));
+    BOOST_REQUIRE(chunks[1].tool_calls.size() == 1u);
+    BOOST_TEST(chunks[1].tool_calls[0].index.value() == 0u);
+    BOOST_TEST(chunks[1].tool_calls[0].arguments == "{\"ci");
+    BOOST_TEST(chunks[1].tool_calls[0].id.empty());
+}
+
+BOOST_AUTO_TEST_CASE(reasoning_content_and_reasoning) {
+    auto [chunks, r] = run({
+        data(R"({"model":"deepseek-reasoner","choices":[{"index":0,"delta":{"role":"assistant","content":null,"reasoning_content":"Think"},"finish_reason":null}]})"),
+        data(R"({"model":"deepseek-reasoner","choices":[{"index":0,"delta":{"content":null,"reasoning_content":"ing."},"finish_reason":null}]})"),
+        data(R"({"model":"deepseek-reasoner","choices":[{"index":0,"delta":{"content":"42","reasoning_content":null},"finish_reason":"stop"}]})"),
+        data("[DONE]"),
+    });
+    BOOST_TEST(r.thinking() == "Thinking.");
+    BOOST_TEST(r.text() == "42");
+    BOOST_TEST(chunks[0].thinking == "Think");
+    // OpenRouter / Ollama call it "reasoning".
+    auto [c2, r2] = run({data(R"({"choices":[{"index":0,"delta":{"reasoning":"hmm"},"finish_reason":null}]})"),
+                         data(R"({"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"length"}]})"), data("[DONE]")});
+    BOOST_TEST(r2.thinking() == "hmm");
+    BOOST_TEST(r2.finish == finish_reason::length);
+}
+
+BOOST_AUTO_TEST_CASE(finish_reasons) {
+    auto finish_of = [](std::string_view reason) {
+        auto [c, r] = run({data(R"({"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":")" + std::string(reason) + R"("}]})"),
+                           data("[DONE]")});
+        return r.finish;
+    };
+    BOOST_TEST(finish_of("stop") == finish_reason::stop);
+    BOOST_TEST(finish_of("length") == finish_reason::length);
+    BOOST_TEST(finish_of("tool_calls") == finish_reason::tool_calls);
+    BOOST_TEST(finish_of("function_call") == finish_reason::tool_calls);
+    BOOST_TEST(finish_of("content_filter") == finish_reason::content_filter);
+    BOOST_TEST(finish_of("eos_token") == finish_reason::other);
+}
+
+BOOST_AUTO_TEST_CASE(other_choices_and_ignorable_events) {
+    auto [chunks, r] = run({
+        {"message", R"({"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null},{"index":1,"delta":{"content":"B"},"finish_reason":null}]})"},
+        data("   "),                                  // keep-alive without data
+        data(R"({"choices":[{"index":0,"delta":{"content":"b"},"finish_reason":"stop"}]})"),
+        data("[DONE]"),
+        data(R"({"choices":[{"index":0,"delta":{"content":"late"},"finish_reason":null}]})"), // after the end
+    });
+    BOOST_TEST(r.text() == "ab");
+    BOOST_TEST(chunks.size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(error_event_mid_stream_keeps_what_arrived) {
+    lb::openai_stream_decoder d;
+    d.feed("", R"({"choices":[{"index":0,"delta":{"content":"Partial"},"finish_reason":null}]})");
+    d.feed("", R"({"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}})");
+    BOOST_TEST(d.done());
+    BOOST_TEST(d.failed());
+    BOOST_TEST(d.feed("", "[DONE]").empty());
+    auto r = d.finish();
+    BOOST_TEST(!r.ok());
+    BOOST_TEST(r.error == errc::transient);
+    BOOST_TEST(r.finish == finish_reason::error);
+    BOOST_TEST(r.error_message == "provider error (server_error): The server had an error while processing your request.");
+    BOOST_TEST(r.text() == "Partial");
+}
+
+BOOST_AUTO_TEST_CASE(error_events_of_compatible_servers) {
+    auto overflow = run({data(R"({"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}})")});
+    BOOST_TEST(overflow.second.error == errc::context_overflow);
+    auto named = run({{"error", R"({"message":"Overloaded","type":"overloaded_error"})"}});
+    BOOST_TEST(named.second.error == errc::transient);
+    auto text = run({{"error", "upstream went away"}});
+    BOOST_TEST(text.second.error == errc::model_error);
+    BOOST_TEST(text.second.error_message == "provider error: upstream went away");
+    auto vllm = run({data(R"({"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.","type":"BadRequestError","code":400})")});
+    BOOST_TEST(vllm.second.error == errc::context_overflow);
+}
+
+BOOST_AUTO_TEST_CASE(malformed_json_is_an_error_naming_the_chunk) {
+    auto [chunks, r] = run({
+        data(R"({"choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]})"),
+        data(R"({"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":nu)"),
+        data(R"({"choices":[{"index":0,"delta":{"content":"never"},"finish_reason":"stop"}]})"),
+        data("[DONE]"),
+    });
+    BOOST_TEST(r.error == errc::bad_response);
+    BOOST_TEST(r.error_message.find("OpenAI stream: chunk #2 is not valid JSON") == 0u, r.error_message);
+    BOOST_TEST(r.error_message.find(R"("finish_reason":nu)") != std::string::npos, r.error_message);
+    BOOST_TEST(r.text() == "Hel");
+    BOOST_TEST(chunks.size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(wrong_shapes_are_named) {
+    auto problem = [](std::string payload) { return run({data(std::move(payload)), data("[DONE]")}).second; };
+    auto a = problem(R"({"choices":[{"index":0,"delta":{"content":5}}]})");
+    BOOST_TEST(a.error == errc::bad_response);
+    BOOST_TEST(a.error_message == "OpenAI stream: chunk #1: choices[0].delta.content: expected string, got number");
+    auto b = problem(R"({"choices":{"index":0}})");
+    BOOST_TEST(b.error_message == "OpenAI stream: chunk #1: choices: expected array, got object");
+    auto c = problem(R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":-1}]}}]})");
+    BOOST_TEST(c.error_message == "OpenAI stream: chunk #1: choices[0].delta.tool_calls[0].index: expected non-negative integer, got number");
+    auto d = problem(R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":["x"]}}]}}]})");
+    BOOST_TEST(d.error_message == "OpenAI stream: chunk #1: choices[0].delta.tool_calls[0].function.name: expected string, got array");
+    auto e = problem(R"([1,2])");
+    BOOST_TEST(e.error_message == "OpenAI stream: chunk #1 is not a JSON object: [1,2]");
+    auto f = problem(R"({"choices":[],"usage":{"prompt_tokens":"9"}})");
+    BOOST_TEST(f.error_message == "OpenAI stream: chunk #1: usage.prompt_tokens: expected non-negative integer, got string");
+    auto g = problem(R"({"choices":[7]})");
+    BOOST_TEST(g.error_message == "OpenAI stream: chunk #1: choices[0]: expected object");
+}
+
+BOOST_AUTO_TEST_CASE(stream_cut_before_the_end_is_an_error) {
+    auto [chunks, r] = run({
+        data(R"({"choices":[{"index":0,"delta":{"content":"The answer is"},"finish_reason":null}]})"),
+    });
+    BOOST_TEST(r.error == errc::bad_response);
+    BOOST_TEST(r.error_message ==
+               "OpenAI stream ended before [DONE] and without a finish_reason (after 1 events): the answer is incomplete");
+    BOOST_TEST(r.text() == "The answer is");
+    // An empty stream too.
+    BOOST_TEST(run({}).second.error == errc::bad_response);
+    // A finish_reason without [DONE] is a complete answer (the cut lost at most the usage).
+    auto finished = run({data(R"({"choices":[{"index":0,"delta":{"content":"42"},"finish_reason":"stop"}]})")});
+    BOOST_TEST(finished.second.ok());
+    BOOST_TEST(finished.second.text() == "42");
+}
+
+BOOST_AUTO_TEST_CASE(transport_failure_is_recorded_once) {
+    lb::openai_stream_decoder d;
+    d.feed("", R"({"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}]})");
+    d.fail(make_error_code(boost::system::errc::connection_reset), "connection reset by peer");
+    d.fail(make_error_code(errc::bad_response), "later");
+    auto r = d.finish();
+    BOOST_TEST(r.error == boost::system::errc::connection_reset);
+    BOOST_TEST(lb::is_transient(r.error));
+    BOOST_TEST(r.error_message == "connection reset by peer");
+    BOOST_TEST(r.text() == "x");
+}
+
+BOOST_AUTO_TEST_CASE(invalid_tool_arguments_become_invalid_calls) {
+    auto [chunks, r] = run({
+        data(R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"f","arguments":"{\"a\":"}}]},"finish_reason":null}]})"),
+        data(R"({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})"),
+        data("[DONE]"),
+    });
+    BOOST_TEST(r.ok());
+    BOOST_TEST(r.tool_calls().empty());
+    BOOST_REQUIRE(r.invalid_tool_calls.size() == 1u);
+    BOOST_TEST(r.invalid_tool_calls[0].arguments == "{\"a\":");
+}
+
+BOOST_AUTO_TEST_CASE(many_chunks_reuse_the_parser) {
+    lb::openai_stream_decoder d;
+    std::string want;
+    for (int i = 0; i < 2000; ++i) {
+        std::string piece = "w" + std::to_string(i) + " ";
+        want += piece;
+        auto c = d.feed("", R"({"choices":[{"index":0,"delta":{"content":")" + piece + R"("},"finish_reason":null}]})");
+        BOOST_TEST_REQUIRE(c.text == piece);
+    }
+    // One chunk far larger than the parser's inline buffer.
+    std::string big(100'000, 'z');
+    want += big;
+    d.feed("", R"({"choices":[{"index":0,"delta":{"content":")" + big + R"("},"finish_reason":"stop"}]})");
+    d.feed("", "[DONE]");
+    auto r = d.finish();
+    BOOST_TEST(r.text() == want);
+    BOOST_TEST(d.events() == 2002u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(openai_whole_response)
+
+BOOST_AUTO_TEST_CASE(completion_with_tool_calls) {
+    auto r = lb::decode_openai_response(R"({
+        "id":"chatcmpl-2","object":"chat.completion","created":1,"model":"gpt-4o-2024-08-06",
+        "choices":[{"index":0,"message":{"role":"assistant","content":"Let me check.","refusal":null,
+            "tool_calls":[{"id":"call_x","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},
+                          {"id":"call_y","type":"function","function":{"name":"clock","arguments":"{}"}}]},
+            "logprobs":null,"finish_reason":"tool_calls"}],
+        "usage":{"prompt_tokens":82,"completion_tokens":17,"total_tokens":99}})");
+    BOOST_TEST(r.ok(), r.error_message);
+    BOOST_TEST(r.text() == "Let me check.");
+    BOOST_TEST(r.finish == finish_reason::tool_calls);
+    BOOST_TEST(r.model_version == "gpt-4o-2024-08-06");
+    BOOST_REQUIRE(r.tool_calls().size() == 2u);
+    BOOST_TEST(r.tool_calls().front().tool_call_id == "call_x");
+    BOOST_TEST(json::value(r.tool_calls().front().args) == json::parse(R"({"city":"Paris"})"));
+    BOOST_TEST(r.usage->input_tokens == 82);
+    BOOST_TEST(r.usage->output_tokens == 17);
+}
+
+BOOST_AUTO_TEST_CASE(ollama_style_object_arguments_and_reasoning) {
+    auto r = lb::decode_openai_response(R"({"model":"qwen3","choices":[{"index":0,"message":{"role":"assistant","content":"",
+        "reasoning":"short","tool_calls":[{"id":"call_1","function":{"name":"f","arguments":{"a":1}}}]},"finish_reason":"tool_calls"}]})");
+    BOOST_TEST(r.ok(), r.error_message);
+    BOOST_TEST(r.thinking() == "short");
+    BOOST_TEST(json::value(r.tool_calls().front().args) == json::parse(R"({"a":1})"));
+}
+
+BOOST_AUTO_TEST_CASE(bad_bodies) {
+    BOOST_TEST(lb::decode_openai_response("not json").error == errc::bad_response);
+    BOOST_TEST(lb::decode_openai_response("[]").error_message == "OpenAI response is not a JSON object: []");
+    BOOST_TEST(lb::decode_openai_response("{}").error_message == "OpenAI response: choices: required field is missing");
+    BOOST_TEST(lb::decode_openai_response(R"({"choices":[{"index":0,"message":"hi"}]})").error_message ==
+               "OpenAI response: choices[0].message: expected object, got string");
+    auto err = lb::decode_openai_response(R"({"error":{"message":"Incorrect API key","type":"invalid_request_error","code":"invalid_api_key"}})");
+    BOOST_TEST(err.error == errc::auth_failed);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,380 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#include <libretto/provider/provider_error.hpp>
+#include <libretto/provider/retry_policy.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lb = libretto;
+using lb::errc;
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+
+namespace {
+
+/// A generator that returns a fixed value: min() → fraction 0, max() → fraction just below 1.
+struct fixed_random {
+    using result_type = std::uint32_t;
+    result_type value;
+    static constexpr result_type min() { return 0; }
+    static constexpr result_type max() { return std::numeric_limits<result_type>::max(); }
+    result_type operator()() { return value; }
+};
+
+std::chrono::system_clock::time_point at(int y, unsigned mo, unsigned d, int h, int mi, int s) {
+    using namespace std::chrono;
+    return sys_days{year{y} / month{mo} / day{d}} + hours{h} + minutes{mi} + seconds{s};
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(overflow_messages)
+
+// Every phrasing in /work/shared/reference/openclaw-pi.md §2 (pi-ai's isContextOverflow and
+// OpenClaw's overflow recovery), pi-ai's documented examples per provider, and both
+// providers' own messages and codes.
+BOOST_AUTO_TEST_CASE(every_known_phrasing_is_overflow) {
+    const std::vector<std::string_view> messages = {
+        // reference §2.1
+        "prompt is too long: 213462 tokens > 200000 maximum",                                  // Anthropic
+        "request_too_large",                                                                    // Anthropic 413 type
+        "Your input exceeds the context window of this model",                                  // OpenAI
+        "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens", // OpenAI
+        "prompt too long; exceeded max context length by 12 tokens",                            // Ollama
+        "prompt too long; exceeded context length by 12 tokens",                                // Ollama (older)
+        "400 status code (no body)",                                                            // Cerebras
+        "413 (no body)",                                                                        // Cerebras
+        // reference §2.7 (OpenClaw)
+        "context length exceeded",
+        "The input exceeds the maximum number of tokens",
+        "input token count exceeds the maximum number of input tokens",
+        "input is too long for the model",
+        "ollama error: context length exceeded",
+        // pi-ai's per-provider examples
+        "input is too long for requested model",                                                // Bedrock
+        "Requested token count exceeds the model's maximum context length of 131,072 tokens",   // LiteLLM
+        "Input length (265330) exceeds model's maximum context length (262144).",               // proxies
+        "The input token count (1196265) exceeds the maximum number of tokens allowed (1048575)", // Gemini
+        "This model's maximum prompt length is 131072 but the request contains 537812 tokens",  // xAI
+        "Please reduce the length of the messages or completion",                               // Groq
+        "This endpoint's maximum context length is 8192 tokens. However, you requested about 9000 tokens", // OpenRouter
+        "Input length 5000 exceeds the maximum allowed input length of 4096 tokens.",           // Poolside
+        "The input (5000 tokens) is longer than the model's context length (4096 tokens).",     // Together
+        "prompt token count of 9000 exceeds the limit of 8192",                                 // Copilot
+        "the request exceeds the available context size, try increasing it",                    // llama.cpp
+        "input is larger than the max context size. skipping",                                  // older llama.cpp
+        "tokens to keep from the initial prompt is greater than the context length",            // LM Studio
+        "invalid params, context window exceeds limit",                                         // MiniMax
+        "Your request exceeded model token limit: 8192 (requested: 9000)",                      // Kimi
+        "Prompt contains 9000 tokens ... too large for model with 8192 maximum context length", // Mistral
+        "prompt has 9,000 tokens, but the configured context size is 8,192 tokens",             // DS4
+        "model_context_window_exceeded",                                                        // z.ai
+        "Range of input length should be [1, 30720]",                                           // DashScope
+        "The decoder prompt (length 5000) is longer than the maximum model length of 4096.",    // vLLM
+        "input length and `max_tokens` exceed context limit: 188240 + 21333 > 200000, decrease input length or `max_tokens` and try again", // Anthropic
+        "context_length_exceeded",                                                              // OpenAI code
+        "Too many tokens in the request",                                                       // generic
+        "token limit exceeded",                                                                 // generic
+        "PROMPT IS TOO LONG",                                                                   // case
+    };
+    for (auto m : messages) BOOST_TEST(lb::is_context_overflow_message(m), m);
+}
+
+BOOST_AUTO_TEST_CASE(rate_limits_and_other_errors_are_not_overflow) {
+    const std::vector<std::string_view> messages = {
+        "Throttling error: Too many tokens, please wait before trying again.",
+        "Service unavailable: too many tokens queued",
+        "rate limit exceeded, too many tokens",
+        "Too many requests: too many tokens",
+        "Invalid API key",
+        "model 'gpt-9' not found",
+        "maximum context length is unknown tokens", // `#` needs digits
+        "500 status code (no body)",                // only 400/413 are Cerebras' overflow
+        "error 400 (no body)",                      // ^ anchors at the start
+        "",
+        "Overloaded",
+    };
+    for (auto m : messages) BOOST_TEST(!lb::is_context_overflow_message(m), m);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(error_bodies)
+
+BOOST_AUTO_TEST_CASE(openai_error_body) {
+    auto b = lb::parse_error_body(
+        R"({"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}})");
+    BOOST_TEST(b.structured);
+    BOOST_TEST(b.type == "invalid_request_error");
+    BOOST_TEST(b.code == "context_length_exceeded");
+    BOOST_TEST(b.message == "This model's maximum context length is 128000 tokens.");
+    BOOST_TEST(b.status == 0);
+}
+
+BOOST_AUTO_TEST_CASE(anthropic_error_body) {
+    auto b = lb::parse_error_body(R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_1"})");
+    BOOST_TEST(b.structured);
+    BOOST_TEST(b.type == "overloaded_error");
+    BOOST_TEST(b.message == "Overloaded");
+}
+
+BOOST_AUTO_TEST_CASE(compatible_server_bodies) {
+    auto llama = lb::parse_error_body(R"({"error":{"code":400,"message":"the request exceeds the available context size","type":"exceed_context_size_error"}})");
+    BOOST_TEST(llama.status == 400);
+    BOOST_TEST(llama.type == "exceed_context_size_error");
+    auto ollama = lb::parse_error_body(R"({"error":"model \"llama9\" not found, try pulling it first"})");
+    BOOST_TEST(ollama.structured);
+    BOOST_TEST(ollama.message == "model \"llama9\" not found, try pulling it first");
+    auto vllm = lb::parse_error_body(R"({"object":"error","message":"bad schema","type":"BadRequestError","param":null,"code":400})");
+    BOOST_TEST(vllm.message == "bad schema");
+    BOOST_TEST(vllm.status == 400);
+    auto fastapi = lb::parse_error_body(R"({"detail":"Not Found"})");
+    BOOST_TEST(fastapi.message == "Not Found");
+}
+
+BOOST_AUTO_TEST_CASE(unstructured_bodies_fall_back_to_bounded_text) {
+    auto html = lb::parse_error_body("<html><body>502 Bad Gateway</body></html>");
+    BOOST_TEST(!html.structured);
+    BOOST_TEST(html.message == "<html><body>502 Bad Gateway</body></html>");
+    auto other_json = lb::parse_error_body(R"({"unexpected":true})");
+    BOOST_TEST(!other_json.structured);
+    BOOST_TEST(other_json.message == R"({"unexpected":true})");
+    std::string big(5000, 'x');
+    big.replace(998, 3, "\xE2\x82\xAC"); // a euro sign straddling the 1000-byte limit
+    auto bounded = lb::parse_error_body(big);
+    BOOST_TEST(bounded.message.size() == 998 + 3);
+    BOOST_TEST(bounded.message.substr(998) == "...");
+    auto empty = lb::parse_error_body("  \r\n", 413);
+    BOOST_TEST(empty.message == "413 status code (no body)");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(classification)
+
+BOOST_AUTO_TEST_CASE(statuses) {
+    BOOST_TEST(lb::classify_http_error(429, R"({"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}})").code == errc::transient);
+    BOOST_TEST(lb::classify_http_error(408, "").code == errc::transient);
+    BOOST_TEST(lb::classify_http_error(409, "").code == errc::transient);
+    BOOST_TEST(lb::classify_http_error(500, "oops").code == errc::transient);
+    BOOST_TEST(lb::classify_http_error(502, "<html>bad gateway</html>").code == errc::transient);
+    BOOST_TEST(lb::classify_http_error(503, "").code == errc::transient);
+    BOOST_TEST(lb::classify_http_error(529, R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})").code == errc::transient);
+    BOOST_TEST(lb::classify_http_error(401, R"({"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}})").code == errc::auth_failed);
+    BOOST_TEST(lb::classify_http_error(403, R"({"type":"error","error":{"type":"permission_error","message":"no access"}})").code == errc::auth_failed);
+    BOOST_TEST(lb::classify_http_error(400, R"({"error":{"message":"Invalid schema for function 'f'","type":"invalid_request_error"}})").code == errc::model_error);
+    BOOST_TEST(lb::classify_http_error(404, R"({"type":"error","error":{"type":"not_found_error","message":"model: claude-9"}})").code == errc::model_error);
+    BOOST_TEST(lb::classify_http_error(422, "{}").code == errc::model_error);
+    BOOST_TEST(lb::classify_http_error(302, "").code == errc::model_error);
+}
+
+BOOST_AUTO_TEST_CASE(overflow_by_message_code_or_type) {
+    auto openai = lb::classify_http_error(
+        400, R"({"error":{"message":"Your input exceeds the context window of this model.","type":"invalid_request_error","code":"context_length_exceeded"}})");
+    BOOST_TEST(openai.code == errc::context_overflow);
+    BOOST_TEST(openai.provider_code == "context_length_exceeded");
+    // The code alone is enough.
+    BOOST_TEST(lb::classify_http_error(400, R"({"error":{"message":"too big","code":"context_length_exceeded"}})").code == errc::context_overflow);
+    auto anthropic = lb::classify_http_error(
+        400, R"({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 213462 tokens > 200000 maximum"}})");
+    BOOST_TEST(anthropic.code == errc::context_overflow);
+    BOOST_TEST(anthropic.message == "prompt is too long: 213462 tokens > 200000 maximum");
+    BOOST_TEST(anthropic.describe() == "HTTP 400 (invalid_request_error): prompt is too long: 213462 tokens > 200000 maximum");
+    BOOST_TEST(lb::classify_http_error(413, R"({"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}})").code == errc::context_overflow);
+    BOOST_TEST(lb::classify_http_error(413, "").code == errc::context_overflow); // Cerebras
+    BOOST_TEST(lb::classify_http_error(400, "").code == errc::context_overflow);
+    BOOST_TEST(lb::classify_http_error(500, R"({"error":{"code":500,"message":"the request exceeds the available context size"}})").code == errc::context_overflow);
+}
+
+BOOST_AUTO_TEST_CASE(a_429_is_never_overflow_and_quota_is_not_transient) {
+    // OpenAI's tokens-per-minute limit mentions tokens; waiting fixes it.
+    BOOST_TEST(lb::classify_http_error(429, R"j({"error":{"message":"Request too large: too many tokens per min (TPM)","code":"rate_limit_exceeded"}})j").code == errc::transient);
+    auto quota = lb::classify_http_error(429, R"({"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}})");
+    BOOST_TEST(quota.code == errc::model_error);
+    BOOST_TEST(quota.message == "You exceeded your current quota");
+}
+
+BOOST_AUTO_TEST_CASE(stream_errors_by_type) {
+    auto overloaded = lb::classify_stream_error(lb::parse_error_body(R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})"));
+    BOOST_TEST(overloaded.code == errc::transient);
+    BOOST_TEST(overloaded.http_status == 0);
+    BOOST_TEST(overloaded.describe() == "provider error (overloaded_error): Overloaded");
+    BOOST_TEST(lb::classify_stream_error(lb::parse_error_body(R"({"error":{"message":"The server had an error","type":"server_error"}})")).code == errc::transient);
+    BOOST_TEST(lb::classify_stream_error(lb::parse_error_body(R"({"type":"error","error":{"type":"api_error","message":"Internal"}})")).code == errc::transient);
+    BOOST_TEST(lb::classify_stream_error(lb::parse_error_body(R"({"error":{"message":"boom","type":"x","code":503}})")).code == errc::transient);
+    BOOST_TEST(lb::classify_stream_error(lb::parse_error_body(R"({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}})")).code == errc::context_overflow);
+    BOOST_TEST(lb::classify_stream_error(lb::parse_error_body(R"({"type":"error","error":{"type":"invalid_request_error","message":"bad"}})")).code == errc::model_error);
+    BOOST_TEST(lb::classify_stream_error(lb::parse_error_body(R"({"type":"error","error":{"type":"authentication_error","message":"bad key"}})")).code == errc::auth_failed);
+    auto empty = lb::classify_stream_error(lb::provider_error_body{});
+    BOOST_TEST(empty.message == "(no message)");
+}
+
+BOOST_AUTO_TEST_CASE(to_response_carries_code_message_and_retry_after) {
+    auto e = lb::classify_http_error(429, R"({"type":"error","error":{"type":"rate_limit_error","message":"slow down"}})", "7");
+    auto r = e.to_response();
+    BOOST_TEST(!r.ok());
+    BOOST_TEST(r.finish == lb::finish_reason::error);
+    BOOST_TEST(r.error == errc::transient);
+    BOOST_TEST(lb::is_transient(r.error));
+    BOOST_TEST(r.error_message == "HTTP 429 (rate_limit_error): slow down");
+    BOOST_REQUIRE(r.retry_after.has_value());
+    BOOST_TEST(r.retry_after->count() == 7000);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(retry_after)
+
+BOOST_AUTO_TEST_CASE(delta_seconds_and_milliseconds) {
+    BOOST_TEST(lb::parse_retry_after("120")->count() == 120000);
+    BOOST_TEST(lb::parse_retry_after(" 0 ")->count() == 0);
+    BOOST_TEST(lb::parse_retry_after("1.5")->count() == 1500);
+    BOOST_TEST(lb::parse_retry_after("20", "250")->count() == 250); // retry-after-ms wins
+    BOOST_TEST(lb::parse_retry_after("", "1500.7")->count() == 1500);
+    BOOST_TEST(lb::parse_retry_after("3", "soon")->count() == 3000);     // a bad -ms falls back
+    BOOST_TEST(lb::parse_retry_after("99999999999")->count() == 24LL * 3600 * 1000); // capped at a day
+}
+
+BOOST_AUTO_TEST_CASE(http_dates_in_all_three_formats) {
+    auto now = at(1994, 11, 6, 8, 49, 0);
+    BOOST_TEST(lb::parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", {}, now)->count() == 37000);
+    BOOST_TEST(lb::parse_retry_after("Sunday, 06-Nov-94 08:49:37 GMT", {}, now)->count() == 37000);
+    BOOST_TEST(lb::parse_retry_after("Sun Nov  6 08:49:37 1994", {}, now)->count() == 37000);
+    BOOST_TEST(lb::parse_retry_after("Sun, 06 Nov 1994 08:50:00 GMT", {}, now)->count() == 60000);
+    // In the past: retry now.
+    BOOST_TEST(lb::parse_retry_after("Sun, 06 Nov 1994 08:00:00 GMT", {}, now)->count() == 0);
+    auto later = at(2030, 1, 1, 0, 0, 0);
+    BOOST_TEST(lb::parse_retry_after("Tue, 01 Jan 2030 00:00:05 GMT", {}, later)->count() == 5000);
+    BOOST_TEST(lb::parse_retry_after("Tuesday, 01-Jan-30 00:00:05 GMT", {}, later)->count() == 5000);
+}
+
+BOOST_AUTO_TEST_CASE(bad_values_give_nothing) {
+    BOOST_TEST(!lb::parse_retry_after(""));
+    BOOST_TEST(!lb::parse_retry_after("-5"));
+    BOOST_TEST(!lb::parse_retry_after("+5"));
+    BOOST_TEST(!lb::parse_retry_after("5s"));
+    BOOST_TEST(!lb::parse_retry_after("."));
+    BOOST_TEST(!lb::parse_retry_after("soon"));
+    BOOST_TEST(!lb::parse_retry_after("Sun, 31 Feb 1994 08:49:37 GMT"));  // no such day
+    BOOST_TEST(!lb::parse_retry_after("Sun, 06 Nov 1994 25:49:37 GMT"));  // no such hour
+    BOOST_TEST(!lb::parse_retry_after("Sun, 06 Foo 1994 08:49:37 GMT"));  // no such month
+    BOOST_TEST(!lb::parse_retry_after("Sun, 06 Nov 1994 08:49:37 CET"));  // not GMT
+    BOOST_TEST(!lb::parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT x"));
+    BOOST_TEST(!lb::parse_retry_after("Sun Nov  6 08:49:37"));            // asctime without year
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(retry_policy)
+
+BOOST_AUTO_TEST_CASE(no_jitter_doubles_up_to_the_cap) {
+    lb::retry_options o{.max_attempts = 10, .initial_delay = 100ms, .multiplier = 2.0, .max_delay = 1000ms,
+                        .jitter = lb::retry_jitter::none};
+    fixed_random g{0};
+    std::vector<std::int64_t> got;
+    for (std::size_t a = 1; a < 10; ++a) got.push_back(lb::next_delay(o, a, std::nullopt, g)->count());
+    std::vector<std::int64_t> want{100, 200, 400, 800, 1000, 1000, 1000, 1000, 1000};
+    BOOST_TEST(got == want, boost::test_tools::per_element());
+    BOOST_TEST(!lb::next_delay(o, 10, std::nullopt, g)); // attempts exhausted
+}
+
+BOOST_AUTO_TEST_CASE(bounded_attempts) {
+    lb::retry_options o{.max_attempts = 3};
+    std::mt19937 g(42);
+    BOOST_TEST(lb::next_delay(o, 1, std::nullopt, g).has_value());
+    BOOST_TEST(lb::next_delay(o, 2, std::nullopt, g).has_value());
+    BOOST_TEST(!lb::next_delay(o, 3, std::nullopt, g).has_value());
+    BOOST_TEST(!lb::next_delay(o, 3, 10ms, g).has_value()); // Retry-After does not add attempts
+    lb::retry_options once{.max_attempts = 1};
+    BOOST_TEST(!lb::next_delay(once, 1, std::nullopt, g).has_value());
+    lb::retry_options zero{.max_attempts = 0}; // clamped to 1
+    BOOST_TEST(!lb::next_delay(zero, 0, std::nullopt, g).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(full_jitter_stays_within_zero_and_the_planned_delay) {
+    lb::retry_options o{.max_attempts = 8, .initial_delay = 200ms, .max_delay = 2000ms, .jitter = lb::retry_jitter::full};
+    BOOST_TEST(lb::next_delay(o, 3, std::nullopt, fixed_random{0})->count() == 0);
+    BOOST_TEST(lb::next_delay(o, 3, std::nullopt, fixed_random{fixed_random::max()})->count() == 799);
+    BOOST_TEST(lb::next_delay(o, 3, std::nullopt, fixed_random{fixed_random::max() / 2})->count() == 399);
+    std::mt19937 g(7);
+    for (int i = 0; i < 1000; ++i) {
+        for (std::size_t a = 1; a < 8; ++a) {
+            auto d = lb::next_delay(o, a, std::nullopt, g)->count();
+            BOOST_TEST_REQUIRE(d >= 0);
+            BOOST_TEST_REQUIRE(d <= std::min<std::int64_t>(2000, 200LL << (a - 1)));
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(equal_jitter_keeps_at_least_half) {
+    lb::retry_options o{.initial_delay = 1000ms, .jitter = lb::retry_jitter::equal};
+    BOOST_TEST(lb::next_delay(o, 1, std::nullopt, fixed_random{0})->count() == 500);
+    BOOST_TEST(lb::next_delay(o, 2, std::nullopt, fixed_random{0})->count() == 1000);
+    BOOST_TEST(lb::next_delay(o, 2, std::nullopt, fixed_random{fixed_random::max()})->count() == 1999);
+}
+
+BOOST_AUTO_TEST_CASE(decorrelated_jitter_grows_from_the_previous_delay) {
+    lb::retry_options o{.max_attempts = 100, .initial_delay = 100ms, .max_delay = 5000ms,
+                        .jitter = lb::retry_jitter::decorrelated};
+    // First retry: between initial and 3 × initial.
+    BOOST_TEST(lb::next_delay(o, 1, std::nullopt, fixed_random{0})->count() == 100);
+    BOOST_TEST(lb::next_delay(o, 1, std::nullopt, fixed_random{fixed_random::max()})->count() == 299);
+    // Later: between initial and 3 × previous, capped.
+    BOOST_TEST(lb::next_delay(o, 5, std::nullopt, fixed_random{fixed_random::max()}, 1000ms)->count() == 2999);
+    BOOST_TEST(lb::next_delay(o, 5, std::nullopt, fixed_random{fixed_random::max()}, 4000ms)->count() == 5000);
+    lb::retry_schedule s{o};
+    std::mt19937 g(1);
+    for (int i = 0; i < 99; ++i) {
+        auto d = s.next(std::nullopt, g);
+        BOOST_TEST_REQUIRE(d.has_value());
+        BOOST_TEST_REQUIRE(d->count() >= 100);
+        BOOST_TEST_REQUIRE(d->count() <= 5000);
+    }
+    BOOST_TEST(!s.next(std::nullopt, g).has_value());
+    BOOST_TEST(s.attempts() == 100u);
+}
+
+BOOST_AUTO_TEST_CASE(retry_after_is_honoured_and_bounded) {
+    lb::retry_options o{.max_attempts = 5, .initial_delay = 100ms, .jitter = lb::retry_jitter::full, .max_retry_after = 10'000ms};
+    fixed_random g{0};
+    BOOST_TEST(lb::next_delay(o, 1, 7000ms, g)->count() == 7000);  // exactly, no jitter
+    BOOST_TEST(lb::next_delay(o, 1, 0ms, g)->count() == 0);
+    BOOST_TEST(lb::next_delay(o, 1, 3600'000ms, g)->count() == 10'000); // cut to max_retry_after
+    BOOST_TEST(lb::next_delay(o, 1, -5ms, g)->count() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(schedule_counts_attempts) {
+    lb::retry_schedule s{lb::retry_options{.max_attempts = 3, .initial_delay = 10ms, .jitter = lb::retry_jitter::none}};
+    fixed_random g{0};
+    BOOST_TEST(s.next(std::nullopt, g)->count() == 10);
+    BOOST_TEST(s.next(2000ms, g)->count() == 2000);
+    BOOST_TEST(!s.next(std::nullopt, g).has_value());
+    BOOST_TEST(s.attempts() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(bad_options_are_named_and_clamped) {
+    BOOST_TEST(lb::check(lb::retry_options{}).empty());
+    BOOST_TEST(lb::check(lb::retry_options{.max_attempts = 0}) == "retry_options: max_attempts must be at least 1");
+    BOOST_TEST(lb::check(lb::retry_options{.initial_delay = -1ms}) == "retry_options: initial_delay must not be negative");
+    BOOST_TEST(lb::check(lb::retry_options{.multiplier = 0.5}) == "retry_options: multiplier must be a finite number >= 1");
+    BOOST_TEST(lb::check(lb::retry_options{.multiplier = std::numeric_limits<double>::quiet_NaN()}) ==
+               "retry_options: multiplier must be a finite number >= 1");
+    BOOST_TEST(lb::check(lb::retry_options{.initial_delay = 5000ms, .max_delay = 100ms}) ==
+               "retry_options: max_delay must be at least initial_delay");
+    BOOST_TEST(lb::check(lb::retry_options{.max_retry_after = -1ms}) == "retry_options: max_retry_after must not be negative");
+    // next_delay clamps instead of failing.
+    lb::retry_options bad{.initial_delay = -100ms, .multiplier = 0.1, .jitter = lb::retry_jitter::none};
+    BOOST_TEST(lb::next_delay(bad, 2, std::nullopt, fixed_random{0})->count() == 0);
+    lb::retry_options huge{.max_attempts = 1000, .initial_delay = 1000ms, .multiplier = 1e300, .max_delay = 60'000ms,
+                           .jitter = lb::retry_jitter::none};
+    BOOST_TEST(lb::next_delay(huge, 999, std::nullopt, fixed_random{0})->count() == 60'000);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
