@@ -242,6 +242,38 @@ BOOST_AUTO_TEST_CASE(bad_input_is_rejected_with_clear_errors) {
     BOOST_TEST(srv.request_count() == 1u); // none of the bad requests reached the server
 }
 
+BOOST_AUTO_TEST_CASE(default_and_moved_from_responses_are_not_connected) {
+    llm_test::server srv;
+    srv.push(llm_test::text_reply("moved"));
+    asio::io_context io;
+    transport t(io.get_executor());
+    run(io, [&]() -> asio::awaitable<void> {
+        transport::response empty;
+        BOOST_TEST(empty.status() == 0u);
+        BOOST_TEST(empty.header("content-type") == "");
+        std::array<char, 8> b{};
+        error_code ec;
+        auto token = asio::redirect_error(asio::use_awaitable, ec);
+        co_await empty.async_read_some(asio::buffer(b), token);
+        BOOST_TEST(ec == asio::error::not_connected);
+        auto req = post(srv);
+        result r = co_await request(t, std::move(req));
+        BOOST_REQUIRE(!r.ec);
+        transport::response taken = std::move(r.res);
+        ec = {};
+        co_await r.res.async_read_some(asio::buffer(b), token);
+        BOOST_TEST(ec == asio::error::not_connected);
+        std::string body;
+        error_code read_ec = co_await read_all(taken, body);
+        BOOST_TEST(!read_ec);
+        BOOST_TEST(body == "moved");
+        lh::fake_transport::response fake_empty;
+        ec = {};
+        co_await fake_empty.async_read_some(asio::buffer(b), token);
+        BOOST_TEST(ec == asio::error::not_connected);
+    });
+}
+
 BOOST_AUTO_TEST_CASE(connection_refused_is_an_error) {
     asio::io_context io;
     unsigned short port = 0;

@@ -36,6 +36,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -266,10 +267,18 @@ public:
         bool reused_connection() const noexcept { return reused_; }
 
         /// Reads the next body bytes into `buf` (void(error_code, std::size_t); 0 = the end).
+        /// On a default-constructed or moved-from response: asio::error::not_connected.
         template <class CompletionToken = boost::asio::use_awaitable_t<>>
         auto async_read_some(boost::asio::mutable_buffer buf, CompletionToken&& token = {}) {
             return boost::asio::async_initiate<CompletionToken, void(error_code, std::size_t)>(
                 [this](auto handler, boost::asio::mutable_buffer b) {
+                    if (!state_) { // a default-constructed or moved-from response
+                        auto hex = boost::asio::get_associated_executor(handler);
+                        boost::asio::post(hex, [h = std::move(handler)]() mutable {
+                            std::move(h)(error_code(boost::asio::error::not_connected), std::size_t{0});
+                        });
+                        return;
+                    }
                     launch(executor(), std::move(handler),
                            [this, b](std::shared_ptr<cancel_hook> hook) { return read_some(b, std::move(hook)); });
                 },

@@ -91,6 +91,11 @@ public:
                 [this](auto handler, boost::asio::mutable_buffer b) {
                     std::size_t n = 0;
                     const error_code ec = read(b, n);
+                    if (!ex_) { // a default-constructed response: complete on the handler's executor
+                        auto hex = boost::asio::get_associated_executor(handler);
+                        boost::asio::post(hex, [h = std::move(handler), ec, n]() mutable { std::move(h)(ec, n); });
+                        return;
+                    }
                     auto hex = boost::asio::get_associated_executor(handler, ex_);
                     boost::asio::post(hex, [h = std::move(handler), ec, n]() mutable { std::move(h)(ec, n); });
                 },
@@ -109,8 +114,8 @@ public:
 
         error_code read(boost::asio::mutable_buffer b, std::size_t& n) {
             n = 0;
+            if (!ex_ || failed_) return boost::asio::error::not_connected;
             if (done_) return {};
-            if (failed_) return boost::asio::error::not_connected;
             if (b.size() == 0) return make_error_code(errc::invalid_argument);
             while (chunk_ < reply_.chunks.size() && offset_ == reply_.chunks[chunk_].size()) {
                 ++chunk_;
