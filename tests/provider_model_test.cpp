@@ -1,0 +1,427 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+//
+// openai_model and anthropic_model over beast_transport<> against the loopback
+// llm_test::server (every fault it can make), and over fake_transport.
+#include <libretto/http/beast_transport.hpp>
+#include <libretto/http/fake_transport.hpp>
+#include <libretto/provider/anthropic_model.hpp>
+#include <libretto/provider/openai_model.hpp>
+
+#include "llm_test_server.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <chrono>
+#include <exception>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace asio = boost::asio;
+namespace lb = libretto;
+namespace lh = libretto::http;
+using namespace std::chrono_literals;
+using llm_test::protocol;
+using transport = lh::beast_transport<>;
+
+static_assert(lb::model<lb::openai_model<transport>>);
+static_assert(lb::model<lb::anthropic_model<transport>>);
+static_assert(lb::model<lb::openai_model<lh::fake_transport>>);
+
+namespace {
+
+template <class Test>
+void run(asio::io_context& io, Test test) {
+    std::exception_ptr failure;
+    bool finished = false;
+    asio::co_spawn(io, test(), [&](std::exception_ptr ep) {
+        failure = ep;
+        finished = true;
+    });
+    io.run();
+    BOOST_REQUIRE(finished);
+    if (failure) std::rethrow_exception(failure);
+}
+
+lb::llm_request ask(std::string text) {
+    lb::llm_request r;
+    r.messages.push_back(lb::message::user(std::move(text)));
+    return r;
+}
+
+/// Quick retries for tests.
+lb::provider_http_options fast(std::size_t attempts = 4) {
+    lb::provider_http_options o;
+    o.retry.max_attempts = attempts;
+    o.retry.initial_delay = 1ms;
+    o.retry.max_delay = 5ms;
+    return o;
+}
+
+struct outcome {
+    std::vector<lb::llm_chunk> deltas;
+    lb::llm_response final;
+    int finals = 0;
+};
+
+template <class Model>
+asio::awaitable<outcome> drain(Model m, lb::llm_request r) {
+    lb::llm_stream s = m.generate(std::move(r));
+    outcome out;
+    for (;;) {
+        std::optional<lb::llm_chunk> c = co_await s.next();
+        if (!c) break;
+        if (c->final) {
+            out.final = std::move(*c->final);
+            ++out.finals;
+        } else {
+            out.deltas.push_back(std::move(*c));
+        }
+    }
+    co_return out;
+}
+
+std::string delta_text(const outcome& o) {
+    std::string t;
+    for (const auto& c : o.deltas) t += c.text;
+    return t;
+}
+
+struct openai_fixture {
+    llm_test::server srv;
+    asio::io_context io;
+    transport http{io.get_executor(), {.timeouts = {.idle = 300ms}}};
+    lb::openai_model<transport> model(lb::provider_http_options o = fast()) {
+        return {http, {.base_url = srv.base_url() + "/v1", .api_key = "sk-test", .model = "gpt-test"}, o};
+    }
+};
+
+struct anthropic_fixture {
+    llm_test::server srv;
+    asio::io_context io;
+    transport http{io.get_executor(), {.timeouts = {.idle = 300ms}}};
+    lb::anthropic_model<transport> model(lb::provider_http_options o = fast()) {
+        return {http, {.base_url = srv.base_url(), .api_key = "ak-test", .model = "claude-test"}, o};
+    }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(openai_model_suite)
+
+BOOST_FIXTURE_TEST_CASE(streams_text_and_usage, openai_fixture) {
+    srv.push(llm_test::openai_stream({.text = {"Hel", "lo", " world"}, .input_tokens = 9, .output_tokens = 3})
+                 .in_random_pieces(17, 7));
+    run(io, [&]() -> asio::awaitable<void> {
+        outcome o = co_await drain(model(), ask("hi"));
+        BOOST_TEST(o.finals == 1);
+        BOOST_TEST_REQUIRE(o.final.ok(), o.final.error_message);
+        BOOST_TEST(o.final.text() == "Hello world");
+        BOOST_TEST(delta_text(o) == "Hello world");
+        BOOST_REQUIRE(o.final.usage.has_value());
+        BOOST_TEST(o.final.usage->input_tokens == 9);
+        BOOST_TEST(o.final.usage->output_tokens == 3);
+    });
+    auto reqs = srv.requests();
+    BOOST_REQUIRE(reqs.size() == 1u);
+    BOOST_TEST(reqs[0].target == "/v1/chat/completions");
+    BOOST_TEST(reqs[0].header("authorization") == "Bearer sk-test");
+    auto body = reqs[0].json().as_object();
+    BOOST_TEST(body.at("model").as_string() == "gpt-test");
+    BOOST_TEST(body.at("stream").as_bool());
+    BOOST_TEST(body.at("stream_options").at("include_usage").as_bool());
+}
+
+BOOST_FIXTURE_TEST_CASE(tool_call_fragments_are_joined, openai_fixture) {
+    srv.push(llm_test::openai_stream(
+        {.tool_calls = {{"call_1", "get_weather", {"{\"ci", "ty\": \"Os", "lo\"}"}}, {"call_2", "now", {"{}"}}}}));
+    run(io, [&]() -> asio::awaitable<void> {
+        outcome o = co_await drain(model(), ask("weather?"));
+        BOOST_TEST_REQUIRE(o.final.ok(), o.final.error_message);
+        BOOST_TEST(o.final.finish == lb::finish_reason::tool_calls);
+        std::vector<lb::tool_call_part> calls(o.final.tool_calls().begin(), o.final.tool_calls().end());
+        BOOST_REQUIRE(calls.size() == 2u);
+        BOOST_TEST(calls[0].tool_call_id == "call_1");
+        BOOST_TEST(calls[0].tool_name == "get_weather");
+        BOOST_TEST(calls[0].args.at("city").as_string() == "Oslo");
+        BOOST_TEST(calls[1].tool_name == "now");
+    });
+}
+
+BOOST_FIXTURE_TEST_CASE(rate_limit_is_retried_after_retry_after, openai_fixture) {
+    srv.push(llm_test::rate_limited(protocol::openai, 0));
+    srv.push(llm_test::server_error(protocol::openai, 503));
+    srv.push(llm_test::openai_stream({.text = {"ok"}}));
+    run(io, [&]() -> asio::awaitable<void> {
+        outcome o = co_await drain(model(), ask("hi"));
+        BOOST_TEST_REQUIRE(o.final.ok(), o.final.error_message);
+        BOOST_TEST(o.final.text() == "ok");
+    });
+    BOOST_TEST(srv.request_count() == 3u);
+}
+
+BOOST_FIXTURE_TEST_CASE(rate_limit_reported_when_attempts_run_out, openai_fixture) {
+    srv.push(llm_test::rate_limited(protocol::openai, 7));
+    run(io, [&]() -> asio::awaitable<void> {
+        outcome o = co_await drain(model(fast(1)), ask("hi"));
+        BOOST_TEST(o.final.error == lb::errc::transient);
+        BOOST_REQUIRE(o.final.retry_after.has_value());
+        BOOST_TEST(o.final.retry_after->count() == 7000);
+        BOOST_TEST(o.final.error_message.find("429") != std::string::npos);
+    });
+    BOOST_TEST(srv.request_count() == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(overflow_and_auth_are_not_retried, openai_fixture) {
+    srv.push(llm_test::context_overflow(protocol::openai));
+    srv.push(llm_test::unauthorized(protocol::openai));
+    run(io, [&]() -> asio::awaitable<void> {
+        outcome o = co_await drain(model(), ask("long"));
+        BOOST_TEST(o.final.error == lb::errc::context_overflow);
+        BOOST_TEST(o.finals == 1);
+        outcome a = co_await drain(model(), ask("hi"));
+        BOOST_TEST(a.final.error == lb::errc::auth_failed);
+    });
+    BOOST_TEST(srv.request_count() == 2u);
+}
+
+BOOST_FIXTURE_TEST_CASE(cut_mid_stream_is_an_error_and_not_retried, openai_fixture) {
+    auto r = llm_test::openai_stream({.text = {"partial ", "answer ", "that ", "never ", "ends"}});
+    const std::string full = llm_test::render_openai(*r.stream, true);
+    const std::size_t cut = full.find("that ") - 5; // after two deltas, inside the third's event
+    srv.push(std::move(r).cut(cut));
+    srv.push(llm_test::openai_stream({.text = {"must not be used"}}));
+    run(io, [&]() -> asio::awaitable<void> {
+        outcome o = co_await drain(model(), ask("hi"));
+        BOOST_TEST(!o.final.ok());
+        BOOST_TEST(o.final.error == lh::http_errc::truncated);
+        BOOST_TEST(lb::is_transient(o.final.error));
+        BOOST_TEST(delta_text(o) == "partial answer ");
+        BOOST_TEST(o.final.text() == "partial answer "); // what arrived is kept
+    });
+    BOOST_TEST(srv.request_count() == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(cut_before_any_delta_is_retried, openai_fixture) {
+    srv.push(llm_test::openai_stream({.text = {"first"}}).cut(30)); // inside the role chunk
+    srv.push(llm_test::openai_stream({.text = {"second"}}));
+    run(io, [&]() -> asio::awaitable<void> {
+        outcome o = co_await drain(model(), ask("hi"));
+        BOOST_TEST_REQUIRE(o.final.ok(), o.final.error_message);
+        BOOST_TEST(o.final.text() == "second");
+    });
+    BOOST_TEST(srv.request_count() == 2u);
+}
+
+BOOST_FIXTURE_TEST_CASE(stalled_stream_times_out, openai_fixture) {
+    auto r = llm_test::openai_stream({.text = {"slow ", "then nothing"}});
+    const std::string full = llm_test::render_openai(*r.stream, true);
+    srv.push(std::move(r).stall(full.find("then")));
+    run(io, [&]() -> asio::awaitable<void> {
+        const auto t0 = std::chrono::steady_clock::now();
+        outcome o = co_await drain(model(), ask("hi"));
+        BOOST_TEST(o.final.error == lh::http_errc::idle_timeout);
+        BOOST_TEST(delta_text(o) == "slow ");
+        BOOST_TEST((std::chrono::steady_clock::now() - t0 < 3s));
+    });
+}
+
+BOOST_FIXTURE_TEST_CASE(error_chunk_in_stream_is_classified, openai_fixture) {
+    srv.push(llm_test::openai_stream({.text = {"a"}, .error = llm_test::stream_error{"server_error", "boom"}}));
+    run(io, [&]() -> asio::awaitable<void> {
+        outcome o = co_await drain(model(), ask("hi"));
+        BOOST_TEST(o.final.error == lb::errc::transient);
+        BOOST_TEST(o.final.error_message.find("boom") != std::string::npos);
+    });
+    BOOST_TEST(srv.request_count() == 1u); // a delta was delivered: no retry
+}
+
+BOOST_FIXTURE_TEST_CASE(garbage_is_a_bad_response, openai_fixture) {
+    auto r = llm_test::text_reply("data: {not json\n\ndata: [DONE]\n\n");
+    r.proto = protocol::openai;
+    srv.push(std::move(r));
+    run(io, [&]() -> asio::awaitable<void> {
+        outcome o = co_await drain(model(), ask("hi"));
+        BOOST_TEST(o.final.error == lb::errc::bad_response);
+    });
+}
+
+BOOST_FIXTURE_TEST_CASE(cancellation_closes_the_connection, openai_fixture) {
+    auto r = llm_test::openai_stream({.text = {"one ", "two"}});
+    const std::string full = llm_test::render_openai(*r.stream, true);
+    srv.push(std::move(r).stall(full.find("two")));
+    run(io, [&]() -> asio::awaitable<void> {
+        lb::llm_stream s = model().generate(ask("hi"));
+        std::optional<lb::llm_chunk> c;
+        do {
+            c = co_await s.next();
+        } while (c && c->text.empty());
+        BOOST_REQUIRE(c.has_value());
+        BOOST_TEST(c->text == "one ");
+        s.cancel();
+        bool threw = false;
+        try {
+            c = co_await s.next();
+        } catch (const boost::system::system_error& e) {
+            threw = e.code() == lb::errc::cancelled;
+        }
+        BOOST_TEST(threw);
+        for (int i = 0; i < 100 && srv.connections_closed() < 1; ++i) {
+            asio::steady_timer w(io, 10ms);
+            co_await w.async_wait(asio::use_awaitable);
+        }
+    });
+    BOOST_TEST(srv.connections_closed() == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(bad_request_is_a_final_error_without_io, openai_fixture) {
+    lb::llm_request req = ask("x");
+    lb::message m;
+    m.role = lb::message_role::assistant;
+    m.parts.push_back(lb::tool_call_part{"", "", {}, {}}); // a call without id or name
+    req.messages.push_back(std::move(m));
+    run(io, [&]() -> asio::awaitable<void> {
+        outcome o = co_await drain(model(), std::move(req));
+        BOOST_TEST(o.final.error == lb::errc::invalid_argument);
+        BOOST_TEST(o.finals == 1);
+    });
+    BOOST_TEST(srv.request_count() == 0u);
+}
+
+BOOST_FIXTURE_TEST_CASE(copies_share_the_connection_pool, openai_fixture) {
+    srv.set_default(llm_test::openai_stream({.text = {"same"}}));
+    run(io, [&]() -> asio::awaitable<void> {
+        auto m1 = model();
+        auto m2 = m1;
+        for (int i = 0; i < 3; ++i) {
+            outcome a = co_await drain(m1, ask("a"));
+            outcome b = co_await drain(m2, ask("b"));
+            BOOST_TEST(a.final.text() == "same");
+            BOOST_TEST(b.final.text() == "same");
+        }
+    });
+    BOOST_TEST(srv.connections_accepted() == 1u);
+    BOOST_TEST(srv.request_count() == 6u);
+}
+
+BOOST_AUTO_TEST_CASE(over_fake_transport_in_one_byte_reads) {
+    asio::io_context io;
+    lh::fake_transport fake(io.get_executor());
+    const std::string sse = llm_test::render_openai({.text = {"by", "te"}}, false);
+    fake.push(lh::fake_response::chunked(200, sse, 1));
+    lb::openai_model<lh::fake_transport> m(fake, {.base_url = "http://fake/v1", .model = "m"}, fast());
+    run(io, [&]() -> asio::awaitable<void> {
+        outcome o = co_await drain(m, ask("hi"));
+        BOOST_TEST_REQUIRE(o.final.ok(), o.final.error_message);
+        BOOST_TEST(o.final.text() == "byte");
+    });
+    BOOST_REQUIRE(fake.requests().size() == 1u);
+    BOOST_TEST(fake.requests()[0].url == "http://fake/v1/chat/completions");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(anthropic_model_suite)
+
+BOOST_FIXTURE_TEST_CASE(streams_thinking_text_and_tool_use, anthropic_fixture) {
+    srv.push(llm_test::anthropic_stream({.text = {"Let me ", "check."},
+                                         .thinking = {"The user ", "wants weather."},
+                                         .tool_calls = {{"toolu_1", "get_weather", {"{\"city\":", " \"Oslo\"}"}}},
+                                         .input_tokens = 25,
+                                         .output_tokens = 15})
+                 .in_random_pieces(23, 3));
+    run(io, [&]() -> asio::awaitable<void> {
+        outcome o = co_await drain(model(), ask("weather?"));
+        BOOST_TEST_REQUIRE(o.final.ok(), o.final.error_message);
+        BOOST_TEST(o.final.text() == "Let me check.");
+        BOOST_TEST(o.final.thinking() == "The user wants weather.");
+        std::vector<lb::tool_call_part> calls(o.final.tool_calls().begin(), o.final.tool_calls().end());
+        BOOST_REQUIRE(calls.size() == 1u);
+        BOOST_TEST(calls[0].tool_call_id == "toolu_1");
+        BOOST_TEST(calls[0].args.at("city").as_string() == "Oslo");
+        BOOST_TEST(o.final.finish == lb::finish_reason::tool_calls);
+        BOOST_REQUIRE(o.final.usage.has_value());
+        BOOST_TEST(o.final.usage->input_tokens == 25);
+        BOOST_TEST(o.final.usage->output_tokens == 15);
+    });
+    auto reqs = srv.requests();
+    BOOST_REQUIRE(reqs.size() == 1u);
+    BOOST_TEST(reqs[0].target == "/v1/messages");
+    BOOST_TEST(reqs[0].header("x-api-key") == "ak-test");
+    BOOST_TEST(!reqs[0].header("anthropic-version").empty());
+    BOOST_TEST(reqs[0].json().at("model").as_string() == "claude-test");
+}
+
+BOOST_FIXTURE_TEST_CASE(overloaded_529_and_500_are_retried, anthropic_fixture) {
+    srv.push(llm_test::server_error(protocol::anthropic, 529));
+    srv.push(llm_test::server_error(protocol::anthropic, 500));
+    srv.push(llm_test::rate_limited(protocol::anthropic, 0));
+    srv.push(llm_test::anthropic_stream({.text = {"fine"}}));
+    run(io, [&]() -> asio::awaitable<void> {
+        outcome o = co_await drain(model(), ask("hi"));
+        BOOST_TEST_REQUIRE(o.final.ok(), o.final.error_message);
+        BOOST_TEST(o.final.text() == "fine");
+    });
+    BOOST_TEST(srv.request_count() == 4u);
+}
+
+BOOST_FIXTURE_TEST_CASE(prompt_too_long_is_context_overflow, anthropic_fixture) {
+    srv.push(llm_test::context_overflow(protocol::anthropic));
+    run(io, [&]() -> asio::awaitable<void> {
+        outcome o = co_await drain(model(), ask("long"));
+        BOOST_TEST(o.final.error == lb::errc::context_overflow);
+        BOOST_TEST(o.final.error_message.find("prompt is too long") != std::string::npos);
+    });
+    BOOST_TEST(srv.request_count() == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(unauthorized_is_auth_failed, anthropic_fixture) {
+    srv.push(llm_test::unauthorized(protocol::anthropic));
+    run(io, [&]() -> asio::awaitable<void> {
+        outcome o = co_await drain(model(), ask("hi"));
+        BOOST_TEST(o.final.error == lb::errc::auth_failed);
+    });
+}
+
+BOOST_FIXTURE_TEST_CASE(error_event_mid_stream, anthropic_fixture) {
+    srv.push(llm_test::anthropic_stream({.text = {"par", "tial"}, .error = llm_test::stream_error{}}));
+    run(io, [&]() -> asio::awaitable<void> {
+        outcome o = co_await drain(model(), ask("hi"));
+        BOOST_TEST(o.final.error == lb::errc::transient); // overloaded_error
+        BOOST_TEST(delta_text(o) == "partial");
+    });
+    BOOST_TEST(srv.request_count() == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(error_event_before_any_delta_is_retried, anthropic_fixture) {
+    srv.push(llm_test::anthropic_stream({.error = llm_test::stream_error{}}));
+    srv.push(llm_test::anthropic_stream({.text = {"recovered"}}));
+    run(io, [&]() -> asio::awaitable<void> {
+        outcome o = co_await drain(model(), ask("hi"));
+        BOOST_TEST_REQUIRE(o.final.ok(), o.final.error_message);
+        BOOST_TEST(o.final.text() == "recovered");
+    });
+    BOOST_TEST(srv.request_count() == 2u);
+}
+
+BOOST_FIXTURE_TEST_CASE(stream_ending_without_message_stop_is_an_error, anthropic_fixture) {
+    auto r = llm_test::anthropic_stream({.text = {"cut ", "here"}});
+    const std::string full = llm_test::render_anthropic(*r.stream);
+    // A clean end of the HTTP body right after an event: only the decoder can tell.
+    auto clean = llm_test::text_reply(full.substr(0, full.find("event: message_delta")));
+    clean.proto = protocol::anthropic;
+    srv.push(std::move(clean));
+    run(io, [&]() -> asio::awaitable<void> {
+        outcome o = co_await drain(model(fast(1)), ask("hi"));
+        BOOST_TEST(!o.final.ok());
+        BOOST_TEST(o.final.error == lb::errc::bad_response);
+        BOOST_TEST(o.final.text() == "cut here");
+    });
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,142 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+//
+// End to end over HTTP: a runner with an llm_agent on openai_model / anthropic_model
+// (beast_transport<> to the loopback llm_test::server), a function tool and a jsonl_store.
+// The server plays the provider: a tool call streamed in fragments, then the answer.
+// (Compaction over HTTP is not covered here yet.)
+#include <libretto/agent/llm_agent.hpp>
+#include <libretto/http/beast_transport.hpp>
+#include <libretto/libretto.hpp>
+#include <libretto/provider/anthropic_model.hpp>
+#include <libretto/provider/openai_model.hpp>
+#include <libretto/session/jsonl_store.hpp>
+
+#include "llm_test_server.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/describe.hpp>
+
+#include <exception>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace lb = libretto;
+namespace lh = libretto::http;
+using transport = lh::beast_transport<>;
+
+namespace {
+
+struct weather_args {
+    std::string city;
+};
+BOOST_DESCRIBE_STRUCT(weather_args, (), (city))
+
+json::value get_weather(weather_args a) { return json::object{{"city", a.city}, {"temp_c", a.city == "Oslo" ? 21 : 17}}; }
+
+template <class Model>
+std::vector<lb::event> run_turn(asio::io_context& io, const Model& model, lb::jsonl_store& store, std::string text) {
+    lb::llm_agent agent{lb::llm_agent_options<Model>{
+        .name = "assistant",
+        .instruction = "You answer weather questions.",
+        .model = model,
+        .tools = lb::tools(lb::function_tool("get_weather", "Current weather in a city", get_weather)),
+    }};
+    lb::runner runner{agent, store};
+    std::vector<lb::event> stored;
+    std::exception_ptr failure;
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+            lb::run_options o;
+            o.app = "e2e";
+            o.user = "u1";
+            o.session = "s1";
+            lb::event_stream events = runner.run(std::move(o), std::move(text));
+            while (auto ev = co_await events.next())
+                if (!ev->partial) stored.push_back(std::move(*ev));
+        },
+        [&](std::exception_ptr e) { failure = e; });
+    io.restart();
+    io.run();
+    if (failure) std::rethrow_exception(failure);
+    return stored;
+}
+
+std::filesystem::path fresh_dir(const std::string& name) {
+    auto dir = std::filesystem::current_path() / name;
+    std::filesystem::remove_all(dir);
+    return dir;
+}
+
+template <class Model>
+void check_tool_turn(asio::io_context& io, const Model& model, llm_test::server& srv, const std::string& dir) {
+    lb::jsonl_store store{io.get_executor(), {.directory = fresh_dir(dir)}};
+    auto events = run_turn(io, model, store, "Weather in Oslo?");
+    // The turn yields the model's tool call, the tool's response and the answer (the user
+    // message is stored first, not yielded).
+    BOOST_REQUIRE_EQUAL(events.size(), 3u);
+    BOOST_REQUIRE(events[0].has_tool_calls());
+    BOOST_TEST(events[0].tool_calls().begin()->args.at("city").as_string() == "Oslo");
+    BOOST_REQUIRE(!events[1].tool_responses().empty());
+    BOOST_TEST(events[1].tool_responses().begin()->result.at("temp_c").as_int64() == 21);
+    BOOST_TEST(events[2].text() == "It is 21 °C in Oslo.");
+    BOOST_TEST(events[2].is_final_response());
+    BOOST_TEST(events[2].sequence == 4);
+    // The second request carried the tool result back to the provider.
+    auto reqs = srv.requests();
+    BOOST_REQUIRE_EQUAL(reqs.size(), 2u);
+    BOOST_TEST(reqs[1].body.find("temp_c") != std::string::npos);
+    BOOST_TEST(srv.connections_accepted() == 1u); // one kept-alive connection for the turn
+    // And the store has the same four events, durable.
+    lb::jsonl_store reopened{io.get_executor(), {.directory = std::filesystem::current_path() / dir}};
+    std::optional<lb::session> s;
+    asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+        lb::session_key key{"e2e", "u1", "s1"};
+        auto get = reopened.async_get(std::move(key), lb::get_options{}, asio::use_awaitable);
+        s = co_await std::move(get);
+    }, asio::detached);
+    io.restart();
+    io.run();
+    BOOST_REQUIRE(s.has_value());
+    BOOST_REQUIRE_EQUAL(s->events.size(), 4u);
+    BOOST_TEST(s->events[0].text() == "Weather in Oslo?");
+    BOOST_TEST(s->events[3].text() == "It is 21 °C in Oslo.");
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(provider_runner_suite)
+
+BOOST_AUTO_TEST_CASE(openai_agent_tool_turn_over_http_into_jsonl) {
+    llm_test::server srv;
+    srv.push(llm_test::openai_stream({.text = {"Let me check."},
+                                      .tool_calls = {{"call_9", "get_weather", {"{\"city\"", ":\"Oslo\"}"}}}})
+                 .in_random_pieces(31, 5));
+    srv.push(llm_test::openai_stream({.text = {"It is 21 ", "°C in Oslo."}}).in_random_pieces(13, 6));
+    asio::io_context io;
+    transport http{io.get_executor()};
+    lb::openai_model<transport> model{http, {.base_url = srv.base_url() + "/v1", .api_key = "k", .model = "gpt-test"}};
+    check_tool_turn(io, model, srv, "openai-sessions");
+}
+
+BOOST_AUTO_TEST_CASE(anthropic_agent_tool_turn_over_http_into_jsonl) {
+    llm_test::server srv;
+    srv.push(llm_test::anthropic_stream({.thinking = {"Need weather."},
+                                         .tool_calls = {{"toolu_9", "get_weather", {"{\"city\"", ": \"Oslo\"}"}}}})
+                 .in_random_pieces(29, 8));
+    srv.push(llm_test::anthropic_stream({.text = {"It is 21 ", "°C in Oslo."}}).in_random_pieces(11, 9));
+    asio::io_context io;
+    transport http{io.get_executor()};
+    lb::anthropic_model<transport> model{http, {.base_url = srv.base_url(), .api_key = "k", .model = "claude-test"}};
+    check_tool_turn(io, model, srv, "anthropic-sessions");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

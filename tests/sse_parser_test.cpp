@@ -1,0 +1,219 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#include <libretto/http/sse_parser.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lb = libretto;
+using lb::http::sse_event;
+using lb::http::sse_parser;
+
+namespace {
+
+struct got {
+    std::string event, data, id;
+    bool operator==(const got&) const = default;
+};
+
+std::ostream& operator<<(std::ostream& os, const got& g) {
+    return os << "{" << g.event << "|" << g.data << "|" << g.id << "}";
+}
+
+using events = std::vector<got>;
+
+/// Feeds `parts` in order to a fresh parser; fails the test on an error.
+events parse_parts(const std::vector<std::string_view>& parts, bool* idle = nullptr) {
+    sse_parser p;
+    events out;
+    for (auto part : parts) {
+        // Copy each part so that views into it die with it (ASan catches a kept view).
+        std::string owned(part);
+        auto ec = p.feed(owned, [&](const sse_event& e) {
+            out.push_back({std::string(e.event), std::string(e.data), std::string(e.id)});
+        });
+        BOOST_REQUIRE_MESSAGE(!ec, ec.message());
+    }
+    if (idle) *idle = p.idle();
+    return out;
+}
+
+/// Checks `input` against `expected` whole, byte by byte, and in every two-way split.
+void check_all_splits(std::string_view input, const events& expected, bool expect_idle = true) {
+    bool idle = false;
+    BOOST_TEST(parse_parts({input}, &idle) == expected, boost::test_tools::per_element());
+    BOOST_TEST(idle == expect_idle);
+    std::vector<std::string_view> bytes;
+    for (std::size_t i = 0; i < input.size(); ++i) bytes.push_back(input.substr(i, 1));
+    BOOST_TEST(parse_parts(bytes, &idle) == expected, boost::test_tools::per_element());
+    BOOST_TEST(idle == expect_idle);
+    for (std::size_t cut = 0; cut <= input.size(); ++cut) {
+        auto r = parse_parts({input.substr(0, cut), input.substr(cut)}, &idle);
+        BOOST_TEST_CONTEXT("split at " << cut) {
+            BOOST_TEST(r == expected, boost::test_tools::per_element());
+            BOOST_TEST(idle == expect_idle);
+        }
+    }
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(sse_parser_suite)
+
+BOOST_AUTO_TEST_CASE(single_data_event_with_lf) {
+    check_all_splits("data: hello\n\n", {{"message", "hello", ""}});
+}
+
+BOOST_AUTO_TEST_CASE(crlf_and_cr_line_ends) {
+    check_all_splits("data: a\r\n\r\ndata: b\r\rdata: c\n\r\n", {{"message", "a", ""}, {"message", "b", ""}, {"message", "c", ""}});
+}
+
+BOOST_AUTO_TEST_CASE(cr_then_lf_across_chunks_is_one_line_end) {
+    // "data: x\r" + "\ndata: y\r\n\r\n": the LF after the CR must not end a second (empty) line,
+    // which would dispatch "x" alone.
+    BOOST_TEST(parse_parts({"data: x\r", "\ndata: y\r\n\r\n"}) == events({{"message", "x\ny", ""}}),
+               boost::test_tools::per_element());
+    // But CR then CR is two line ends: it dispatches.
+    BOOST_TEST(parse_parts({"data: x\r", "\rdata: y\r\r"}) == events({{"message", "x", ""}, {"message", "y", ""}}),
+               boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(multi_line_data_joined_with_lf) {
+    check_all_splits("data: one\ndata: two\ndata:three\n\n", {{"message", "one\ntwo\nthree", ""}});
+}
+
+BOOST_AUTO_TEST_CASE(event_names_and_ids) {
+    check_all_splits("event: message_start\ndata: {\"a\":1}\nid: 7\n\n"
+                     "data: plain\n\n"
+                     "event: ping\ndata: {}\n\n",
+                     {{"message_start", "{\"a\":1}", "7"}, {"message", "plain", "7"}, {"ping", "{}", "7"}});
+}
+
+BOOST_AUTO_TEST_CASE(comments_and_unknown_fields_are_ignored) {
+    check_all_splits(": keep-alive\n:\nfoo: bar\ndata: x\n: inside\n\n", {{"message", "x", ""}});
+}
+
+BOOST_AUTO_TEST_CASE(only_one_leading_space_is_stripped) {
+    check_all_splits("data:  two spaces\ndata:none\n\n", {{"message", " two spaces\nnone", ""}});
+}
+
+BOOST_AUTO_TEST_CASE(field_without_colon_has_empty_value) {
+    // "data" alone adds an empty line; "event" alone sets an empty name (so "message").
+    check_all_splits("data\ndata\n\nevent\ndata: z\n\n", {{"message", "\n", ""}, {"message", "z", ""}});
+}
+
+BOOST_AUTO_TEST_CASE(empty_data_dispatches_empty_string) {
+    check_all_splits("data:\n\n", {{"message", "", ""}});
+}
+
+BOOST_AUTO_TEST_CASE(event_without_data_is_not_dispatched_and_name_is_forgotten) {
+    check_all_splits("event: lonely\n\ndata: later\n\n", {{"message", "later", ""}});
+}
+
+BOOST_AUTO_TEST_CASE(leading_bom_is_skipped_once) {
+    check_all_splits("\xEF\xBB\xBF" "data: a\n\n", {{"message", "a", ""}});
+    // A second BOM is not stripped: it is part of the field name, so the line is ignored.
+    check_all_splits("\xEF\xBB\xBF\xEF\xBB\xBF" "data: a\n\ndata: b\n\n", {{"message", "b", ""}});
+    // A broken BOM prefix is kept as bytes of the first line (here, an unknown field).
+    check_all_splits("\xEF\xBB" "data: a\n\ndata: b\n\n", {{"message", "b", ""}});
+}
+
+BOOST_AUTO_TEST_CASE(openai_done_sentinel) {
+    bool done = false;
+    sse_parser p;
+    auto ec = p.feed("data: {\"x\":1}\n\ndata: [DONE]\n\n", [&](const sse_event& e) { done = e.is_done(); });
+    BOOST_TEST(!ec);
+    BOOST_TEST(done);
+}
+
+BOOST_AUTO_TEST_CASE(id_with_nul_is_ignored_and_id_persists) {
+    using namespace std::string_literals;
+    check_all_splits("id: 1\ndata: a\n\nid: x\0y\ndata: b\n\nid\ndata: c\n\n"s,
+                     {{"message", "a", "1"}, {"message", "b", "1"}, {"message", "c", ""}});
+}
+
+BOOST_AUTO_TEST_CASE(retry_field) {
+    sse_parser p;
+    auto ignore = [](const sse_event&) {};
+    BOOST_TEST(!p.retry_ms().has_value());
+    BOOST_TEST(!p.feed("retry: 1500\n", ignore));
+    BOOST_TEST(p.retry_ms().value() == 1500u);
+    BOOST_TEST(!p.feed("retry: 12x\nretry:\nretry: -1\n", ignore)); // invalid values are ignored
+    BOOST_TEST(p.retry_ms().value() == 1500u);
+    BOOST_TEST(!p.feed("id: abc\n", ignore));
+    BOOST_TEST(p.last_event_id() == "abc");
+}
+
+BOOST_AUTO_TEST_CASE(cut_stream_is_not_idle_and_pending_event_is_discarded) {
+    bool idle = true;
+    // Ends without the blank line: the event is never dispatched, and the parser says so.
+    auto r = parse_parts({"data: a\n\ndata: b\n"}, &idle);
+    BOOST_TEST(r == events({{"message", "a", ""}}), boost::test_tools::per_element());
+    BOOST_TEST(!idle);
+    parse_parts({"data: a\n\ndata: partial li"}, &idle);
+    BOOST_TEST(!idle);
+    parse_parts({"event: x\n"}, &idle);
+    BOOST_TEST(!idle);
+    parse_parts({""}, &idle);
+    BOOST_TEST(idle);
+}
+
+BOOST_AUTO_TEST_CASE(anthropic_shaped_stream) {
+    const std::string_view s =
+        "event: message_start\r\ndata: {\"type\":\"message_start\"}\r\n\r\n"
+        "event: ping\r\ndata: {\"type\": \"ping\"}\r\n\r\n"
+        "event: content_block_delta\r\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+        "\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\r\n\r\n"
+        "event: message_stop\r\ndata: {\"type\":\"message_stop\"}\r\n\r\n";
+    check_all_splits(s, {{"message_start", "{\"type\":\"message_start\"}", ""},
+                         {"ping", "{\"type\": \"ping\"}", ""},
+                         {"content_block_delta",
+                          "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}",
+                          ""},
+                         {"message_stop", "{\"type\":\"message_stop\"}", ""}});
+}
+
+BOOST_AUTO_TEST_CASE(data_views_into_the_chunk_when_possible) {
+    const std::string chunk = "data: in place\n\n";
+    sse_parser p;
+    const char* seen = nullptr;
+    auto ec = p.feed(chunk, [&](const sse_event& e) { seen = e.data.data(); });
+    BOOST_TEST(!ec);
+    BOOST_TEST(seen == chunk.data() + 6); // no copy
+}
+
+BOOST_AUTO_TEST_CASE(oversize_event_is_an_error_and_sticks) {
+    sse_parser p(lb::http::sse_parser_options{.max_event_size = 16});
+    auto ignore = [](const sse_event&) {};
+    BOOST_TEST(!p.feed("data: 0123456789\n\n", ignore)); // 10 bytes of data: fine
+    // A line that never ends, fed in pieces.
+    BOOST_TEST(!p.feed("data: 0123", ignore));
+    auto ec = p.feed("456789abcdef", ignore);
+    BOOST_TEST(ec == lb::errc::oversize);
+    BOOST_TEST(p.failed());
+    BOOST_TEST(p.feed("\n\n", ignore) == lb::errc::oversize);
+    p.reset();
+    BOOST_TEST(!p.failed());
+    BOOST_TEST(!p.feed("data: ok\n\n", ignore));
+    // Many short data lines that add up past the limit.
+    sse_parser q(lb::http::sse_parser_options{.max_event_size = 16});
+    BOOST_TEST(!q.feed("data: 12345\ndata: 12345\n", ignore));
+    BOOST_TEST(q.feed("data: 12345\n", ignore) == lb::errc::oversize);
+}
+
+BOOST_AUTO_TEST_CASE(callback_sees_each_event_once_in_order_over_many_chunks) {
+    std::string s;
+    for (int i = 0; i < 200; ++i) s += "data: " + std::to_string(i) + "\n\n";
+    events expected;
+    for (int i = 0; i < 200; ++i) expected.push_back({"message", std::to_string(i), ""});
+    for (std::size_t step : {1u, 3u, 7u, 64u}) {
+        std::vector<std::string_view> parts;
+        for (std::size_t i = 0; i < s.size(); i += step) parts.push_back(std::string_view(s).substr(i, step));
+        BOOST_TEST(parse_parts(parts) == expected, boost::test_tools::per_element());
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
