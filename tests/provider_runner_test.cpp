@@ -2,8 +2,9 @@
 //
 // End to end over HTTP: a runner with an llm_agent on openai_model / anthropic_model
 // (beast_transport<> to the loopback llm_test::server), a function tool and a jsonl_store.
-// The server plays the provider: a tool call streamed in fragments, then the answer.
-// (Compaction over HTTP is not covered here yet.)
+// The server plays the provider: a tool call streamed in fragments, then the answer; and a
+// context overflow that the runner compacts (summary by the same model over HTTP) before
+// the retried call succeeds.
 #include <libretto/agent/llm_agent.hpp>
 #include <libretto/http/beast_transport.hpp>
 #include <libretto/libretto.hpp>
@@ -137,6 +138,68 @@ BOOST_AUTO_TEST_CASE(anthropic_agent_tool_turn_over_http_into_jsonl) {
     transport http{io.get_executor()};
     lb::anthropic_model<transport> model{http, {.base_url = srv.base_url(), .api_key = "k", .model = "claude-test"}};
     check_tool_turn(io, model, srv, "anthropic-sessions");
+}
+
+BOOST_AUTO_TEST_CASE(openai_overflow_is_compacted_over_http_and_the_retry_succeeds) {
+    llm_test::server srv;
+    // Turn 1: a tool call and the answer.
+    srv.push(llm_test::openai_stream({.tool_calls = {{"call_1", "get_weather", {"{\"city\":\"Oslo\"}"}}}}));
+    srv.push(llm_test::openai_stream({.text = {"It is 21 °C in Oslo."}}));
+    // Turn 2: the provider says the prompt is too long; the runner compacts turn 1 with a
+    // summary from the same model, and the call is sent again.
+    srv.push(llm_test::context_overflow(llm_test::protocol::openai));
+    srv.push(llm_test::openai_stream(
+        {.text = {"## Goal\nWeather in Oslo? Answered with get_weather: 21 °C.\n## Open items\n- none"}}));
+    srv.push(llm_test::openai_stream({.text = {"It is 17 °C in Bergen."}}));
+
+    asio::io_context io;
+    transport http{io.get_executor()};
+    lb::openai_model<transport> model{http, {.base_url = srv.base_url() + "/v1", .api_key = "k", .model = "gpt-test"}};
+    lb::llm_agent agent{lb::llm_agent_options<lb::openai_model<transport>>{
+        .name = "assistant",
+        .model = model,
+        .tools = lb::tools(lb::function_tool("get_weather", "Current weather in a city", get_weather)),
+    }};
+    lb::jsonl_store store{io.get_executor(), {.directory = fresh_dir("overflow-sessions")}};
+    lb::runner runner{agent, store,
+                      lb::compactor{lb::token_budget{.context_window = 1'000'000},
+                                    lb::model_summarizer<lb::openai_model<transport>>{model}}};
+    auto turn = [&](std::string text) {
+        std::vector<lb::event> out;
+        std::exception_ptr failure;
+        asio::co_spawn(
+            io,
+            [&]() -> asio::awaitable<void> {
+                lb::run_options o;
+                o.app = "e2e";
+                o.user = "u1";
+                o.session = "s1";
+                lb::event_stream events = runner.run(std::move(o), std::move(text));
+                while (auto ev = co_await events.next())
+                    if (!ev->partial) out.push_back(std::move(*ev));
+            },
+            [&](std::exception_ptr e) { failure = e; });
+        io.restart();
+        io.run();
+        if (failure) std::rethrow_exception(failure);
+        return out;
+    };
+    auto t1 = turn("Weather in Oslo?");
+    BOOST_REQUIRE_EQUAL(t1.size(), 3u);
+    auto t2 = turn("And in Bergen?");
+    BOOST_REQUIRE_EQUAL(t2.size(), 2u);
+    BOOST_REQUIRE(t2[0].is_compaction());
+    BOOST_TEST(t2[0].actions.compaction->first_sequence == 1);
+    BOOST_TEST(t2[0].actions.compaction->last_sequence == 4); // turn 1; turn 2 stays raw
+    BOOST_TEST(t2[0].metadata.at("produced_by").as_string() == "model:gpt-test");
+    BOOST_TEST(t2[1].text() == "It is 17 °C in Bergen.");
+    auto reqs = srv.requests();
+    BOOST_REQUIRE_EQUAL(reqs.size(), 5u);
+    // The summariser's request carries the transcript; the retried call the summary, not turn 1.
+    BOOST_TEST(reqs[3].body.find("<transcript>") != std::string::npos);
+    BOOST_TEST(reqs[4].body.find("Answered with get_weather") != std::string::npos);
+    BOOST_TEST(reqs[4].body.find("call_1") == std::string::npos);
+    BOOST_TEST(reqs[4].body.find("And in Bergen?") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
