@@ -125,6 +125,9 @@ inline boost::system::result<ed25519_public_key> ed25519_from_did_key(std::strin
     if (did.substr(0, did_key_prefix.size()) != did_key_prefix)
         return fail("not a did:key DID (expected the prefix \"did:key:\")");
     std::string_view id = did.substr(did_key_prefix.size());
+    if (id.size() > 64) // an Ed25519 did:key identifier is 48 characters; decoding is quadratic
+        return fail("the did:key identifier is " + std::to_string(id.size()) +
+                    " characters, too long for an Ed25519 key");
     if (id.find_first_of("#?/") != std::string_view::npos)
         return fail("a did:key identifier has no path, query or fragment");
     if (id.empty() || id[0] != 'z')
