@@ -8,6 +8,7 @@
 #include <libretto/runner.hpp>
 #include <libretto/agent/sequential_agent.hpp>
 #include <libretto/sign/per_agent_signer.hpp>
+#include <libretto/session/detail/jsonl_format.hpp>
 #include <libretto/session/jsonl_store.hpp>
 #include <libretto/session/memory_store.hpp>
 
@@ -516,4 +517,69 @@ BOOST_AUTO_TEST_CASE(each_agent_signs_with_its_own_did) {
     BOOST_TEST(!e.is_signed());
 }
 
+// Tampering with the stored bytes: the jsonl line's CRC-32C catches an accidental change,
+// but anyone can recompute it; the signature is what an edit cannot get past.
+BOOST_AUTO_TEST_CASE(an_edit_of_the_jsonl_file_with_a_fixed_crc_fails_verification) {
+    const auto dir = scratch("tampered_sessions");
+    lb::jsonl_store_options so;
+    so.directory = dir;
+    const lb::ed25519_signer signer(test_key(5));
+    tool_agent a;
+    a.name_ = "assistant";
+    {
+        asio::io_context io;
+        lb::jsonl_store store(io.get_executor(), so);
+        lb::runner r{a, store, lb::no_compaction{}, signer};
+        run_turn(io, r.run(opts(), "balance?"));
+    }
+    const auto file = dir / "apps" / "app" / "users" / "u1" / "sessions" / "s1" / "transcript.jsonl";
+    std::vector<std::string> lines;
+    {
+        std::ifstream in(file, std::ios::binary);
+        for (std::string l; std::getline(in, l);) lines.push_back(l);
+    }
+    BOOST_TEST_REQUIRE(lines.size() == 5u); // header + 4 events; line 3 holds the tool result
+    const std::size_t at = lines[3].find("\"temp\":-3.25");
+    BOOST_TEST_REQUIRE(at != std::string::npos);
+    std::string forged = lines[3];
+    forged.replace(at, 13, "\"temp\":-9.25"); // same length: no index entry moves
+    auto write = [&](const std::string& line3) {
+        std::ofstream out(file, std::ios::binary | std::ios::trunc);
+        for (std::size_t i = 0; i < lines.size(); ++i) out << (i == 3 ? line3 : lines[i]) << '\n';
+    };
+    // 1. Without fixing the checksum: the store itself refuses the line (a bad line before
+    // a good one is damage, not a torn tail).
+    write(forged);
+    {
+        asio::io_context io;
+        lb::jsonl_store store(io.get_executor(), so);
+        std::exception_ptr failure;
+        std::optional<lb::session> out;
+        asio::co_spawn(io, load_into(&store, lb::get_options{}, &out), [&](std::exception_ptr e) { failure = e; });
+        io.run();
+        BOOST_TEST_REQUIRE(static_cast<bool>(failure));
+        try {
+            std::rethrow_exception(failure);
+        } catch (const boost::system::system_error& e) {
+            BOOST_TEST(e.code() == lb::errc::corrupt_data);
+        }
+    }
+    // 2. With the checksum recomputed, the store reads it; the signature does not verify.
+    std::string body = forged.substr(0, forged.size() - lb::detail::jsonl::frame_tail) + "}";
+    lb::detail::jsonl::frame_line(body);
+    body.pop_back(); // the '\n'
+    write(body);
+    {
+        asio::io_context io;
+        lb::jsonl_store store(io.get_executor(), so);
+        const lb::session s = load(io, store);
+        BOOST_TEST_REQUIRE(s.events.size() == 4u);
+        BOOST_TEST(s.events[2].tool_responses().front().result.at("temp").as_double() == -9.25);
+        const auto report = lb::verify_transcript(s);
+        BOOST_TEST(report.reason == lb::transcript_fault::bad_signature);
+        BOOST_TEST(report.sequence == 3);
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
+
