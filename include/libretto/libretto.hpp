@@ -5,7 +5,8 @@
 // The umbrella header: everything libretto offers without optional dependencies.
 // sqlite_store and postgres_store need their CMake components (libretto::sqlite,
 // libretto::postgres); include <libretto/session/sqlite_store.hpp> or
-// <libretto/session/postgres_store.hpp> yourself when you link them.
+// <libretto/session/postgres_store.hpp> yourself when you link them. Likewise the Ed25519
+// signer needs libretto::openssl: include <libretto/sign/ed25519_openssl.hpp>.
 
 #include <libretto/error.hpp>
 #include <libretto/json_error.hpp>
@@ -69,7 +70,15 @@
 #include <libretto/compaction/any_strategy.hpp>
 #include <libretto/compaction/any_summarizer.hpp>
 #include <libretto/compaction/compactor.hpp>
+#include <libretto/sign/any_signer.hpp>
+#include <libretto/sign/canonical_json.hpp>
+#include <libretto/sign/did_key.hpp>
 #include <libretto/sign/no_signer.hpp>
+#include <libretto/sign/per_agent_signer.hpp>
+#include <libretto/sign/signable_payload.hpp>
+#include <libretto/sign/signer.hpp>
+#include <libretto/sign/transcript.hpp>
+#include <libretto/sign/verifier.hpp>
 #include <libretto/runner.hpp>
 
 #endif

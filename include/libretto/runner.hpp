@@ -31,6 +31,7 @@
 #include <libretto/session/state.hpp>
 #include <libretto/session/store.hpp>
 #include <libretto/sign/no_signer.hpp>
+#include <libretto/sign/signable_payload.hpp>
 #include <libretto/stream/event_stream.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -111,13 +112,11 @@ boost::asio::awaitable<event> store_event(Core& core, turn_state& t, event ev) {
     if (ev.timestamp == 0) ev.timestamp = event::now();
     if (ev.session_id.empty()) ev.session_id = s.id;
     if constexpr (is_signing<typename Core::signer_type>) {
-        ev.prev_signature.reset();
-        for (auto it = s.events.rbegin(); it != s.events.rend(); ++it) {
-            if (it->is_signed()) {
-                ev.prev_signature = it->signature;
-                break;
-            }
-        }
+        // Sign the event as the store will keep it: with the sequence it will assign (the
+        // session's last + 1: an append from any other revision fails as stale) and linked
+        // to the session's newest event. Stores drop temp: keys from the delta; the payload
+        // leaves them out, so the signature holds for the stored event too.
+        chain_event(s, ev);
         core.signer.sign_event(ev);
     }
     // The agent sees the event in ctx.session() as soon as the runner has taken it (its

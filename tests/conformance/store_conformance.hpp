@@ -10,6 +10,10 @@
 #define LIBRETTO_TESTS_STORE_CONFORMANCE_HPP
 
 #include <libretto/session/store.hpp>
+#include <libretto/sign/signable_payload.hpp>
+#include <libretto/sign/transcript.hpp>
+
+#include "../sign_test_support.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/detached.hpp>
@@ -21,6 +25,7 @@
 
 #include <exception>
 #include <functional>
+#include <variant>
 #include <set>
 #include <string>
 #include <vector>
@@ -163,6 +168,133 @@ asio::awaitable<std::vector<std::string>> texts_of(Store& st, const lb::session&
     if (g)
         for (const auto& e : g->events) out.push_back(e.text());
     co_return out;
+}
+
+
+// ---- signed transcripts -------------------------------------------------------------------
+// A signed, chained transcript goes into the store and comes back out of a second instance
+// verifying (temp: keys dropped, numbers of every kind, a compaction event); a chain
+// continued from a tail loaded by that instance verifies whole; each kind of tampering with
+// the stored events is reported at the right event with the right reason.
+
+inline lb::event signed_case_event(int i) {
+    lb::event e;
+    switch (i) {
+    case 1: e = lb::event::make(lb::event_type::user_message, "user", lb::content::from_text("Weather in Oslo?")); break;
+    case 2: {
+        lb::content c;
+        lb::json::object args;
+        args["city"] = "Oslo";
+        args["big"] = std::int64_t{9007199254740993}; // beyond 2^53: kept exact
+        args["huge"] = std::uint64_t{18446744073709551615ull};
+        args["ratio"] = 0.1;
+        c.parts.emplace_back(lb::tool_call_part{"c1", "weather", std::move(args), {}});
+        e = lb::event::make(lb::event_type::agent_message, "assistant", std::move(c));
+        e.usage = lb::usage{120, 8, "m-1"};
+        break;
+    }
+    case 3: {
+        lb::content c;
+        lb::json::object result;
+        result["temp_c"] = -3.25;
+        result["sky"] = "clear \xe2\x98\x80 \"sunny\"\n";
+        c.parts.emplace_back(lb::tool_response_part{"c1", "weather", std::move(result), std::nullopt, {}});
+        e = lb::event::make(lb::event_type::tool_response, "assistant", std::move(c));
+        e.actions.state_delta["city"] = "Oslo";
+        e.actions.state_delta["temp:scratch"] = 1; // never stored, not signed
+        e.actions.state_delta["user:lang"] = "nb";
+        e.actions.state_delta["app:calls"] = 1;
+        break;
+    }
+    case 4:
+        e = lb::event::make(lb::event_type::agent_message, "assistant", lb::content::from_text("Clear, -3.25 C."));
+        e.metadata["score"] = 1e-7;
+        e.metadata["whole"] = 2.0;
+        break;
+    case 5:
+        e = lb::event::make(lb::event_type::agent_message, "compaction", lb::content::from_text("summary"));
+        e.actions.compaction = lb::event_compaction{2, 3, 1.5, 2.5, "summary", 2};
+        break;
+    default: e = lb::event::make(lb::event_type::agent_message, "assistant", lb::content::from_text("m" + std::to_string(i))); break;
+    }
+    e.invocation_id = "inv-1";
+    return e;
+}
+
+template <class Store>
+asio::awaitable<void> append_signed(Store& st, lb::session& s, lb::event e) {
+    const sign_test::checksum_signer signer;
+    lb::chain_event(s, e);
+    signer.sign_event(e);
+    const std::int64_t expected = e.sequence;
+    const std::int64_t seq = co_await append(st, s, e);
+    BOOST_TEST(seq == expected); // signed with the sequence the store assigns
+}
+
+inline lb::transcript_report verify_checksums(const lb::session& s, lb::transcript_options o = {}) {
+    sign_test::checksum_verifier v;
+    return lb::verify_transcript(s, v, std::move(o));
+}
+
+template <class Fixture>
+void signed_transcript_case(Fixture& fx) {
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto st = fx.open(ex);
+        auto s = co_await create(st, "app", "u1", "signed");
+        for (int i = 1; i <= 5; ++i) co_await append_signed(st, s, signed_case_event(i));
+        BOOST_TEST(verify_checksums(s).ok, verify_checksums(s).message);
+
+        auto st2 = fx.open(ex); // a second instance on the same data
+        lb::get_options tail_only;
+        tail_only.from_newest_compaction = true;
+        lb::session_key k = key_of(s);
+        auto tail = co_await get(st2, std::move(k), tail_only);
+        BOOST_REQUIRE(tail.has_value());
+        BOOST_TEST(tail->events.front().sequence == 2); // the compaction covers 2..3
+        lb::transcript_options as_tail;
+        as_tail.first_sequence = 0;
+        BOOST_TEST(verify_checksums(*tail, as_tail).ok);
+        for (int i = 6; i <= 7; ++i) co_await append_signed(st2, *tail, signed_case_event(i));
+
+        auto g = co_await get(st2, s);
+        BOOST_REQUIRE(g.has_value());
+        BOOST_REQUIRE_EQUAL(g->events.size(), 7u);
+        BOOST_TEST(!g->events[2].actions.state_delta.contains("temp:scratch"));
+        BOOST_TEST((g->events[5].prev_signature == g->events[4].signature));
+        const auto ok = verify_checksums(*g);
+        BOOST_TEST(ok.ok, ok.message);
+        BOOST_TEST(ok.checked == 7u);
+
+        struct tamper {
+            const char* what;
+            std::function<void(std::vector<lb::event>&)> edit;
+            std::size_t index;
+            lb::transcript_fault reason;
+        };
+        const tamper cases[] = {
+            {"text", [](auto& ev) { std::get<lb::text_part>(ev[3].content.parts[0]).text = "Warm and sunny."; }, 3,
+             lb::transcript_fault::bad_signature},
+            {"tool result", [](auto& ev) { std::get<lb::tool_response_part>(ev[2].content.parts[0]).result = "forged"; }, 2,
+             lb::transcript_fault::bad_signature},
+            {"state_delta", [](auto& ev) { ev[2].actions.state_delta["city"] = "Bergen"; }, 2,
+             lb::transcript_fault::bad_signature},
+            {"tool args", [](auto& ev) { std::get<lb::tool_call_part>(ev[1].content.parts[0]).args["big"] = std::int64_t{9007199254740992}; }, 1,
+             lb::transcript_fault::bad_signature},
+            {"sequence", [](auto& ev) { ev[4].sequence = 50; }, 4, lb::transcript_fault::bad_signature},
+            {"delete", [](auto& ev) { ev.erase(ev.begin() + 3); }, 3, lb::transcript_fault::missing_event},
+            {"swap", [](auto& ev) { std::swap(ev[1], ev[2]); }, 1, lb::transcript_fault::reordered},
+        };
+        for (const auto& t : cases) {
+            BOOST_TEST_CONTEXT(t.what) {
+                lb::session bad = *g;
+                t.edit(bad.events);
+                const auto r = verify_checksums(bad);
+                BOOST_TEST(!r.ok);
+                BOOST_TEST(r.index == t.index);
+                BOOST_TEST(r.reason == t.reason);
+            }
+        }
+    });
 }
 
 } // namespace conformance
@@ -509,6 +641,10 @@ BOOST_AUTO_TEST_CASE(data_survives_reopen) { \
         BOOST_TEST(co_await append_text_ec(st2, *g, "more") == error_code{}); \
         BOOST_TEST(g->last_sequence == 2); \
     }); \
+} \
+\
+BOOST_AUTO_TEST_CASE(signed_transcript_round_trips_and_tampering_is_detected) { \
+    conformance::signed_transcript_case(*this); \
 } \
 \
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,394 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_SIGN_ED25519_OPENSSL_HPP
+#define LIBRETTO_SIGN_ED25519_OPENSSL_HPP
+
+// Ed25519 (RFC 8032) on OpenSSL 3's EVP interface: keys, the event signer, the verifier.
+// Needs the libretto::openssl component (link OpenSSL::Crypto). docs/signing.md.
+//
+//   auto key = lb::ed25519_key::generate();               // or from_seed, from_pem, load_*_file
+//   key.save_pem_file("agent.pem");                        // PKCS#8, file mode 0600
+//   lb::ed25519_signer signer{key};                        // models `signer`
+//   signer.did();                                          // "did:key:z6Mk..."
+//   lb::runner runner{agent, store, lb::no_compaction{}, signer};
+//
+//   lb::ed25519_verifier v;                                // models `verifier`
+//   auto report = lb::verify_transcript(session, v);       // or verify_transcript(session)
+//   bool ok = lb::verify_signature(event);                 // orxhestra's event.verify_signature()
+//
+// Signatures are the 64 raw bytes in unpadded base64url (86 characters); padded base64url
+// (orxhestra's 88 characters) is accepted when verifying.
+
+#include <libretto/error.hpp>
+#include <libretto/event/event.hpp>
+#include <libretto/session/session.hpp>
+#include <libretto/sign/did_key.hpp>
+#include <libretto/sign/signable_payload.hpp>
+#include <libretto/sign/signer.hpp>
+#include <libretto/sign/transcript.hpp>
+#include <libretto/sign/verifier.hpp>
+
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/objects.h>
+#include <openssl/pem.h>
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace libretto {
+
+/// A raw Ed25519 signature.
+using ed25519_signature = std::array<std::uint8_t, 64>;
+/// The 32-byte private seed an Ed25519 key is derived from (RFC 8032 "secret key").
+using ed25519_seed = std::array<std::uint8_t, 32>;
+
+namespace detail {
+
+struct pkey_free {
+    void operator()(EVP_PKEY* p) const noexcept { EVP_PKEY_free(p); }
+};
+struct md_ctx_free {
+    void operator()(EVP_MD_CTX* p) const noexcept { EVP_MD_CTX_free(p); }
+};
+struct bio_free {
+    void operator()(BIO* p) const noexcept { BIO_free(p); }
+};
+using pkey_ptr = std::unique_ptr<EVP_PKEY, pkey_free>;
+using md_ctx_ptr = std::unique_ptr<EVP_MD_CTX, md_ctx_free>;
+using bio_ptr = std::unique_ptr<BIO, bio_free>;
+
+/// OpenSSL's queued errors as text (and clears the queue).
+inline std::string openssl_errors() {
+    std::string out;
+    while (unsigned long e = ERR_get_error()) {
+        char buf[256];
+        ERR_error_string_n(e, buf, sizeof buf);
+        if (!out.empty()) out += "; ";
+        out += buf;
+    }
+    return out.empty() ? "no OpenSSL error queued" : out;
+}
+
+[[noreturn]] inline void ed25519_fail(errc code, const std::string& what) {
+    throw boost::system::system_error(make_error_code(code), "ed25519: " + what);
+}
+
+/// Unpadded base64url (RFC 4648 §5).
+inline void base64url_append(std::string& out, std::span<const std::uint8_t> bytes) {
+    std::string tmp(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+    const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(tmp.data()), bytes.data(), static_cast<int>(bytes.size()));
+    tmp.resize(static_cast<std::size_t>(n));
+    while (!tmp.empty() && tmp.back() == '=') tmp.pop_back();
+    for (char& c : tmp) c = c == '+' ? '-' : c == '/' ? '_' : c;
+    out += tmp;
+}
+
+/// Decodes base64url, with or without '=' padding, into exactly out.size() bytes; false
+/// for anything else (standard base64's '+' and '/' included).
+inline bool base64url_decode(std::string_view in, std::span<std::uint8_t> out) noexcept {
+    while (!in.empty() && in.back() == '=') in.remove_suffix(1);
+    if (in.size() != (out.size() * 4 + 2) / 3) return false;
+    std::uint32_t acc = 0;
+    int bits = 0;
+    std::size_t k = 0;
+    for (char c : in) {
+        int v;
+        if (c >= 'A' && c <= 'Z') v = c - 'A';
+        else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
+        else if (c >= '0' && c <= '9') v = c - '0' + 52;
+        else if (c == '-') v = 62;
+        else if (c == '_') v = 63;
+        else return false;
+        acc = (acc << 6) | static_cast<std::uint32_t>(v);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            if (k == out.size()) return false;
+            out[k++] = static_cast<std::uint8_t>((acc >> bits) & 0xff);
+        }
+    }
+    return k == out.size() && (acc & ((1u << bits) - 1)) == 0; // no stray bits: one text per value
+}
+
+inline pkey_ptr public_pkey(const ed25519_public_key& pub) {
+    return pkey_ptr(EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nullptr, pub.data(), pub.size()));
+}
+
+/// Ed25519 verification of `sig` over `msg` by `key`.
+inline bool ed25519_verify_with(EVP_PKEY* key, std::string_view msg, const ed25519_signature& sig) {
+    md_ctx_ptr ctx(EVP_MD_CTX_new());
+    if (!ctx || EVP_DigestVerifyInit(ctx.get(), nullptr, nullptr, nullptr, key) != 1) {
+        ERR_clear_error();
+        return false;
+    }
+    const int r = EVP_DigestVerify(ctx.get(), sig.data(), sig.size(), reinterpret_cast<const unsigned char*>(msg.data()),
+                                   msg.size());
+    if (r != 1) ERR_clear_error();
+    return r == 1;
+}
+
+} // namespace detail
+
+/// An Ed25519 private key (and its public half). Copies share the OpenSSL key object, which
+/// is never modified, so one key may sign on several threads at once.
+class ed25519_key {
+public:
+    /// A fresh key from OpenSSL's random generator.
+    static ed25519_key generate() {
+        EVP_PKEY* raw = EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519");
+        if (!raw) detail::ed25519_fail(errc::io_error, "key generation failed: " + detail::openssl_errors());
+        return ed25519_key(detail::pkey_ptr(raw));
+    }
+
+    /// The key of a 32-byte seed (RFC 8032's secret key; the test vectors' "SECRET KEY").
+    static ed25519_key from_seed(const ed25519_seed& seed) {
+        EVP_PKEY* raw = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nullptr, seed.data(), seed.size());
+        if (!raw) detail::ed25519_fail(errc::invalid_argument, "cannot load the seed: " + detail::openssl_errors());
+        return ed25519_key(detail::pkey_ptr(raw));
+    }
+
+    /// from_seed from bytes; throws system_error(invalid_argument) unless there are 32.
+    static ed25519_key from_seed(std::span<const std::uint8_t> seed) {
+        if (seed.size() != 32)
+            detail::ed25519_fail(errc::invalid_argument,
+                                 "a seed is 32 bytes, got " + std::to_string(seed.size()));
+        ed25519_seed s;
+        std::copy(seed.begin(), seed.end(), s.begin());
+        return from_seed(s);
+    }
+
+    /// The key in PEM text ("-----BEGIN PRIVATE KEY-----", PKCS#8, unencrypted). Throws
+    /// system_error(invalid_argument) if it is not PEM, or not an Ed25519 private key.
+    static ed25519_key from_pem(std::string_view pem) {
+        detail::bio_ptr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+        if (!bio) detail::ed25519_fail(errc::io_error, "out of memory");
+        // A null passphrase callback: an encrypted key fails instead of prompting on a tty.
+        EVP_PKEY* raw = PEM_read_bio_PrivateKey(bio.get(), nullptr, [](char*, int, int, void*) { return 0; }, nullptr);
+        if (!raw)
+            detail::ed25519_fail(errc::invalid_argument,
+                                 "the text is not an unencrypted PEM private key: " + detail::openssl_errors());
+        detail::pkey_ptr key(raw);
+        if (EVP_PKEY_get_base_id(raw) != EVP_PKEY_ED25519)
+            detail::ed25519_fail(errc::invalid_argument, std::string("the PEM key is not an Ed25519 key but ") +
+                                                             (OBJ_nid2sn(EVP_PKEY_get_base_id(raw)) ? OBJ_nid2sn(EVP_PKEY_get_base_id(raw)) : "unknown"));
+        return ed25519_key(std::move(key));
+    }
+
+    /// from_pem of a file's contents.
+    static ed25519_key load_pem_file(const std::filesystem::path& path) { return from_pem(read_file(path, 1 << 16)); }
+
+    /// The key of a file holding exactly the 32 raw seed bytes.
+    static ed25519_key load_seed_file(const std::filesystem::path& path) {
+        const std::string bytes = read_file(path, 33);
+        if (bytes.size() != 32)
+            detail::ed25519_fail(errc::invalid_argument, "'" + path.string() + "' holds " + std::to_string(bytes.size()) +
+                                                             (bytes.size() > 32 ? "+" : "") +
+                                                             " bytes, not a 32-byte Ed25519 seed");
+        ed25519_seed s;
+        std::copy(bytes.begin(), bytes.end(), s.begin());
+        return from_seed(s);
+    }
+
+    /// PKCS#8 PEM text of the private key.
+    std::string to_pem() const {
+        detail::bio_ptr bio(BIO_new(BIO_s_mem()));
+        if (!bio || PEM_write_bio_PrivateKey(bio.get(), key_.get(), nullptr, nullptr, 0, nullptr, nullptr) != 1)
+            detail::ed25519_fail(errc::io_error, "PEM encoding failed: " + detail::openssl_errors());
+        char* data = nullptr;
+        const long n = BIO_get_mem_data(bio.get(), &data);
+        return std::string(data, static_cast<std::size_t>(n));
+    }
+
+    /// Writes to_pem() to `path`, readable by the owner only (0600), replacing the file.
+    void save_pem_file(const std::filesystem::path& path) const { write_private_file(path, to_pem()); }
+
+    /// Writes the 32 seed bytes to `path` (0600).
+    void save_seed_file(const std::filesystem::path& path) const {
+        const auto s = seed();
+        write_private_file(path, std::string(s.begin(), s.end()));
+    }
+
+    ed25519_seed seed() const {
+        ed25519_seed s{};
+        std::size_t n = s.size();
+        if (EVP_PKEY_get_raw_private_key(key_.get(), s.data(), &n) != 1 || n != s.size())
+            detail::ed25519_fail(errc::io_error, "cannot read the seed: " + detail::openssl_errors());
+        return s;
+    }
+
+    ed25519_public_key public_key() const {
+        ed25519_public_key p{};
+        std::size_t n = p.size();
+        if (EVP_PKEY_get_raw_public_key(key_.get(), p.data(), &n) != 1 || n != p.size())
+            detail::ed25519_fail(errc::io_error, "cannot read the public key: " + detail::openssl_errors());
+        return p;
+    }
+
+    /// "did:key:z6Mk..." of the public key.
+    std::string did() const { return did_key_from_ed25519(public_key()); }
+
+    /// The Ed25519 signature of `msg`.
+    ed25519_signature sign(std::string_view msg) const {
+        detail::md_ctx_ptr ctx(EVP_MD_CTX_new());
+        ed25519_signature sig{};
+        std::size_t n = sig.size();
+        if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, key_.get()) != 1 ||
+            EVP_DigestSign(ctx.get(), sig.data(), &n, reinterpret_cast<const unsigned char*>(msg.data()), msg.size()) != 1 ||
+            n != sig.size())
+            detail::ed25519_fail(errc::io_error, "signing failed: " + detail::openssl_errors());
+        return sig;
+    }
+
+    /// True if `sig` is this key's signature of `msg`.
+    bool verify(std::string_view msg, const ed25519_signature& sig) const {
+        return detail::ed25519_verify_with(key_.get(), msg, sig);
+    }
+
+    EVP_PKEY* native_handle() const noexcept { return key_.get(); }
+
+private:
+    explicit ed25519_key(detail::pkey_ptr k) : key_(std::move(k)) {}
+
+    static std::string read_file(const std::filesystem::path& path, std::size_t limit) {
+        std::ifstream in(path, std::ios::binary);
+        if (!in) detail::ed25519_fail(errc::not_found, "cannot open '" + path.string() + "'");
+        std::string data;
+        data.resize(limit);
+        in.read(data.data(), static_cast<std::streamsize>(limit));
+        data.resize(static_cast<std::size_t>(in.gcount()));
+        return data;
+    }
+
+    static void write_private_file(const std::filesystem::path& path, const std::string& data) {
+        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0) detail::ed25519_fail(errc::io_error, "cannot create '" + path.string() + "'");
+        ::fchmod(fd, 0600); // also when the file existed with a wider mode
+        std::size_t done = 0;
+        while (done < data.size()) {
+            const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+            if (n <= 0) {
+                ::close(fd);
+                detail::ed25519_fail(errc::io_error, "cannot write '" + path.string() + "'");
+            }
+            done += static_cast<std::size_t>(n);
+        }
+        if (::close(fd) != 0) detail::ed25519_fail(errc::io_error, "cannot write '" + path.string() + "'");
+    }
+
+    std::shared_ptr<EVP_PKEY> key_;
+};
+
+/// True if `sig` is the Ed25519 signature of `msg` by `pub` (raw RFC 8032 form).
+inline bool ed25519_verify(const ed25519_public_key& pub, std::string_view msg, const ed25519_signature& sig) {
+    detail::pkey_ptr key = detail::public_pkey(pub);
+    if (!key) {
+        ERR_clear_error();
+        return false;
+    }
+    return detail::ed25519_verify_with(key.get(), msg, sig);
+}
+
+/// Signs events with one Ed25519 key; models `signer`. Cheap to copy (shares the key).
+class ed25519_signer {
+public:
+    explicit ed25519_signer(ed25519_key key) : key_(std::move(key)), did_(key_.did()) {}
+
+    std::string_view did() const noexcept { return did_; }
+    const ed25519_key& key() const noexcept { return key_; }
+
+    /// The base64url signature of `payload`.
+    std::string sign(std::string_view payload) const {
+        const ed25519_signature sig = key_.sign(payload);
+        std::string out;
+        out.reserve(86);
+        detail::base64url_append(out, sig);
+        return out;
+    }
+
+    /// Sets e.signer_did to this signer's DID, then e.signature over signable_payload(e)
+    /// (which covers the DID too). The event must already be as it will be stored
+    /// (chain_event; the runner does that).
+    void sign_event(event& e) const {
+        e.signer_did = did_;
+        std::string payload;
+        payload.reserve(1024);
+        append_signable_payload(payload, e);
+        e.signature = sign(payload);
+    }
+
+private:
+    ed25519_key key_;
+    std::string did_;
+};
+
+static_assert(signer<ed25519_signer>);
+
+/// Verifies Ed25519 signatures by did:key; models `verifier`. Keeps the last signer's
+/// decoded key (transcripts have few signers, and decoding costs about as much as a
+/// verification), so it is not for concurrent use: one per thread.
+class ed25519_verifier {
+public:
+    boost::system::error_code verify(std::string_view payload, std::string_view signature, std::string_view did) {
+        if (did != did_ || !key_) {
+            auto pub = ed25519_from_did_key(did);
+            if (!pub) return pub.error();
+            detail::pkey_ptr key = detail::public_pkey(*pub);
+            if (!key) {
+                ERR_clear_error();
+                return errc::invalid_argument; // not a point on the curve
+            }
+            key_ = std::move(key);
+            did_.assign(did.data(), did.size());
+        }
+        ed25519_signature sig;
+        if (!detail::base64url_decode(signature, sig)) return errc::invalid_argument;
+        if (!detail::ed25519_verify_with(key_.get(), payload, sig)) return errc::bad_signature;
+        return {};
+    }
+
+private:
+    std::string did_;
+    detail::pkey_ptr key_;
+};
+
+static_assert(verifier<ed25519_verifier>);
+
+/// orxhestra's event.verify_signature(): true if `e` is signed and its Ed25519 signature
+/// verifies against its signer_did; false if unsigned, malformed or altered.
+inline bool verify_signature(const event& e) {
+    ed25519_verifier v;
+    try {
+        return !verify_signature(e, v);
+    } catch (const boost::system::system_error&) { // not canonicalisable: cannot be valid
+        return false;
+    }
+}
+
+/// verify_transcript with Ed25519 signatures.
+inline transcript_report verify_transcript(std::span<const event> events, const transcript_options& o = {}) {
+    ed25519_verifier v;
+    return verify_transcript(events, v, o);
+}
+
+/// verify_transcript of a session with Ed25519 signatures.
+inline transcript_report verify_transcript(const session& s, transcript_options o = {}) {
+    ed25519_verifier v;
+    return verify_transcript(s, v, std::move(o));
+}
+
+} // namespace libretto
+
+#endif
