@@ -4,15 +4,24 @@
 // event of each turn in a JSON Lines session store, so the conversation survives the
 // program: run it twice and the second run continues the same session.
 //
-// The model is scripted (no network, no key): lb::scripted_model plays the replies a
-// model would send. The OpenAI-compatible model is not in libretto yet; when
-// LIBRETTO_MODEL / OPENAI_BASE_URL / OPENAI_API_KEY are set, this program says so and
-// still uses the script.
+// The model: a real provider when the environment names one, else a script (no network,
+// no key) playing the replies a model would send. The program says which it uses.
+//   ANTHROPIC_API_KEY (+ ANTHROPIC_MODEL, ANTHROPIC_BASE_URL)   anthropic_model
+//   OPENAI_API_KEY or OPENAI_BASE_URL (+ OPENAI_MODEL)           openai_model (OpenAI, vLLM,
+//                                                                llama.cpp server, Ollama)
+//   LIBRETTO_MODEL=scripted                                      the script, whatever is set
+// The agent holds an lb::any_model, so one agent type serves all three.
 //
 // Build and run: scripts/demo      (sessions in $LIBRETTO_SESSIONS, default /tmp/libretto-quickstart)
 #include <libretto/agent/llm_agent.hpp>
 #include <libretto/libretto.hpp>
 #include <libretto/session/jsonl_store.hpp>
+#if __has_include(<openssl/ssl.h>)
+#include <libretto/http/openssl_tls.hpp>
+#include <libretto/provider/anthropic_model.hpp>
+#include <libretto/provider/openai_model.hpp>
+#define QUICKSTART_HAS_PROVIDERS 1
+#endif
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -73,11 +82,39 @@ lb::scripted_model make_model(asio::io_context& io) {
                                    .with_usage(610, 15)});
 }
 
-void note_on_real_endpoint() {
-    const bool wanted = std::getenv("LIBRETTO_MODEL") || std::getenv("OPENAI_BASE_URL") || std::getenv("OPENAI_API_KEY");
-    if (wanted)
-        std::cout << "note: LIBRETTO_MODEL / OPENAI_BASE_URL / OPENAI_API_KEY are set, but libretto has no "
-                     "OpenAI-compatible model yet;\n      this run uses the scripted model.\n\n";
+/// The model this run uses, and a line saying which.
+struct chosen_model {
+    lb::any_model model;
+    std::string description;
+    std::optional<lb::scripted_model> script; // when scripted: to report its calls
+};
+
+chosen_model choose_model(asio::io_context& io) {
+    auto env = [](const char* name) {
+        const char* v = std::getenv(name);
+        return std::string(v ? v : "");
+    };
+#ifdef QUICKSTART_HAS_PROVIDERS
+    if (env("LIBRETTO_MODEL") != "scripted") {
+        if (!env("ANTHROPIC_API_KEY").empty() || !env("ANTHROPIC_AUTH_TOKEN").empty()) {
+            auto o = lb::anthropic_options::from_environment();
+            if (o.model.empty()) o.model = "claude-sonnet-4-5"; // ANTHROPIC_MODEL picks another
+            lb::http::https_transport http{io.get_executor()};
+            std::string what = "anthropic_model '" + o.model + "' at " + o.base_url + " (ANTHROPIC_API_KEY is set)";
+            return {lb::any_model(lb::anthropic_model<lb::http::https_transport>{http, std::move(o)}), what, {}};
+        }
+        if (!env("OPENAI_API_KEY").empty() || !env("OPENAI_BASE_URL").empty()) {
+            auto o = lb::openai_options::from_environment();
+            // OpenAI needs a model name; local servers (llama.cpp, a one-model vLLM) do not.
+            if (o.model.empty() && o.base_url == lb::openai_options{}.base_url) o.model = "gpt-4.1-mini";
+            lb::http::https_transport http{io.get_executor()};
+            std::string what = "openai_model '" + o.model + "' at " + o.base_url + " (OPENAI_* is set)";
+            return {lb::any_model(lb::openai_model<lb::http::https_transport>{http, std::move(o)}), what, {}};
+        }
+    }
+#endif
+    lb::scripted_model m = make_model(io);
+    return {lb::any_model(m), "the scripted model (no provider named in the environment)", m};
 }
 
 // ---- one turn -----------------------------------------------------------------------------
@@ -102,10 +139,12 @@ asio::awaitable<void> turn(Runner& runner, lb::run_options options, std::string 
             std::cout << "  [#" << ev->sequence << " " << r.tool_name << " -> "
                       << (r.error ? "error: " + *r.error : json::serialize(r.result)) << "]\n";
         if (ev->is_final_response()) std::cout << "  [#" << ev->sequence << " final answer stored]\n";
+        else if (ev->tool_responses().empty() && ev->error()) // the model failed (network, key, quota)
+            std::cout << "  [#" << ev->sequence << " error: " << *ev->error() << "]\n";
     }
 }
 
-asio::awaitable<void> conversation(lb::runner<lb::llm_agent<lb::scripted_model>, lb::jsonl_store>& runner,
+asio::awaitable<void> conversation(lb::runner<lb::llm_agent<lb::any_model>, lb::jsonl_store>& runner,
                                    lb::jsonl_store& store) {
     lb::run_options options;
     options.app = "quickstart";
@@ -128,14 +167,14 @@ asio::awaitable<void> conversation(lb::runner<lb::llm_agent<lb::scripted_model>,
 
 int main() {
     try {
-        note_on_real_endpoint();
         asio::io_context io;
 
-        lb::scripted_model model = make_model(io);
-        lb::llm_agent assistant{lb::llm_agent_options<lb::scripted_model>{
+        chosen_model chosen = choose_model(io);
+        std::cout << "model: " << chosen.description << "\n";
+        lb::llm_agent assistant{lb::llm_agent_options<lb::any_model>{
             .name = "assistant",
             .instruction = "You answer weather questions. The user's last city: {last_city?}.",
-            .model = model,
+            .model = chosen.model,
             .tools = lb::tools(lb::function_tool("get_weather", "Current weather in a city", get_weather),
                                lb::function_tool("to_fahrenheit", "Converts Celsius to Fahrenheit", to_fahrenheit)),
         }};
@@ -151,7 +190,7 @@ int main() {
         asio::co_spawn(io, conversation(runner, store), [&](std::exception_ptr e) { failure = e; });
         io.run();
         if (failure) std::rethrow_exception(failure);
-        std::cout << "model calls: " << model.request_count() << "\n";
+        if (chosen.script) std::cout << "model calls: " << chosen.script->request_count() << "\n";
         return 0;
     } catch (const std::exception& e) {
         std::cerr << "quickstart: " << e.what() << "\n";
