@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -743,10 +744,19 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(cancelling_a_turn_releases_the_session_and_keeps_t
     asio::cancellation_signal cancel;
     asio::co_spawn(env.io, drain(r.run(opts(), "go"), &o), asio::bind_cancellation_slot(cancel.slot(), asio::detached));
     // Cancel once the turn has yielded its tool call and its partial (the agent is then
-    // waiting on its 10 s timer).
+    // waiting on its 10 s timer): polled, not after a fixed delay, which a loaded machine
+    // (jsonl_store's thread pool) can overrun.
     asio::steady_timer t(env.io);
-    t.expires_after(50ms);
-    t.async_wait([&](boost::system::error_code) { cancel.emit(asio::cancellation_type::terminal); });
+    std::function<void(boost::system::error_code)> poll = [&](boost::system::error_code) {
+        if (o.events.size() >= 2 || o.error) {
+            cancel.emit(asio::cancellation_type::terminal);
+            return;
+        }
+        t.expires_after(2ms);
+        t.async_wait(poll);
+    };
+    t.expires_after(2ms);
+    t.async_wait(poll);
     const auto started = std::chrono::steady_clock::now();
     env.io.run();
     env.io.restart();
