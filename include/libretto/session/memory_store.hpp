@@ -14,11 +14,13 @@
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/deferred.hpp>
 
+#include <bit>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace libretto {
@@ -71,7 +73,8 @@ public:
         if (!s) return {};
         const auto& users = data_->apps.find(k.app_name)->second;
         out = make_session(k.app_name, k.user_id, k.session_id, *s, users);
-        detail::select_events(s->events, o, s->newest_compaction_first, out->events);
+        // Room for a turn's appends: the caller (a runner) adds its events to this copy.
+        detail::select_events(s->events, o, s->newest_compaction_first, out->events, get_spare_events);
         return {};
     }
 
@@ -184,22 +187,46 @@ public:
     }
 
 private:
-    /// A session's events in fixed-size chunks: an append never moves the events already
-    /// stored (a vector would move all of them, and touch twice their memory, each time it
-    /// grows), and a chunk is small enough for the allocator to reuse freed memory.
+    /// Events `get` reserves room for beyond those it returns (a turn's appends).
+    static constexpr std::size_t get_spare_events = 16;
+
+    /// A session's events in chunks: an append never moves the events already stored (a
+    /// vector would move all of them, and touch twice their memory, each time it grows),
+    /// and a chunk is small enough for the allocator to reuse freed memory. The first
+    /// chunks are small (8, 8, 16, 32 events) so that a short session costs ~5 KB rather
+    /// than a 40 KB chunk; from the 65th event on every chunk holds 64.
     class event_chunks {
     public:
+        static constexpr std::size_t first_chunk = 8;
         static constexpr std::size_t chunk_size = 64; // ~40 KB of events per chunk
 
         std::size_t size() const noexcept { return size_; }
-        const event& operator[](std::size_t i) const noexcept { return chunks_[i / chunk_size][i % chunk_size]; }
+        const event& operator[](std::size_t i) const noexcept {
+            const auto [c, k] = locate(i);
+            return chunks_[c][k];
+        }
         void push_back(const event& e) {
-            if (size_ == chunks_.size() * chunk_size) {
+            if (chunks_.empty() || chunks_.back().size() == chunks_.back().capacity()) {
                 chunks_.emplace_back();
-                chunks_.back().reserve(chunk_size);
+                chunks_.back().reserve(chunk_capacity(chunks_.size() - 1));
             }
             chunks_.back().push_back(e);
             ++size_;
+        }
+
+        /// Chunk c holds first_chunk << (c - 1) events for c in 1..3 (8 for c == 0), then 64.
+        static constexpr std::size_t chunk_capacity(std::size_t c) noexcept {
+            return c == 0 ? first_chunk : c < 4 ? first_chunk << (c - 1) : chunk_size;
+        }
+        /// (chunk, index in it) of event i. Chunks 0..3 cover [0, 8), [8, 16), [16, 32),
+        /// [32, 64): for 8 <= i < 64 the chunk is bit_width(i) - 3.
+        static constexpr std::pair<std::size_t, std::size_t> locate(std::size_t i) noexcept {
+            if (i < first_chunk) return {0, i};
+            if (i < chunk_size) {
+                const std::size_t c = static_cast<std::size_t>(std::bit_width(i)) - 3;
+                return {c, i - (std::size_t{1} << (c + 2))};
+            }
+            return {i / chunk_size + 3, i % chunk_size};
         }
 
     private:

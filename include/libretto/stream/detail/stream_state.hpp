@@ -98,8 +98,10 @@ public:
     using handler_type = boost::asio::any_completion_handler<void(boost::system::error_code)>;
 
     stream_state(executor_type ex, std::size_t capacity)
-        // The ring grows on demand, so a large capacity costs nothing until it is used.
-        : ex_(std::move(ex)), capacity_(capacity), buffer_(capacity < 64 ? capacity + 1 : 64) {}
+        // The ring allocates at the first emit and grows only when the producer runs ahead
+        // of the consumer: two slots cover a consumer that keeps up (the item being handed
+        // over and the next emit's), so the capacity costs nothing until it is used.
+        : ex_(std::move(ex)), capacity_(capacity), buffer_(capacity < 2 ? capacity + 1 : 2) {}
 
     stream_state(const stream_state&) = delete;
     stream_state& operator=(const stream_state&) = delete;
