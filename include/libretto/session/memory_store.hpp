@@ -131,6 +131,13 @@ public:
         return append_event(sess, e, sequence);
     }
 
+    /// Appends the events at once: all stored, or none (stale, oversize, missing session, an
+    /// event naming another session). Partial events are skipped. `sequence` is that of the
+    /// last stored event (0 if none was stored). One lock and one look-up for the batch.
+    boost::system::error_code append_batch(session& sess, std::vector<event> events, std::int64_t& sequence) {
+        return append_events(sess, events, sequence);
+    }
+
     // ---- asynchronous operations (the session_store concept) --------------------------
 
     template <class Token = boost::asio::deferred_t>
@@ -184,6 +191,19 @@ public:
             // Boxed: completion tokens move their arguments around, and an event is a
             // large object whose moves are not cheap.
             token, &sess, std::make_unique<event>(std::move(e)));
+    }
+
+    /// Appends a turn's events at once, all or nothing (see append_batch). Completes with
+    /// the sequence of the last stored event (0 if none was stored).
+    template <class Token = boost::asio::deferred_t>
+    auto async_append_batch(session& sess, std::vector<event> events, Token&& token = {}) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
+            [this](auto handler, session* sess, std::vector<event> events) {
+                std::int64_t seq = 0;
+                auto ec = append_events(*sess, events, seq);
+                detail::post_result(std::move(handler), ex_, ec, seq);
+            },
+            token, &sess, std::move(events));
     }
 
 private:
@@ -280,6 +300,49 @@ private:
         sequence = e.sequence;
         detail::commit_append(sess, std::move(e), routed);
         // Shared scopes changed elsewhere show up at the next get; the caller sees its own.
+        return {};
+    }
+
+    /// append_batch(): the events are taken from `events` (moved into the caller's session).
+    boost::system::error_code append_events(session& sess, std::vector<event>& events, std::int64_t& sequence) {
+        sequence = 0;
+        std::erase_if(events, [](const event& e) { return e.partial; }); // never stored
+        const session_key k{sess.app_name, sess.user_id, sess.id};
+        if (auto ec = detail::validate_key(k)) return ec;
+        for (const auto& e : events) {
+            if (!e.session_id.empty() && e.session_id != sess.id) return errc::invalid_argument;
+            if (data_->options.max_event_bytes && serialized_size(e) > data_->options.max_event_bytes)
+                return errc::oversize;
+        }
+        std::vector<detail::routed_delta> routed(events.size());
+        std::lock_guard lock(data_->mutex);
+        stored* s = find(k);
+        if (!s) return errc::not_found;
+        if (sess.last_sequence != s->last_sequence) return errc::stale_session;
+        // Nothing can fail from here on: prepare every event, then store them all.
+        for (std::size_t i = 0; i < events.size(); ++i) {
+            if (auto ec = detail::prepare_append(sess, events[i], sess.last_sequence, routed[i])) return ec;
+            events[i].sequence = s->last_sequence + 1 + static_cast<std::int64_t>(i);
+        }
+        app_data* users = nullptr;
+        for (std::size_t i = 0; i < events.size(); ++i) {
+            event& e = events[i];
+            const detail::routed_delta& r = routed[i];
+            if (!r.app.empty() || !r.user.empty()) {
+                if (!users) users = &data_->apps.find(k.app_name)->second;
+                apply_delta(users->app_state, r.app);
+                apply_delta(users->user_state[k.user_id], r.user);
+            }
+            apply_delta(s->state, r.session);
+            s->last_sequence = e.sequence;
+            s->last_update = e.timestamp;
+            if (e.actions.compaction) s->newest_compaction_first = e.actions.compaction->first_sequence;
+            s->events.push_back(e);
+        }
+        if (!events.empty()) sequence = events.back().sequence;
+        if (sess.events.capacity() < sess.events.size() + events.size())
+            sess.events.reserve(sess.events.size() + events.size() + sess.events.size() / 2);
+        for (std::size_t i = 0; i < events.size(); ++i) detail::commit_append(sess, std::move(events[i]), routed[i]);
         return {};
     }
 

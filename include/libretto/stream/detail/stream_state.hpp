@@ -132,6 +132,9 @@ public:
     /// `capacity` items the consumer has not taken yet (for capacity 0: once taken).
     bool has_room_for(std::uint64_t seq) const noexcept { return seq < popped_ + capacity_; }
 
+    /// The consumer has taken item `seq` (cancel() drops the others without counting them).
+    bool taken(std::uint64_t seq) const noexcept { return seq < popped_; }
+
     void producer_started() noexcept { producer_active_ = true; }
 
     /// The producer body returned (ep == nullptr) or threw.
@@ -371,7 +374,10 @@ boost::asio::awaitable<void> emit_impl(std::shared_ptr<stream_state<T>> st, T it
     auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
     co_await st->async_wait_producer(seq, std::move(token));
     if (ec) throw boost::system::system_error(ec);
-    if (st->phase() == stream_phase::cancelled) throw_stream_error(errc::cancelled);
+    // An item the consumer took was delivered: a consumer that stops after the last item
+    // it wanted (and drops the stream) must not cost its producer an exception, which is
+    // the most expensive thing a turn would do. The producer's next emit throws.
+    if (st->phase() == stream_phase::cancelled && !st->taken(seq)) throw_stream_error(errc::cancelled);
 }
 
 } // namespace detail
