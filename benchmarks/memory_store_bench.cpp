@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <vector>
 
 namespace {
 
@@ -50,5 +51,41 @@ void bench_memory_append(libretto_bench::reporter& r) {
     r.report("memory_append_events_s", n / seconds, "events/s");
 }
 LIBRETTO_BENCHMARK(bench_memory_append, "memory_append_events_s");
+
+// The same 200,000 events and the same caller's side (a copy of the prototype per event,
+// the caller's session copy growing), appended a turn at a time: async_append_batch with 8
+// events, one co_await per batch.
+void bench_memory_append_batch(libretto_bench::reporter& r) {
+    constexpr int n = 200'000;
+    constexpr int batch = 8;
+    asio::io_context io;
+    memory_store store(io.get_executor());
+    double seconds = 0;
+    auto run = [&]() -> asio::awaitable<void> {
+        create_options o;
+        o.app_name = "bench";
+        o.user_id = "u";
+        o.session_id = "s";
+        auto s = co_await store.async_create(std::move(o), asio::use_awaitable);
+        s.events.reserve(n);
+        event proto = event::make(event_type::agent_message, "assistant",
+                                  content::from_text("The order shipped on Tuesday; tracking number ZX-1192."));
+        proto.usage = usage{1200, 40, "model-1"};
+        auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < n; i += batch) {
+            std::vector<event> events;
+            events.reserve(batch);
+            for (int k = 0; k < batch; ++k) events.push_back(proto);
+            auto op = store.async_append_batch(s, std::move(events), asio::use_awaitable);
+            co_await std::move(op);
+        }
+        seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (s.last_sequence != n) std::fprintf(stderr, "memory append batch: wrong count\n");
+    };
+    asio::co_spawn(io, run(), asio::detached);
+    io.run();
+    r.report("memory_append_batch_events_s", n / seconds, "events/s");
+}
+LIBRETTO_BENCHMARK(bench_memory_append_batch, "memory_append_batch_events_s");
 
 } // namespace

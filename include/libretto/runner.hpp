@@ -25,6 +25,7 @@
 #include <libretto/compaction/obligations.hpp>
 #include <libretto/context/invocation_context.hpp>
 #include <libretto/detail/runner_lock.hpp>
+#include <libretto/detail/session_cache.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/event.hpp>
 #include <libretto/session/session.hpp>
@@ -75,6 +76,18 @@ struct run_options {
     json::object run_config{}; ///< passed to the agents (ctx.run_config())
     /// Items the turn's stream buffers ahead of the caller (0: rendezvous).
     std::size_t stream_capacity = 2;
+};
+
+/// How a runner works, beyond its agent, store, compaction and signer.
+struct runner_options {
+    /// Sessions kept in the runner between their turns (least recently used out; 0: none).
+    /// A turn of a cached session reads from the store only what changed since its previous
+    /// turn in this runner (its last event again, to check that the copy is still the
+    /// store's, and what other writers appended) instead of every event from the newest
+    /// compaction on; anything unexpected (the session deleted or re-created, a gap) loads
+    /// it whole. Each cached session holds what a turn would load: its events from the
+    /// newest compaction on.
+    std::size_t cached_sessions = 256;
 };
 
 namespace detail {
@@ -491,17 +504,27 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, turn_request r
     t.key = session_key{req.options.app, req.options.user, req.options.session};
 
     // 1. One turn per session at a time (no thread blocks while a turn waits).
-    std::string lock_key = t.key.app_name + '/' + t.key.user_id + '/' + t.key.session_id;
-    session_locks::guard lock = core->locks->try_acquire(lock_key);
+    std::string cache_key = t.key.app_name + '/' + t.key.user_id + '/' + t.key.session_id;
+    session_locks::guard lock = core->locks->try_acquire(cache_key);
     if (!lock) {
+        std::string lock_key = cache_key;
         auto acquire = core->locks->async_acquire(std::move(lock_key), core->ex, boost::asio::use_awaitable);
         lock = co_await std::move(acquire);
     }
 
     // 2. The session: what the context needs (from the newest compaction on), or a new one.
+    // A session this runner ran before is only brought up to date (docs/performance.md).
     auto& store = *core->store;
-    std::optional<session> loaded;
-    {
+    std::optional<session> loaded = core->cache.take(cache_key);
+    if (loaded) {
+        get_options go;
+        go.from_sequence = loaded->last_sequence;
+        session_key k = t.key;
+        auto op = store.async_get(std::move(k), std::move(go), boost::asio::use_awaitable);
+        std::optional<session> fresh = co_await std::move(op);
+        if (!fresh || !refresh_cached_session(*loaded, std::move(*fresh))) loaded.reset();
+    }
+    if (!loaded) {
         get_options go;
         go.from_newest_compaction = true;
         session_key k = t.key;
@@ -533,9 +556,9 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, turn_request r
     }
     t.sess = std::make_shared<session>(std::move(*loaded));
     loaded.reset();
-    // Room for the turn's events: the loaded vector is exactly full, and growing it by
-    // one event at a time would move every loaded event each time it doubles.
-    t.sess->events.reserve(t.sess->events.size() + 16);
+    // Room for the turn's events: growing the vector by one event at a time would move
+    // every loaded event each time it doubles (memory_store's get reserves this already).
+    if (auto& evs = t.sess->events; evs.capacity() < evs.size() + 16) evs.reserve(evs.size() + 16 + evs.size() / 2);
     t.scratch.id = t.sess->id;
     t.scratch.app_name = t.sess->app_name;
     t.scratch.user_id = t.sess->user_id;
@@ -640,6 +663,9 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, turn_request r
     if (finished && flush_ec)
         throw_turn_error(flush_ec, "flushing " + session_name(t.key) + " at the end of the turn failed: " +
                                        flush_ec.message());
+    // Kept for the session's next turn, unless something still shares it (an agent kept
+    // its context) or the turn did not end well (it was taken out above).
+    if (finished && t.sess.use_count() == 1) core->cache.put(std::move(cache_key), std::move(*t.sess));
 }
 
 template <class Core>
@@ -666,10 +692,16 @@ public:
     /// Throws system_error(errc::invalid_argument) if two agents of the tree share a name
     /// (transfer finds agents by name).
     runner(const Agent& agent, Store& store, Compaction compaction = {}, Signer signer = {})
-        : core_(std::make_shared<core>(agent, store, std::move(compaction), std::move(signer))) {}
+        : runner(agent, store, runner_options{}, std::move(compaction), std::move(signer)) {}
+
+    /// With options (runner_options::cached_sessions).
+    runner(const Agent& agent, Store& store, runner_options options, Compaction compaction = {}, Signer signer = {})
+        : core_(std::make_shared<core>(agent, store, options, std::move(compaction), std::move(signer))) {}
 
     /// The runner refers to its agent: a temporary would dangle.
     runner(const Agent&& agent, Store& store, Compaction compaction = {}, Signer signer = {}) = delete;
+    runner(const Agent&& agent, Store& store, runner_options options, Compaction compaction = {},
+           Signer signer = {}) = delete;
 
     /// Starts a turn: `text` becomes the user message. Lazy: nothing happens until the
     /// first next(). Every failure (bad ids, store errors, the agent's exceptions) is
@@ -707,15 +739,18 @@ public:
     /// Sessions with a turn in progress in this runner (waiting turns not counted).
     std::size_t active_sessions() const { return core_->locks->locked_count(); }
 
+    /// Sessions kept between turns (at most runner_options::cached_sessions).
+    std::size_t cached_sessions() const { return core_->cache.size(); }
+
 private:
     struct core {
         using store_type = Store;
         using compaction_type = Compaction;
         using signer_type = Signer;
 
-        core(const Agent& a, Store& s, Compaction c, Signer sg)
+        core(const Agent& a, Store& s, runner_options o, Compaction c, Signer sg)
             : agent(&a), store(&s), compaction(std::move(c)), signer(std::move(sg)), ex(s.get_executor()),
-              locks(std::make_shared<detail::session_locks>()) {
+              locks(std::make_shared<detail::session_locks>()), cache(o.cached_sessions) {
             agent_ref root(a);
             auto dup = duplicate_agent_names(root);
             if (!dup.empty()) {
@@ -734,6 +769,7 @@ private:
         Signer signer;
         executor_type ex;
         std::shared_ptr<detail::session_locks> locks;
+        detail::session_cache cache;
         std::shared_ptr<const agent_node> tree;
         libretto::agent_launcher launcher;
     };

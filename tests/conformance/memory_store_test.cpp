@@ -52,7 +52,7 @@ BOOST_AUTO_TEST_CASE(sync_core_matches_async) {
     BOOST_TEST(g->events.size() == 1u);
 }
 
-// Events are kept in chunks of 64: selections that start, end or cut across chunk
+// Events are kept in chunks of 8, 8, 16, 32, then 64: selections that start, end or cut across chunk
 // boundaries return exactly the events they name, in order, and the caller's copy holds
 // every appended event.
 BOOST_AUTO_TEST_CASE(selections_across_chunk_boundaries) {
@@ -83,7 +83,7 @@ BOOST_AUTO_TEST_CASE(selections_across_chunk_boundaries) {
     };
     libretto::get_options o;
     BOOST_TEST(seqs(o) == range(1, n), boost::test_tools::per_element());
-    for (std::int64_t from : {1, 63, 64, 65, 128, 129, 130, 256, 257, 299, 300}) {
+    for (std::int64_t from : {1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 128, 129, 130, 256, 257, 299, 300}) {
         o = {};
         o.from_sequence = from;
         BOOST_TEST(seqs(o) == range(from, n), boost::test_tools::per_element());
@@ -94,7 +94,7 @@ BOOST_AUTO_TEST_CASE(selections_across_chunk_boundaries) {
     o = {};
     o.from_sequence = -5;
     BOOST_TEST(seqs(o) == range(1, n), boost::test_tools::per_element());
-    for (std::size_t recent : {1u, 64u, 65u, 128u, 299u, 300u, 1000u}) {
+    for (std::size_t recent : {1u, 8u, 9u, 64u, 65u, 128u, 236u, 237u, 268u, 269u, 299u, 300u, 1000u}) {
         o = {};
         o.num_recent_events = recent;
         const auto first = static_cast<std::int64_t>(n - std::min<std::size_t>(recent, n) + 1);
@@ -117,6 +117,95 @@ BOOST_AUTO_TEST_CASE(selections_across_chunk_boundaries) {
     BOOST_TEST_REQUIRE(!st.get({"app", "u", "s"}, {}, g));
     BOOST_TEST_REQUIRE(g->events.size() == s.events.size());
     for (std::size_t i = 0; i < s.events.size(); ++i) BOOST_TEST_REQUIRE((g->events[i] == s.events[i]));
+}
+
+// append_batch: all stored in order with consecutive sequences, or none.
+BOOST_AUTO_TEST_CASE(append_batch_stores_all_or_nothing) {
+    boost::asio::io_context io;
+    libretto::memory_store_options mo;
+    mo.max_event_bytes = 2048;
+    libretto::memory_store st(io.get_executor(), mo);
+    libretto::session s;
+    BOOST_TEST_REQUIRE(!st.create(conformance::create_opts("app", "u", "s"), s));
+    std::int64_t seq = 0;
+    BOOST_TEST_REQUIRE(!st.append(s, conformance::text_event("first"), seq));
+
+    std::vector<libretto::event> batch;
+    batch.push_back(conformance::text_event("a"));
+    batch.back().actions.state_delta["k"] = 1;
+    batch.back().actions.state_delta["temp:t"] = 2;
+    batch.push_back(conformance::text_event("partial"));
+    batch.back().partial = true;
+    batch.push_back(conformance::text_event("b"));
+    BOOST_TEST(!st.append_batch(s, std::move(batch), seq));
+    BOOST_TEST(seq == 3); // the partial one is skipped
+    BOOST_TEST_REQUIRE(s.events.size() == 3u);
+    BOOST_TEST(s.events[1].text() == "a");
+    BOOST_TEST(s.events[1].sequence == 2);
+    BOOST_TEST(s.events[2].text() == "b");
+    BOOST_TEST(s.events[2].sequence == 3);
+    BOOST_TEST(s.last_sequence == 3);
+    BOOST_TEST(s.state.at("k").as_int64() == 1);
+    BOOST_TEST(s.state.contains("temp:t")); // the caller sees its temp keys; the store drops them
+    std::optional<libretto::session> g;
+    BOOST_TEST_REQUIRE(!st.get({"app", "u", "s"}, {}, g));
+    BOOST_TEST_REQUIRE(g->events.size() == 3u);
+    for (std::size_t i = 0; i < 3; ++i) BOOST_TEST((g->events[i] == s.events[i]));
+    BOOST_TEST(!g->state.contains("temp:t"));
+    BOOST_TEST(!g->events[1].actions.state_delta.contains("temp:t"));
+
+    // Nothing stored when one event is bad.
+    auto two = [](std::string second) {
+        std::vector<libretto::event> v;
+        v.push_back(conformance::text_event("ok"));
+        v.push_back(conformance::text_event(std::move(second)));
+        return v;
+    };
+    BOOST_TEST(st.append_batch(s, two(std::string(4000, 'x')), seq) == libretto::errc::oversize);
+    std::vector<libretto::event> foreign = two("y");
+    foreign[1].session_id = "another";
+    BOOST_TEST(st.append_batch(s, std::move(foreign), seq) == libretto::errc::invalid_argument);
+    libretto::session stale = s;
+    stale.last_sequence = 2;
+    BOOST_TEST(st.append_batch(stale, two("y"), seq) == libretto::errc::stale_session);
+    libretto::session missing = s;
+    missing.id = "nope";
+    BOOST_TEST(st.append_batch(missing, two("y"), seq) == libretto::errc::not_found);
+    libretto::session bad = s;
+    bad.id = "bad/id";
+    BOOST_TEST(st.append_batch(bad, two("y"), seq) == libretto::errc::invalid_argument);
+    BOOST_TEST(seq == 0);
+    BOOST_TEST_REQUIRE(!st.get({"app", "u", "s"}, {}, g));
+    BOOST_TEST(g->events.size() == 3u);
+    BOOST_TEST(s.events.size() == 3u);
+    BOOST_TEST(s.last_sequence == 3);
+
+    // An empty batch stores nothing and succeeds.
+    BOOST_TEST(!st.append_batch(s, {}, seq));
+    BOOST_TEST(seq == 0);
+    BOOST_TEST(s.last_sequence == 3);
+}
+
+BOOST_AUTO_TEST_CASE(async_append_batch_completes_with_the_last_sequence) {
+    using namespace conformance;
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        libretto::memory_store st(ex);
+        auto s = co_await create(st, "app", "u1", "s1");
+        std::vector<libretto::event> batch;
+        for (int i = 0; i < 20; ++i) batch.push_back(text_event("e" + std::to_string(i)));
+        auto op = st.async_append_batch(s, std::move(batch), asio::use_awaitable);
+        std::int64_t last = co_await std::move(op);
+        BOOST_TEST(last == 20);
+        BOOST_TEST(s.events.size() == 20u);
+        libretto::session stale = s;
+        stale.last_sequence = 1;
+        std::vector<libretto::event> more;
+        more.push_back(text_event("late"));
+        auto failing = st.async_append_batch(stale, std::move(more), asio::as_tuple(asio::use_awaitable));
+        auto [ec, seq] = co_await std::move(failing);
+        BOOST_TEST(ec == libretto::errc::stale_session);
+        BOOST_TEST(seq == 0);
+    });
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -113,10 +113,12 @@ std::pair<std::size_t, std::size_t> select_range(const Events& events, const get
     return {lo, static_cast<std::size_t>(events.size())};
 }
 
-/// Copies the events `o` selects from a sequence-sorted container into `out`.
+/// Copies the events `o` selects from a sequence-sorted container into `out`, with room
+/// for `spare` more (what the caller will append: a vector filled exactly full moves
+/// every event at its next push_back).
 template <class Events>
 void select_events(const Events& events, const get_options& o, std::int64_t newest_compaction_first,
-                   std::vector<event>& out) {
+                   std::vector<event>& out, std::size_t spare = 0) {
     out.clear();
     if (o.num_recent_events && *o.num_recent_events == 0) return;
     auto [first, last] = select_range(events, o, newest_compaction_first);
@@ -126,12 +128,12 @@ void select_events(const Events& events, const get_options& o, std::int64_t newe
             if (events[i].timestamp >= *o.from_timestamp) keep.push_back(i);
         std::size_t skip = 0;
         if (o.num_recent_events && keep.size() > *o.num_recent_events) skip = keep.size() - *o.num_recent_events;
-        out.reserve(keep.size() - skip);
+        out.reserve(keep.size() - skip + spare);
         for (std::size_t k = skip; k < keep.size(); ++k) out.push_back(events[keep[k]]);
         return;
     }
     if (o.num_recent_events && last - first > *o.num_recent_events) first = last - *o.num_recent_events;
-    out.reserve(last - first);
+    out.reserve(last - first + spare);
     for (std::size_t i = first; i < last; ++i) out.push_back(events[i]);
 }
 

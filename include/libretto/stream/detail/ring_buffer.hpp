@@ -13,12 +13,14 @@ namespace libretto::detail {
 /// The stream's buffer is bounded by its capacity plus the number of concurrent emitters,
 /// so after warm-up it never allocates: no heap allocation per item (std::deque would
 /// allocate and free a node every few hundred bytes of traffic).
+/// Lazy: nothing is allocated before the first push_back, which allocates
+/// `initial_capacity` slots; a stream whose consumer keeps up never needs more than one or
+/// two, whatever its capacity (a slot is a whole T: ~630 bytes for an event).
 template <class T>
 class ring_buffer {
 public:
-    explicit ring_buffer(std::size_t initial_capacity)
-        : slots_(std::make_unique<std::optional<T>[]>(initial_capacity ? initial_capacity : 1)),
-          cap_(initial_capacity ? initial_capacity : 1) {}
+    explicit ring_buffer(std::size_t initial_capacity) noexcept
+        : first_cap_(initial_capacity ? initial_capacity : 1) {}
 
     ring_buffer(const ring_buffer&) = delete;
     ring_buffer& operator=(const ring_buffer&) = delete;
@@ -54,7 +56,7 @@ public:
 
 private:
     void grow() {
-        const std::size_t new_cap = cap_ * 2;
+        const std::size_t new_cap = cap_ ? cap_ * 2 : first_cap_;
         auto fresh = std::make_unique<std::optional<T>[]>(new_cap);
         for (std::size_t k = 0; k < size_; ++k) {
             std::size_t i = head_ + k;
@@ -67,7 +69,8 @@ private:
     }
 
     std::unique_ptr<std::optional<T>[]> slots_;
-    std::size_t cap_;
+    std::size_t first_cap_;
+    std::size_t cap_ = 0;
     std::size_t head_ = 0;
     std::size_t size_ = 0;
 };

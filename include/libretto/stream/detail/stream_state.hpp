@@ -98,8 +98,10 @@ public:
     using handler_type = boost::asio::any_completion_handler<void(boost::system::error_code)>;
 
     stream_state(executor_type ex, std::size_t capacity)
-        // The ring grows on demand, so a large capacity costs nothing until it is used.
-        : ex_(std::move(ex)), capacity_(capacity), buffer_(capacity < 64 ? capacity + 1 : 64) {}
+        // The ring allocates at the first emit and grows only when the producer runs ahead
+        // of the consumer: two slots cover a consumer that keeps up (the item being handed
+        // over and the next emit's), so the capacity costs nothing until it is used.
+        : ex_(std::move(ex)), capacity_(capacity), buffer_(capacity < 2 ? capacity + 1 : 2) {}
 
     stream_state(const stream_state&) = delete;
     stream_state& operator=(const stream_state&) = delete;
@@ -129,6 +131,9 @@ public:
     /// Back-pressure rule: an emit() may return once its item is among the first
     /// `capacity` items the consumer has not taken yet (for capacity 0: once taken).
     bool has_room_for(std::uint64_t seq) const noexcept { return seq < popped_ + capacity_; }
+
+    /// The consumer has taken item `seq` (cancel() drops the others without counting them).
+    bool taken(std::uint64_t seq) const noexcept { return seq < popped_; }
 
     void producer_started() noexcept { producer_active_ = true; }
 
@@ -369,7 +374,10 @@ boost::asio::awaitable<void> emit_impl(std::shared_ptr<stream_state<T>> st, T it
     auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
     co_await st->async_wait_producer(seq, std::move(token));
     if (ec) throw boost::system::system_error(ec);
-    if (st->phase() == stream_phase::cancelled) throw_stream_error(errc::cancelled);
+    // An item the consumer took was delivered: a consumer that stops after the last item
+    // it wanted (and drops the stream) must not cost its producer an exception, which is
+    // the most expensive thing a turn would do. The producer's next emit throws.
+    if (st->phase() == stream_phase::cancelled && !st->taken(seq)) throw_stream_error(errc::cancelled);
 }
 
 } // namespace detail
