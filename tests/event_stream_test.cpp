@@ -337,6 +337,47 @@ BOOST_AUTO_TEST_CASE(destroying_the_stream_while_producer_is_parked_in_emit) {
     BOOST_TEST(is_errc(*emit_error, libretto::errc::cancelled));
 }
 
+// An emit whose item the consumer took has delivered it: dropping the stream afterwards
+// does not make that emit throw (a consumer that stops at the item it needs costs its
+// producer no exception when the producer has nothing more to emit); the producer's next
+// co_await fails with operation_aborted (it was sent terminal cancellation).
+BOOST_AUTO_TEST_CASE(dropping_the_stream_after_taking_the_parked_item_fails_only_the_next_emit) {
+    auto emit_error = std::make_shared<std::exception_ptr>();
+    auto returned = std::make_shared<std::vector<int>>();
+    run([&](executor ex) -> asio::awaitable<void> {
+        auto producer = [emit_error, returned](stream_writer<int> out) -> asio::awaitable<void> {
+            try {
+                for (int i = 0;; ++i) {
+                    co_await out.emit(i);
+                    returned->push_back(i);
+                }
+            } catch (...) {
+                *emit_error = std::current_exception();
+                throw;
+            }
+        };
+        std::optional<basic_event_stream<int>> s;
+        s.emplace(ex, producer, stream_options{1});
+        // The first next() starts the producer: it emits 0, then parks in emit(1).
+        std::optional<int> a = co_await s->next();
+        std::optional<int> b = co_await s->next(); // takes 1: emit(1) is woken, not yet resumed
+        BOOST_TEST(*a == 0);
+        BOOST_TEST(*b == 1);
+        s.reset();
+        co_await sleep_for(5ms);
+    });
+    BOOST_TEST(*returned == (std::vector<int>{0, 1}), boost::test_tools::per_element());
+    // The producer was sent terminal cancellation: Asio refuses its next co_await.
+    bool aborted = false;
+    try {
+        std::rethrow_exception(*emit_error);
+    } catch (const boost::system::system_error& e) {
+        aborted = e.code() == asio::error::operation_aborted;
+    } catch (...) {
+    }
+    BOOST_TEST(aborted);
+}
+
 BOOST_AUTO_TEST_CASE(destroying_the_stream_while_producer_awaits_another_stream) {
     auto inner_observed = std::make_shared<bool>(false);
     auto inner_finished = std::make_shared<bool>(false);
