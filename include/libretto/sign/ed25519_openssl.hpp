@@ -21,6 +21,7 @@
 #include <libretto/error.hpp>
 #include <libretto/event/event.hpp>
 #include <libretto/session/session.hpp>
+#include <libretto/sign/detail/ed25519_common.hpp>
 #include <libretto/sign/did_key.hpp>
 #include <libretto/sign/signable_payload.hpp>
 #include <libretto/sign/signer.hpp>
@@ -44,16 +45,7 @@
 #include <string>
 #include <string_view>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 namespace libretto {
-
-/// A raw Ed25519 signature.
-using ed25519_signature = std::array<std::uint8_t, 64>;
-/// The 32-byte private seed an Ed25519 key is derived from (RFC 8032 "secret key").
-using ed25519_seed = std::array<std::uint8_t, 32>;
 
 namespace detail {
 
@@ -80,47 +72,6 @@ inline std::string openssl_errors() {
         out += buf;
     }
     return out.empty() ? "no OpenSSL error queued" : out;
-}
-
-[[noreturn]] inline void ed25519_fail(errc code, const std::string& what) {
-    throw boost::system::system_error(make_error_code(code), "ed25519: " + what);
-}
-
-/// Unpadded base64url (RFC 4648 §5).
-inline void base64url_append(std::string& out, std::span<const std::uint8_t> bytes) {
-    std::string tmp(4 * ((bytes.size() + 2) / 3) + 1, '\0');
-    const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(tmp.data()), bytes.data(), static_cast<int>(bytes.size()));
-    tmp.resize(static_cast<std::size_t>(n));
-    while (!tmp.empty() && tmp.back() == '=') tmp.pop_back();
-    for (char& c : tmp) c = c == '+' ? '-' : c == '/' ? '_' : c;
-    out += tmp;
-}
-
-/// Decodes base64url, with or without '=' padding, into exactly out.size() bytes; false
-/// for anything else (standard base64's '+' and '/' included).
-inline bool base64url_decode(std::string_view in, std::span<std::uint8_t> out) noexcept {
-    while (!in.empty() && in.back() == '=') in.remove_suffix(1);
-    if (in.size() != (out.size() * 4 + 2) / 3) return false;
-    std::uint32_t acc = 0;
-    int bits = 0;
-    std::size_t k = 0;
-    for (char c : in) {
-        int v;
-        if (c >= 'A' && c <= 'Z') v = c - 'A';
-        else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
-        else if (c >= '0' && c <= '9') v = c - '0' + 52;
-        else if (c == '-') v = 62;
-        else if (c == '_') v = 63;
-        else return false;
-        acc = (acc << 6) | static_cast<std::uint32_t>(v);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            if (k == out.size()) return false;
-            out[k++] = static_cast<std::uint8_t>((acc >> bits) & 0xff);
-        }
-    }
-    return k == out.size() && (acc & ((1u << bits) - 1)) == 0; // no stray bits: one text per value
 }
 
 inline pkey_ptr public_pkey(const ed25519_public_key& pub) {
@@ -188,19 +139,10 @@ public:
     }
 
     /// from_pem of a file's contents.
-    static ed25519_key load_pem_file(const std::filesystem::path& path) { return from_pem(read_file(path, 1 << 16)); }
+    static ed25519_key load_pem_file(const std::filesystem::path& path) { return from_pem(detail::read_key_file(path, 1 << 16)); }
 
     /// The key of a file holding exactly the 32 raw seed bytes.
-    static ed25519_key load_seed_file(const std::filesystem::path& path) {
-        const std::string bytes = read_file(path, 33);
-        if (bytes.size() != 32)
-            detail::ed25519_fail(errc::invalid_argument, "'" + path.string() + "' holds " + std::to_string(bytes.size()) +
-                                                             (bytes.size() > 32 ? "+" : "") +
-                                                             " bytes, not a 32-byte Ed25519 seed");
-        ed25519_seed s;
-        std::copy(bytes.begin(), bytes.end(), s.begin());
-        return from_seed(s);
-    }
+    static ed25519_key load_seed_file(const std::filesystem::path& path) { return from_seed(detail::read_seed_file(path)); }
 
     /// PKCS#8 PEM text of the private key.
     std::string to_pem() const {
@@ -213,12 +155,12 @@ public:
     }
 
     /// Writes to_pem() to `path`, readable by the owner only (0600), replacing the file.
-    void save_pem_file(const std::filesystem::path& path) const { write_private_file(path, to_pem()); }
+    void save_pem_file(const std::filesystem::path& path) const { detail::write_private_file(path, to_pem()); }
 
     /// Writes the 32 seed bytes to `path` (0600).
     void save_seed_file(const std::filesystem::path& path) const {
         const auto s = seed();
-        write_private_file(path, std::string(s.begin(), s.end()));
+        detail::write_private_file(path, std::string_view(reinterpret_cast<const char*>(s.data()), s.size()));
     }
 
     ed25519_seed seed() const {
@@ -261,32 +203,6 @@ public:
 
 private:
     explicit ed25519_key(detail::pkey_ptr k) : key_(std::move(k)) {}
-
-    static std::string read_file(const std::filesystem::path& path, std::size_t limit) {
-        std::ifstream in(path, std::ios::binary);
-        if (!in) detail::ed25519_fail(errc::not_found, "cannot open '" + path.string() + "'");
-        std::string data;
-        data.resize(limit);
-        in.read(data.data(), static_cast<std::streamsize>(limit));
-        data.resize(static_cast<std::size_t>(in.gcount()));
-        return data;
-    }
-
-    static void write_private_file(const std::filesystem::path& path, const std::string& data) {
-        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd < 0) detail::ed25519_fail(errc::io_error, "cannot create '" + path.string() + "'");
-        ::fchmod(fd, 0600); // also when the file existed with a wider mode
-        std::size_t done = 0;
-        while (done < data.size()) {
-            const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-            if (n <= 0) {
-                ::close(fd);
-                detail::ed25519_fail(errc::io_error, "cannot write '" + path.string() + "'");
-            }
-            done += static_cast<std::size_t>(n);
-        }
-        if (::close(fd) != 0) detail::ed25519_fail(errc::io_error, "cannot write '" + path.string() + "'");
-    }
 
     std::shared_ptr<EVP_PKEY> key_;
 };

@@ -1,0 +1,345 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+// sign/ed25519_sodium.hpp: RFC 8032 and did:key vectors, keys and seed files, the signer and
+// the verifier (with every malformed input), signed transcripts with tampering, and — when
+// the OpenSSL component exists too — byte-for-byte agreement with the OpenSSL back end.
+#include <libretto/sign/ed25519_sodium.hpp>
+
+#include <libretto/session/session.hpp>
+#include <libretto/sign/signable_payload.hpp>
+#include <libretto/sign/transcript.hpp>
+#ifdef LIBRETTO_TEST_HAVE_OPENSSL
+#include <libretto/sign/ed25519_openssl.hpp>
+#endif
+
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <sys/stat.h>
+
+namespace {
+
+namespace lb = libretto;
+
+std::vector<std::uint8_t> unhex(std::string_view h) {
+    std::vector<std::uint8_t> out;
+    for (std::size_t i = 0; i + 1 < h.size(); i += 2)
+        out.push_back(static_cast<std::uint8_t>(std::stoi(std::string(h.substr(i, 2)), nullptr, 16)));
+    return out;
+}
+
+template <std::size_t N>
+std::array<std::uint8_t, N> unhex_array(std::string_view h) {
+    auto v = unhex(h);
+    BOOST_TEST_REQUIRE(v.size() == N);
+    std::array<std::uint8_t, N> a;
+    std::copy(v.begin(), v.end(), a.begin());
+    return a;
+}
+
+template <class F>
+bool throws_code(F f, lb::errc code, std::string_view mention) {
+    try {
+        f();
+    } catch (const boost::system::system_error& e) {
+        if (e.code() != code) return false;
+        if (std::string(e.what()).find(mention) == std::string::npos) {
+            BOOST_TEST_MESSAGE("message: " << e.what());
+            return false;
+        }
+        return true;
+    }
+    return false;
+}
+
+std::filesystem::path scratch(const std::string& name) {
+    auto p = std::filesystem::current_path() / name;
+    std::filesystem::remove_all(p);
+    return p;
+}
+
+lb::sodium_ed25519_key test_key(std::uint8_t fill) {
+    lb::ed25519_seed s;
+    s.fill(fill);
+    return lb::sodium_ed25519_key::from_seed(s);
+}
+
+/// A session of `n` events, each with a tool result or text, chained and signed.
+lb::session signed_session(int n, const lb::sodium_ed25519_signer& signer) {
+    lb::session s;
+    s.app_name = "app";
+    s.user_id = "u";
+    s.id = "s-1";
+    for (int i = 0; i < n; ++i) {
+        lb::event e = i % 2 ? lb::event::make(lb::event_type::agent_message, "bot",
+                                              lb::content::from_text("answer " + std::to_string(i)))
+                            : lb::event::make(lb::event_type::user_message, "user",
+                                              lb::content::from_text("question " + std::to_string(i)));
+        e.actions.state_delta["k"] = i;
+        lb::chain_event(s, e);
+        signer.sign_event(e);
+        s.last_sequence = e.sequence;
+        s.events.push_back(std::move(e));
+    }
+    return s;
+}
+
+lb::transcript_report check(const lb::session& s, const lb::sodium_ed25519_signer& signer) {
+    lb::sodium_ed25519_verifier v;
+    lb::transcript_options o;
+    o.trusted_dids = {std::string(signer.did())};
+    return lb::verify_transcript(s, v, o);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(sodium_vectors)
+
+// RFC 8032 §7.1, TEST 1 to TEST 3 (the same vectors as the OpenSSL back end's tests).
+BOOST_AUTO_TEST_CASE(rfc8032_test_vectors) {
+    const struct {
+        const char *secret, *pub, *msg, *sig;
+    } cases[] = {
+        {"9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
+         "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", "",
+         "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b"},
+        {"4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb",
+         "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c", "72",
+         "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00"},
+        {"c5aa8df43f9f837bedb7442f31dcb7b166d38535076f094b85ce3a2e0b4458f7",
+         "fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025", "af82",
+         "6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760984dc6594a7c15e9716ed28dc027beceea1ec40a"},
+    };
+    for (const auto& c : cases) {
+        BOOST_TEST_CONTEXT("secret " << c.secret) {
+            const auto key = lb::sodium_ed25519_key::from_seed(unhex_array<32>(c.secret));
+            const auto pub = unhex_array<32>(c.pub);
+            BOOST_TEST((key.public_key() == pub));
+            BOOST_TEST((key.seed() == unhex_array<32>(c.secret)));
+            const auto m = unhex(c.msg);
+            const std::string msg(m.begin(), m.end());
+            const auto sig = unhex_array<64>(c.sig);
+            BOOST_TEST((key.sign(msg) == sig));
+            BOOST_TEST(key.verify(msg, sig));
+            BOOST_TEST(lb::sodium_ed25519_verify(pub, msg, sig));
+            auto bad = sig;
+            bad[10] ^= 0x01;
+            BOOST_TEST(!lb::sodium_ed25519_verify(pub, msg, bad));
+            BOOST_TEST(!key.verify(msg, bad));
+            BOOST_TEST(!lb::sodium_ed25519_verify(pub, msg + "x", sig));
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(did_key_vectors_from_seeds) {
+    const char* dids[] = {
+        "did:key:z6MkiTBz1ymuepAQ4HEHYSF1H8quG5GLVVQR3djdX3mDooWp", "did:key:z6MkjchhfUsD6mmvni8mCdXHw216Xrm9bQe2mBH1P5RDjVJG",
+        "did:key:z6MknGc3ocHs3zdPiJbnaaqDi58NGb4pk1Sp9WxWufuXSdxf", "did:key:z6MkvqoYXQfDDJRv8L4wKzxYeuKyVZBfi9Qo6Ro8MiLH3kDQ",
+        "did:key:z6MkwW6aqMnjgrhJXFUko3NnZPGzVpkNzhYK7yEhnsibmLwL"};
+    for (std::uint8_t i = 0; i < 5; ++i) {
+        lb::ed25519_seed seed{};
+        seed[31] = i;
+        BOOST_TEST(lb::sodium_ed25519_key::from_seed(seed).did() == dids[i]);
+        BOOST_TEST(lb::sodium_ed25519_signer(lb::sodium_ed25519_key::from_seed(seed)).did() == dids[i]);
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(sodium_keys)
+
+BOOST_AUTO_TEST_CASE(generated_keys_are_distinct_and_sign) {
+    const auto a = lb::sodium_ed25519_key::generate();
+    const auto b = lb::sodium_ed25519_key::generate();
+    BOOST_TEST(a.did() != b.did());
+    BOOST_TEST(a.verify("m", a.sign("m")));
+    BOOST_TEST(!b.verify("m", a.sign("m")));
+    const auto copy = a; // shares the secret
+    BOOST_TEST(copy.did() == a.did());
+    BOOST_TEST((lb::sodium_ed25519_key::from_seed(a.seed()).public_key() == a.public_key()));
+}
+
+BOOST_AUTO_TEST_CASE(seed_files_round_trip_with_owner_only_mode) {
+    const auto key = lb::sodium_ed25519_key::generate();
+    const auto dir = scratch("sodium_keys");
+    std::filesystem::create_directories(dir);
+    { std::ofstream(dir / "k.seed") << "old, world-readable"; }
+    std::filesystem::permissions(dir / "k.seed", std::filesystem::perms::all);
+    key.save_seed_file(dir / "k.seed");
+    struct stat st{};
+    BOOST_TEST_REQUIRE(::stat((dir / "k.seed").c_str(), &st) == 0);
+    BOOST_TEST((st.st_mode & 0777) == 0600u);
+    BOOST_TEST(std::filesystem::file_size(dir / "k.seed") == 32u);
+    BOOST_TEST(lb::sodium_ed25519_key::load_seed_file(dir / "k.seed").did() == key.did());
+}
+
+BOOST_AUTO_TEST_CASE(bad_key_material_is_rejected_with_the_reason) {
+    std::vector<std::uint8_t> short_seed(31, 1);
+    BOOST_TEST(throws_code([&] { lb::sodium_ed25519_key::from_seed(std::span<const std::uint8_t>(short_seed)); },
+                           lb::errc::invalid_argument, "a seed is 32 bytes, got 31"));
+    std::vector<std::uint8_t> empty;
+    BOOST_TEST(throws_code([&] { lb::sodium_ed25519_key::from_seed(std::span<const std::uint8_t>(empty)); },
+                           lb::errc::invalid_argument, "got 0"));
+    const auto dir = scratch("sodium_badkeys");
+    std::filesystem::create_directories(dir);
+    { std::ofstream(dir / "short.seed", std::ios::binary) << std::string(31, 'x'); }
+    { std::ofstream(dir / "long.seed", std::ios::binary) << std::string(40, 'x'); }
+    BOOST_TEST(throws_code([&] { lb::sodium_ed25519_key::load_seed_file(dir / "short.seed"); },
+                           lb::errc::invalid_argument, "holds 31 bytes, not a 32-byte Ed25519 seed"));
+    BOOST_TEST(throws_code([&] { lb::sodium_ed25519_key::load_seed_file(dir / "long.seed"); },
+                           lb::errc::invalid_argument, "holds 33+ bytes"));
+    BOOST_TEST(throws_code([&] { lb::sodium_ed25519_key::load_seed_file(dir / "missing.seed"); },
+                           lb::errc::not_found, "cannot open"));
+    BOOST_TEST(throws_code([&] { test_key(1).save_seed_file(dir / "no" / "such" / "dir.seed"); },
+                           lb::errc::io_error, "cannot create"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(sodium_events)
+
+BOOST_AUTO_TEST_CASE(sign_event_and_verify) {
+    const lb::sodium_ed25519_signer signer(test_key(7));
+    lb::event e = lb::event::make(lb::event_type::agent_message, "a", lb::content::from_text("hi"));
+    e.session_id = "s1";
+    e.sequence = 1;
+    signer.sign_event(e);
+    BOOST_TEST(e.is_signed());
+    BOOST_TEST(e.signer_did == signer.did());
+    BOOST_TEST(e.signature->size() == 86u);
+    BOOST_TEST(e.signature->find_first_of("+/=") == std::string::npos);
+    lb::sodium_ed25519_verifier v;
+    BOOST_TEST(!lb::verify_signature(e, v));
+    lb::event again = e;
+    signer.sign_event(again);
+    BOOST_TEST(*again.signature == *e.signature); // deterministic
+    lb::event padded = e;
+    *padded.signature += "==";
+    BOOST_TEST(!lb::verify_signature(padded, v));
+    lb::event t = e;
+    std::get<lb::text_part>(t.content.parts[0]).text = "ho";
+    BOOST_TEST(lb::verify_signature(t, v) == lb::errc::bad_signature);
+    t = e;
+    t.signer_did = lb::sodium_ed25519_signer(test_key(8)).did();
+    BOOST_TEST(lb::verify_signature(t, v) == lb::errc::bad_signature);
+    t = e;
+    t.signature.reset();
+    BOOST_TEST(lb::verify_signature(t, v) == lb::errc::missing_field);
+}
+
+BOOST_AUTO_TEST_CASE(verifier_reports_why) {
+    const lb::sodium_ed25519_signer alice(test_key(1)), bob(test_key(2));
+    const std::string sig = alice.sign("payload");
+    lb::sodium_ed25519_verifier v;
+    BOOST_TEST(!v.verify("payload", sig, alice.did()));
+    BOOST_TEST(v.verify("payload!", sig, alice.did()) == lb::errc::bad_signature);
+    BOOST_TEST(v.verify("payload", sig, bob.did()) == lb::errc::bad_signature);
+    BOOST_TEST(!v.verify("payload", bob.sign("payload"), bob.did())); // the cache follows the DID
+    BOOST_TEST(!v.verify("payload", sig, alice.did()));
+    BOOST_TEST(v.verify("payload", sig, "did:web:x") == lb::errc::invalid_argument);
+    BOOST_TEST(v.verify("payload", sig, "did:key:zBAD") == lb::errc::invalid_argument);
+    BOOST_TEST(v.verify("payload", sig.substr(0, 80), alice.did()) == lb::errc::invalid_argument);
+    std::string std_b64 = sig;
+    std_b64[0] = '+';
+    BOOST_TEST(v.verify("payload", std_b64, alice.did()) == lb::errc::invalid_argument);
+    std::string stray = sig;
+    stray.back() = 'B'; // the last character carries 4 unused bits, which must be zero
+    BOOST_TEST(v.verify("payload", stray, alice.did()) == lb::errc::invalid_argument);
+    BOOST_TEST(v.verify("payload", "", alice.did()) == lb::errc::invalid_argument);
+    // The identity point (y = 1) is a well-formed did:key but a small-order key: malformed.
+    lb::ed25519_public_key identity{};
+    identity[0] = 1;
+    BOOST_TEST(v.verify("payload", sig, lb::did_key_from_ed25519(identity)) == lb::errc::invalid_argument);
+    BOOST_TEST(!v.verify("payload", sig, alice.did())); // and the verifier still works after it
+}
+
+BOOST_AUTO_TEST_CASE(transcripts_verify_and_tampering_is_found) {
+    const lb::sodium_ed25519_signer signer(test_key(3));
+    const lb::session s = signed_session(12, signer);
+    const auto ok = check(s, signer);
+    BOOST_TEST(ok.ok, ok.message);
+    BOOST_TEST(ok.checked == 12u);
+
+    lb::session t = s;
+    std::get<lb::text_part>(t.events[5].content.parts[0]).text += "!";
+    auto r = check(t, signer);
+    BOOST_TEST(!r.ok);
+    BOOST_TEST(r.index == 5u);
+    BOOST_TEST((r.reason == lb::transcript_fault::bad_signature));
+
+    t = s;
+    t.events[7].actions.state_delta["k"] = 99;
+    r = check(t, signer);
+    BOOST_TEST(!r.ok);
+    BOOST_TEST(r.index == 7u);
+
+    t = s;
+    t.events.erase(t.events.begin() + 4);
+    r = check(t, signer);
+    BOOST_TEST(!r.ok);
+    BOOST_TEST(r.index == 4u);
+
+    t = s;
+    std::swap(t.events[2], t.events[3]);
+    r = check(t, signer);
+    BOOST_TEST(!r.ok);
+    BOOST_TEST(r.index == 2u);
+
+    // Re-signed by another key: every signature verifies, but the signer is not trusted.
+    const lb::sodium_ed25519_signer mallory(test_key(9));
+    t = s;
+    std::get<lb::text_part>(t.events[0].content.parts[0]).text = "forged";
+    mallory.sign_event(t.events[0]);
+    r = check(t, signer);
+    BOOST_TEST(!r.ok);
+    BOOST_TEST(r.index == 0u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+#ifdef LIBRETTO_TEST_HAVE_OPENSSL
+BOOST_AUTO_TEST_SUITE(sodium_and_openssl)
+
+// Ed25519 is deterministic: both back ends must produce the same bytes for the same seed
+// and message, and accept each other's signatures and transcripts.
+BOOST_AUTO_TEST_CASE(both_back_ends_agree_byte_for_byte) {
+    std::mt19937_64 rng(20261122);
+    for (int round = 0; round < 50; ++round) {
+        lb::ed25519_seed seed;
+        for (auto& b : seed) b = static_cast<std::uint8_t>(rng());
+        const auto sk = lb::sodium_ed25519_key::from_seed(seed);
+        const auto ok = lb::ed25519_key::from_seed(seed);
+        BOOST_TEST_REQUIRE((sk.public_key() == ok.public_key()));
+        BOOST_TEST(sk.did() == ok.did());
+        std::string msg(rng() % 2000, '\0');
+        for (auto& c : msg) c = static_cast<char>(rng());
+        const auto a = sk.sign(msg);
+        const auto b = ok.sign(msg);
+        BOOST_TEST((a == b));
+        BOOST_TEST(ok.verify(msg, a));
+        BOOST_TEST(sk.verify(msg, b));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(transcripts_cross_verify) {
+    const lb::sodium_ed25519_signer signer(test_key(4));
+    const lb::session s = signed_session(6, signer);
+    lb::ed25519_verifier ov;
+    lb::transcript_options o;
+    o.trusted_dids = {std::string(signer.did())};
+    const auto r = lb::verify_transcript(s, ov, o);
+    BOOST_TEST(r.ok, r.message);
+    const lb::ed25519_signer osigner(lb::ed25519_key::from_seed(test_key(4).seed()));
+    lb::event e = s.events.back();
+    lb::event e2 = e;
+    osigner.sign_event(e2);
+    BOOST_TEST(*e2.signature == *e.signature);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+#endif
