@@ -19,6 +19,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include "ed25519_test_support.hpp"
+
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
@@ -35,43 +37,7 @@ namespace asio = boost::asio;
 namespace lb = libretto;
 namespace json = boost::json;
 
-std::vector<std::uint8_t> unhex(std::string_view h) {
-    std::vector<std::uint8_t> out;
-    for (std::size_t i = 0; i + 1 < h.size(); i += 2) out.push_back(static_cast<std::uint8_t>(std::stoi(std::string(h.substr(i, 2)), nullptr, 16)));
-    return out;
-}
-
-template <std::size_t N>
-std::array<std::uint8_t, N> unhex_array(std::string_view h) {
-    auto v = unhex(h);
-    BOOST_TEST_REQUIRE(v.size() == N);
-    std::array<std::uint8_t, N> a;
-    std::copy(v.begin(), v.end(), a.begin());
-    return a;
-}
-
-std::string as_text(const std::vector<std::uint8_t>& v) { return std::string(v.begin(), v.end()); }
-
-template <class F>
-bool throws_code(F f, lb::errc code, std::string_view mention) {
-    try {
-        f();
-    } catch (const boost::system::system_error& e) {
-        if (e.code() != code) return false;
-        if (std::string(e.what()).find(mention) == std::string::npos) {
-            BOOST_TEST_MESSAGE("message: " << e.what());
-            return false;
-        }
-        return true;
-    }
-    return false;
-}
-
-std::filesystem::path scratch(const std::string& name) {
-    auto p = std::filesystem::current_path() / name;
-    std::filesystem::remove_all(p);
-    return p;
-}
+using namespace ed25519_test;
 
 // ---- a scripted agent -------------------------------------------------------------------
 
@@ -189,20 +155,7 @@ BOOST_AUTO_TEST_SUITE(ed25519_rfc8032)
 // RFC 8032 §7.1, TEST 1 to TEST 3: the public key of each secret key, the signature of
 // each message (Ed25519 is deterministic), and verification.
 BOOST_AUTO_TEST_CASE(rfc8032_test_vectors) {
-    const struct {
-        const char *secret, *pub, *msg, *sig;
-    } cases[] = {
-        {"9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
-         "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", "",
-         "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b"},
-        {"4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb",
-         "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c", "72",
-         "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00"},
-        {"c5aa8df43f9f837bedb7442f31dcb7b166d38535076f094b85ce3a2e0b4458f7",
-         "fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025", "af82",
-         "6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760984dc6594a7c15e9716ed28dc027beceea1ec40a"},
-    };
-    for (const auto& c : cases) {
+    for (const auto& c : rfc8032_cases) {
         BOOST_TEST_CONTEXT("secret " << c.secret) {
             const auto key = lb::ed25519_key::from_seed(unhex_array<32>(c.secret));
             const auto pub = unhex_array<32>(c.pub);
@@ -223,10 +176,7 @@ BOOST_AUTO_TEST_CASE(rfc8032_test_vectors) {
 
 // The did:key specification's vectors give the Ed25519 seed of each DID.
 BOOST_AUTO_TEST_CASE(did_key_vectors_from_seeds) {
-    const char* dids[] = {
-        "did:key:z6MkiTBz1ymuepAQ4HEHYSF1H8quG5GLVVQR3djdX3mDooWp", "did:key:z6MkjchhfUsD6mmvni8mCdXHw216Xrm9bQe2mBH1P5RDjVJG",
-        "did:key:z6MknGc3ocHs3zdPiJbnaaqDi58NGb4pk1Sp9WxWufuXSdxf", "did:key:z6MkvqoYXQfDDJRv8L4wKzxYeuKyVZBfi9Qo6Ro8MiLH3kDQ",
-        "did:key:z6MkwW6aqMnjgrhJXFUko3NnZPGzVpkNzhYK7yEhnsibmLwL"};
+    const auto& dids = did_key_seed_vectors;
     for (std::uint8_t i = 0; i < 5; ++i) {
         lb::ed25519_seed seed{};
         seed[31] = i;

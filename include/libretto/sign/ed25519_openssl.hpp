@@ -21,6 +21,7 @@
 #include <libretto/error.hpp>
 #include <libretto/event/event.hpp>
 #include <libretto/session/session.hpp>
+#include <libretto/sign/detail/basic_ed25519_signer.hpp>
 #include <libretto/sign/detail/ed25519_common.hpp>
 #include <libretto/sign/did_key.hpp>
 #include <libretto/sign/signable_payload.hpp>
@@ -217,38 +218,9 @@ inline bool ed25519_verify(const ed25519_public_key& pub, std::string_view msg, 
     return detail::ed25519_verify_with(key.get(), msg, sig);
 }
 
-/// Signs events with one Ed25519 key; models `signer`. Cheap to copy (shares the key).
-class ed25519_signer {
-public:
-    explicit ed25519_signer(ed25519_key key) : key_(std::move(key)), did_(key_.did()) {}
-
-    std::string_view did() const noexcept { return did_; }
-    const ed25519_key& key() const noexcept { return key_; }
-
-    /// The base64url signature of `payload`.
-    std::string sign(std::string_view payload) const {
-        const ed25519_signature sig = key_.sign(payload);
-        std::string out;
-        out.reserve(86);
-        detail::base64url_append(out, sig);
-        return out;
-    }
-
-    /// Sets e.signer_did to this signer's DID, then e.signature over signable_payload(e)
-    /// (which covers the DID too). The event must already be as it will be stored
-    /// (chain_event; the runner does that).
-    void sign_event(event& e) const {
-        e.signer_did = did_;
-        std::string payload;
-        payload.reserve(1024);
-        append_signable_payload(payload, e);
-        e.signature = sign(payload);
-    }
-
-private:
-    ed25519_key key_;
-    std::string did_;
-};
+/// Signs events with one Ed25519 key (OpenSSL); models `signer`. Cheap to copy (shares the
+/// key). sign_event sets e.signer_did, then e.signature over signable_payload(e).
+using ed25519_signer = detail::basic_ed25519_signer<ed25519_key>;
 
 static_assert(signer<ed25519_signer>);
 

@@ -19,6 +19,7 @@
 
 #include <libretto/error.hpp>
 #include <libretto/event/event.hpp>
+#include <libretto/sign/detail/basic_ed25519_signer.hpp>
 #include <libretto/sign/detail/ed25519_common.hpp>
 #include <libretto/sign/did_key.hpp>
 #include <libretto/sign/signable_payload.hpp>
@@ -142,35 +143,7 @@ inline bool sodium_ed25519_verify(const ed25519_public_key& pub, std::string_vie
 }
 
 /// Signs events with one Ed25519 key on libsodium; models `signer`. Cheap to copy.
-class sodium_ed25519_signer {
-public:
-    explicit sodium_ed25519_signer(sodium_ed25519_key key) : key_(std::move(key)), did_(key_.did()) {}
-
-    std::string_view did() const noexcept { return did_; }
-    const sodium_ed25519_key& key() const noexcept { return key_; }
-
-    /// The unpadded base64url signature of `payload` (86 characters).
-    std::string sign(std::string_view payload) const {
-        const ed25519_signature sig = key_.sign(payload);
-        std::string out;
-        out.reserve(88);
-        detail::base64url_append(out, sig);
-        return out;
-    }
-
-    /// Sets e.signer_did, then e.signature over signable_payload(e) (see ed25519_signer).
-    void sign_event(event& e) const {
-        e.signer_did = did_;
-        std::string payload;
-        payload.reserve(1024);
-        append_signable_payload(payload, e);
-        e.signature = sign(payload);
-    }
-
-private:
-    sodium_ed25519_key key_;
-    std::string did_;
-};
+using sodium_ed25519_signer = detail::basic_ed25519_signer<sodium_ed25519_key>;
 
 static_assert(signer<sodium_ed25519_signer>);
 
