@@ -10,9 +10,10 @@ namespace {
 void bench_sign_openssl(libretto_bench::reporter& r) {
     const libretto::ed25519_signer signer(libretto::ed25519_key::generate());
     libretto_bench::bench_sign_with<libretto::ed25519_signer, libretto::ed25519_verifier>(
-        r, signer, {"sign_events_openssl_s", "verify_events_openssl_s", "verify_transcript_100k_openssl_s", "OpenSSL"});
+        r, signer, {"sign_events_openssl_s", "verify_events_openssl_s", "verify_transcript_100k_openssl_s",
+                    "verify_transcript_100k_openssl_parallel_s", "OpenSSL"});
 }
 LIBRETTO_BENCHMARK(bench_sign_openssl, "sign_events_openssl_s", "verify_events_openssl_s",
-                   "verify_transcript_100k_openssl_s");
+                   "verify_transcript_100k_openssl_s", "verify_transcript_100k_openssl_parallel_s");
 
 } // namespace

@@ -10,8 +10,9 @@ namespace {
 void bench_sign_sodium(libretto_bench::reporter& r) {
     const libretto::sodium_ed25519_signer signer(libretto::sodium_ed25519_key::generate());
     libretto_bench::bench_sign_with<libretto::sodium_ed25519_signer, libretto::sodium_ed25519_verifier>(
-        r, signer, {"sign_events_s", "verify_events_s", "verify_transcript_100k_s", "libsodium"});
+        r, signer, {"sign_events_s", "verify_events_s", "verify_transcript_100k_s", "verify_transcript_100k_parallel_s", "libsodium"});
 }
-LIBRETTO_BENCHMARK(bench_sign_sodium, "sign_events_s", "verify_events_s", "verify_transcript_100k_s");
+LIBRETTO_BENCHMARK(bench_sign_sodium, "sign_events_s", "verify_events_s", "verify_transcript_100k_s",
+                   "verify_transcript_100k_parallel_s");
 
 } // namespace

@@ -215,6 +215,19 @@ BOOST_AUTO_TEST_CASE(transcripts_verify_and_tampering_is_found) {
     const auto ok = check(s, signer);
     BOOST_TEST(ok.ok, ok.message);
     BOOST_TEST(ok.checked == 12u);
+    {
+        const lb::session big = signed_session(64, signer);
+        lb::session bad = big;
+        bad.events[40].actions.state_delta["k"] = -1;
+        lb::sodium_ed25519_verifier v;
+        lb::transcript_options o;
+        o.trusted_dids = {std::string(signer.did())};
+        o.threads = 2;
+        BOOST_TEST(lb::verify_transcript(big, v, o).ok);
+        const auto r = lb::verify_transcript(bad, v, o);
+        BOOST_TEST(r.index == 40u);
+        BOOST_TEST((r.reason == lb::transcript_fault::bad_signature));
+    }
 
     lb::session t = s;
     std::get<lb::text_part>(t.events[5].content.parts[0]).text += "!";
@@ -285,6 +298,19 @@ BOOST_AUTO_TEST_CASE(transcripts_cross_verify) {
     o.trusted_dids = {std::string(signer.did())};
     const auto r = lb::verify_transcript(s, ov, o);
     BOOST_TEST(r.ok, r.message);
+    // On several threads, each with its own copy of the verifier (an ed25519_verifier copy
+    // decodes its own key).
+    const lb::session big = signed_session(80, signer);
+    o.threads = 3;
+    const auto par = lb::verify_transcript(big, ov, o);
+    BOOST_TEST(par.ok, par.message);
+    BOOST_TEST(par.checked == 80u);
+    lb::session bad = big;
+    std::get<lb::text_part>(bad.events[61].content.parts[0]).text += "?";
+    const auto rp = lb::verify_transcript(bad, ov, o);
+    BOOST_TEST(!rp.ok);
+    BOOST_TEST(rp.index == 61u);
+    BOOST_TEST((rp.reason == lb::transcript_fault::bad_signature));
     const lb::ed25519_signer osigner(lb::ed25519_key::from_seed(test_key(4).seed()));
     lb::event e = s.events.back();
     lb::event e2 = e;

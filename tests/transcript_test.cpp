@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -396,6 +397,77 @@ BOOST_AUTO_TEST_CASE(verify_signature_of_one_event) {
     e = s.events[0];
     e.signer_did = "nope";
     BOOST_TEST(verify_signature(e, v) == errc::invalid_argument);
+}
+
+// Several threads check the signatures up front; the report must be the one a single thread
+// gives, whatever is wrong and wherever (the first fault in stored order wins).
+BOOST_AUTO_TEST_CASE(threads_give_the_same_report) {
+    const session base = signed_session(200);
+    struct variant {
+        const char* what;
+        std::function<void(session&)> edit;
+    };
+    const variant cases[] = {
+        {"intact", [](session&) {}},
+        {"text at 150", [](session& s) { std::get<text_part>(s.events[150].content.parts[0]).text = "x"; }},
+        {"two edits: 170 and 5", [](session& s) {
+             std::get<text_part>(s.events[170].content.parts[0]).text = "x";
+             s.events[5].author = "mallory";
+         }},
+        {"a deletion at 60 after a bad signature at 90", [](session& s) {
+             s.events[90].signature->back() = s.events[90].signature->back() == '0' ? '1' : '0';
+             s.events.erase(s.events.begin() + 60);
+         }},
+        {"a swap", [](session& s) { std::swap(s.events[30], s.events[31]); }},
+        {"a malformed signer", [](session& s) { s.events[100].signer_did = "did:web:nope"; }},
+        {"not canonicalisable", [](session& s) { s.events[120].metadata["x"] = std::numeric_limits<double>::quiet_NaN(); }},
+        {"unsigned", [](session& s) { s.events[7].signature.reset(); }},
+    };
+    for (const auto& c : cases) {
+        BOOST_TEST_CONTEXT(c.what) {
+            session s = base;
+            c.edit(s);
+            const auto one = check(s);
+            for (unsigned threads : {2u, 3u, 0u}) {
+                transcript_options o;
+                o.threads = threads;
+                const auto many = check(s, o);
+                BOOST_TEST(many.ok == one.ok);
+                BOOST_TEST(many.index == one.index);
+                BOOST_TEST(many.sequence == one.sequence);
+                BOOST_TEST(many.reason == one.reason);
+                BOOST_TEST(many.checked == one.checked);
+                BOOST_TEST(many.message == one.message);
+            }
+        }
+    }
+    // And the single-thread reports are the expected ones (so the comparison means something).
+    session t = base;
+    std::get<text_part>(t.events[150].content.parts[0]).text = "x";
+    transcript_options o;
+    o.threads = 4;
+    const auto r = check(t, o);
+    BOOST_TEST(r.index == 150u);
+    BOOST_TEST(r.reason == transcript_fault::bad_signature);
+    BOOST_TEST(check(base, o).checked == 200u);
+}
+
+// A verifier that throws on one thread: the exception reaches the caller after every thread
+// has finished.
+BOOST_AUTO_TEST_CASE(a_throwing_verifier_on_a_thread) {
+    struct throwing_verifier : checksum_verifier {
+        boost::system::error_code verify(std::string_view payload, std::string_view sig, std::string_view did) {
+            if (payload.find("\"m77\"") != std::string_view::npos) throw std::runtime_error("verifier broke on m77");
+            return checksum_verifier::verify(payload, sig, did);
+        }
+    };
+    static_assert(verifier<throwing_verifier>);
+    const session s = signed_session(120);
+    throwing_verifier v;
+    transcript_options o;
+    o.threads = 3;
+    BOOST_CHECK_EXCEPTION(verify_transcript(s, v, o), std::runtime_error,
+                          [](const std::runtime_error& e) { return std::string(e.what()) == "verifier broke on m77"; });
 }
 
 BOOST_AUTO_TEST_CASE(fault_names) {

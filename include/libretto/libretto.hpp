@@ -6,7 +6,8 @@
 // sqlite_store and postgres_store need their CMake components (libretto::sqlite,
 // libretto::postgres); include <libretto/session/sqlite_store.hpp> or
 // <libretto/session/postgres_store.hpp> yourself when you link them. Likewise the Ed25519
-// signer needs libretto::openssl: include <libretto/sign/ed25519_openssl.hpp>.
+// signers: <libretto/sign/ed25519_openssl.hpp> needs libretto::openssl,
+// <libretto/sign/ed25519_sodium.hpp> libretto::sodium.
 
 #include <libretto/error.hpp>
 #include <libretto/json_error.hpp>

@@ -229,6 +229,17 @@ static_assert(signer<ed25519_signer>);
 /// verification), so it is not for concurrent use: one per thread.
 class ed25519_verifier {
 public:
+    ed25519_verifier() = default;
+    // A copy decodes its own key on first use (verify_transcript's threads each take one).
+    ed25519_verifier(const ed25519_verifier&) {}
+    ed25519_verifier& operator=(const ed25519_verifier&) {
+        did_.clear();
+        key_.reset();
+        return *this;
+    }
+    ed25519_verifier(ed25519_verifier&&) noexcept = default;
+    ed25519_verifier& operator=(ed25519_verifier&&) noexcept = default;
+
     boost::system::error_code verify(std::string_view payload, std::string_view signature, std::string_view did) {
         if (did != did_ || !key_) {
             auto pub = ed25519_from_did_key(did);

@@ -26,10 +26,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <exception>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace libretto {
@@ -85,6 +88,10 @@ struct transcript_options {
     std::vector<std::string> trusted_dids{};
     /// Non-empty: every event must carry this session id (the session overload sets it).
     std::string session_id{};
+    /// Verify the signatures on this many threads, each with its own copy of the verifier
+    /// (the verifier must be copyable); the order and chain checks stay sequential and the
+    /// report is the one a single thread gives. 0: one per hardware thread.
+    unsigned threads = 1;
 };
 
 /// The outcome: ok, or the first bad event (its index in the range and its sequence) and
@@ -131,11 +138,68 @@ inline std::string short_sig(const std::optional<std::string>& s) {
 
 } // namespace detail
 
+namespace detail {
+
+/// One event's signature check, as verify_transcript needs it: ec from the verifier, or
+/// `canonical` set to why the event cannot be canonicalised.
+struct signature_check {
+    boost::system::error_code ec;
+    std::optional<std::string> canonical;
+};
+
+template <verifier V>
+signature_check check_signature(const event& e, V& v, std::string& payload) {
+    payload.clear();
+    try {
+        append_signable_payload(payload, e);
+    } catch (const boost::system::system_error& x) {
+        return {{}, std::string(x.what())};
+    }
+    return {v.verify(payload, *e.signature, e.signer_did), std::nullopt};
+}
+
+/// The signature checks of every signed event, on `threads` threads (event i on thread
+/// i % threads), each with a copy of `v`. The first exception a thread throws is rethrown.
+template <verifier V>
+std::vector<signature_check> check_signatures(std::span<const event> events, const V& v, unsigned threads) {
+    std::vector<signature_check> out(events.size());
+    std::vector<std::exception_ptr> errors(threads);
+    auto work = [&](unsigned t) {
+        try {
+            V mine = v;
+            std::string payload;
+            payload.reserve(1024);
+            for (std::size_t i = t; i < events.size(); i += threads)
+                if (events[i].is_signed()) out[i] = check_signature(events[i], mine, payload);
+        } catch (...) {
+            errors[t] = std::current_exception();
+        }
+    };
+    std::vector<std::thread> pool;
+    pool.reserve(threads - 1);
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work, t);
+    work(0);
+    for (auto& th : pool) th.join();
+    for (auto& x : errors)
+        if (x) std::rethrow_exception(x);
+    return out;
+}
+
+} // namespace detail
+
 /// Verifies `events` (in stored order) as one transcript; see the top of this header.
 template <verifier V>
 transcript_report verify_transcript(std::span<const event> events, V& v, const transcript_options& o = {}) {
     std::string payload;
     payload.reserve(1024);
+    // Signatures are independent of each other: with several threads they are all checked
+    // up front, and the loop below reads the results in order.
+    std::vector<detail::signature_check> checked;
+    if constexpr (std::is_copy_constructible_v<V>) {
+        unsigned threads = o.threads != 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+        threads = static_cast<unsigned>(std::min<std::size_t>(threads, events.size() / 16));
+        if (threads > 1) checked = detail::check_signatures(events, v, threads);
+    }
     for (std::size_t i = 0; i < events.size(); ++i) {
         const event& e = events[i];
         // 1. Is the event authentic, as it stands?
@@ -147,14 +211,11 @@ transcript_report verify_transcript(std::span<const event> events, V& v, const t
                 std::find(o.trusted_dids.begin(), o.trusted_dids.end(), e.signer_did) == o.trusted_dids.end())
                 return detail::transcript_failure(i, e, transcript_fault::untrusted_signer,
                                                   "signer '" + e.signer_did + "' is not a trusted signer");
-            payload.clear();
-            try {
-                append_signable_payload(payload, e);
-            } catch (const boost::system::system_error& x) {
+            const detail::signature_check c = checked.empty() ? detail::check_signature(e, v, payload) : std::move(checked[i]);
+            if (c.canonical)
                 return detail::transcript_failure(i, e, transcript_fault::bad_signature,
-                                                  std::string("the event cannot be canonicalised: ") + x.what());
-            }
-            const auto ec = v.verify(payload, *e.signature, e.signer_did);
+                                                  "the event cannot be canonicalised: " + *c.canonical);
+            const auto ec = c.ec;
             if (ec == errc::bad_signature)
                 return detail::transcript_failure(i, e, transcript_fault::bad_signature,
                                                   "the signature does not verify against signer '" + e.signer_did +
