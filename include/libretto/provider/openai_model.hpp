@@ -31,40 +31,10 @@ namespace libretto {
 
 template <class Transport>
     requires http::http_transport<Transport>
-class openai_model {
+class openai_model : public detail::http_model<Transport, openai_options, openai_stream_decoder> {
 public:
     openai_model(Transport transport, openai_options options, provider_http_options http = {})
-        : transport_(std::move(transport)),
-          config_(std::make_shared<const config>(config{std::move(options), http})) {}
-
-    llm_stream generate(llm_request request) {
-        const openai_options& o = config_->options;
-        http::http_request req;
-        try {
-            req.body = encode_request(request, o);
-        } catch (const boost::system::system_error& e) {
-            return detail::failed_stream(get_executor(), llm_response::failure(e.code(), e.what()));
-        }
-        req.url = detail::url_origin(o.base_url) + request_target(o);
-        req.headers = detail::to_transport_headers(request_headers(o));
-        return llm_stream(get_executor(), [t = transport_, req = std::move(req), http = config_->http](
-                                              llm_writer out) mutable -> boost::asio::awaitable<void> {
-            return detail::http_generation<openai_stream_decoder>(std::move(t), std::move(req), http, std::move(out));
-        });
-    }
-
-    /// The configured model name.
-    std::string_view name() const noexcept { return config_->options.model; }
-    boost::asio::any_io_executor get_executor() const { return transport_.get_executor(); }
-    const openai_options& options() const noexcept { return config_->options; }
-
-private:
-    struct config {
-        openai_options options;
-        provider_http_options http;
-    };
-    Transport transport_;
-    std::shared_ptr<const config> config_;
+        : detail::http_model<Transport, openai_options, openai_stream_decoder>(std::move(transport), std::move(options), http) {}
 };
 
 } // namespace libretto

@@ -23,6 +23,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -171,6 +172,45 @@ inline llm_stream failed_stream(boost::asio::any_io_executor ex, llm_response r)
         co_await out.emit(std::move(c));
     });
 }
+
+/// What openai_model and anthropic_model share: a model over `Transport` whose requests are
+/// built by the protocol's free functions for `Options` (encode_request, request_target,
+/// request_headers, found by ADL) and whose SSE stream `Decoder` turns into chunks.
+template <class Transport, class Options, class Decoder>
+class http_model {
+public:
+    http_model(Transport transport, Options options, provider_http_options http)
+        : transport_(std::move(transport)), config_(std::make_shared<const config>(config{std::move(options), http})) {}
+
+    llm_stream generate(llm_request request) {
+        const Options& o = config_->options;
+        http::http_request req;
+        try {
+            req.body = encode_request(request, o);
+        } catch (const boost::system::system_error& e) {
+            return failed_stream(get_executor(), llm_response::failure(e.code(), e.what()));
+        }
+        req.url = url_origin(o.base_url) + request_target(o);
+        req.headers = to_transport_headers(request_headers(o));
+        return llm_stream(get_executor(), [t = transport_, req = std::move(req), http = config_->http](
+                                              llm_writer out) mutable -> boost::asio::awaitable<void> {
+            return http_generation<Decoder>(std::move(t), std::move(req), http, std::move(out));
+        });
+    }
+
+    /// The configured model name.
+    std::string_view name() const noexcept { return config_->options.model; }
+    boost::asio::any_io_executor get_executor() const { return transport_.get_executor(); }
+    const Options& options() const noexcept { return config_->options; }
+
+private:
+    struct config {
+        Options options;
+        provider_http_options http;
+    };
+    Transport transport_;
+    std::shared_ptr<const config> config_; // copies of the model share it
+};
 
 } // namespace detail
 } // namespace libretto
