@@ -25,12 +25,15 @@
 #include <libretto/sign/verifier.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <exception>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -158,30 +161,40 @@ signature_check check_signature(const event& e, V& v, std::string& payload) {
     return {v.verify(payload, *e.signature, e.signer_did), std::nullopt};
 }
 
-/// The signature checks of every signed event, on `threads` threads (event i on thread
-/// i % threads), each with a copy of `v`. The first exception a thread throws is rethrown.
+/// The signature checks of every signed event, on up to `threads` threads (this one
+/// included), each with a copy of `v` and taking the next unchecked event until none is left.
+/// If a thread cannot be started, the others do its share. The first exception a check
+/// throws is rethrown once every thread has stopped.
 template <verifier V>
 std::vector<signature_check> check_signatures(std::span<const event> events, const V& v, unsigned threads) {
     std::vector<signature_check> out(events.size());
-    std::vector<std::exception_ptr> errors(threads);
-    auto work = [&](unsigned t) {
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> failed{false};
+    std::exception_ptr error;
+    std::mutex error_mutex;
+    auto work = [&] {
         try {
             V mine = v;
             std::string payload;
             payload.reserve(1024);
-            for (std::size_t i = t; i < events.size(); i += threads)
+            for (std::size_t i; !failed.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < events.size();)
                 if (events[i].is_signed()) out[i] = check_signature(events[i], mine, payload);
         } catch (...) {
-            errors[t] = std::current_exception();
+            const std::lock_guard<std::mutex> lock(error_mutex);
+            if (!error) error = std::current_exception();
+            failed = true;
         }
     };
     std::vector<std::thread> pool;
-    pool.reserve(threads - 1);
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work, t);
-    work(0);
+    try {
+        pool.reserve(threads - 1);
+        for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+    } catch (const std::system_error&) {
+        // Out of threads: the ones running and this one share the work.
+    }
+    work();
     for (auto& th : pool) th.join();
-    for (auto& x : errors)
-        if (x) std::rethrow_exception(x);
+    if (error) std::rethrow_exception(error);
     return out;
 }
 
