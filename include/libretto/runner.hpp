@@ -118,8 +118,11 @@ struct turn_state {
     std::size_t stored = 0; ///< events stored by this turn
 };
 
+/// Stores `ev` (a non-partial event of the turn) and mirrors it into the turn's session.
+/// On return `ev` is the event as stored (sequence, session id; no temp: keys). Taken by
+/// reference so that the caller's frame, not a second one, holds the event.
 template <class Core>
-boost::asio::awaitable<event> store_event(Core& core, turn_state& t, event ev) {
+boost::asio::awaitable<void> store_event(Core& core, turn_state& t, event& ev) {
     session& s = *t.sess;
     if (ev.id.empty()) ev.id = event::new_id();
     if (ev.timestamp == 0) ev.timestamp = event::now();
@@ -156,17 +159,16 @@ boost::asio::awaitable<event> store_event(Core& core, turn_state& t, event ev) {
                     "stopped; the next turn loads the session again)";
         throw_turn_error(ec, what);
     }
-    event stored = std::move(t.scratch.events.back());
+    ev = std::move(t.scratch.events.back());
     t.scratch.events.clear();
     event& mirrored = s.events[index];
     mirrored.sequence = seq;
     // The store drops temp: keys from the stored delta (the state keeps them).
-    if (mirrored.actions.state_delta.size() != stored.actions.state_delta.size())
-        mirrored.actions.state_delta = stored.actions.state_delta;
+    if (mirrored.actions.state_delta.size() != ev.actions.state_delta.size())
+        mirrored.actions.state_delta = ev.actions.state_delta;
     s.last_sequence = seq;
-    s.last_update_time = stored.timestamp;
+    s.last_update_time = ev.timestamp;
     ++t.stored;
-    co_return stored;
 }
 
 template <class Store>
@@ -381,9 +383,9 @@ boost::asio::awaitable<event> store_compaction(Core& core, turn_state& t, event 
         event copy = summary;
         std::exception_ptr failure;
         try {
-            auto op = store_event(core, t, std::move(copy));
-            event stored = co_await std::move(op);
-            co_return stored;
+            auto op = store_event(core, t, copy);
+            co_await std::move(op);
+            co_return copy;
         } catch (const boost::system::system_error& e) {
             if (e.code() != errc::stale_session || attempt >= 3) throw;
             failure = std::current_exception();
@@ -416,7 +418,7 @@ boost::asio::awaitable<void> run_memory_flush(std::shared_ptr<Core> core, turn_s
     first.metadata["memory_flush"] = true;
     const std::string invocation_id = first.invocation_id;
     {
-        auto op = store_event(*core, t, std::move(first));
+        auto op = store_event(*core, t, first);
         co_await std::move(op);
     }
     invocation_options io;
@@ -439,7 +441,7 @@ boost::asio::awaitable<void> run_memory_flush(std::shared_ptr<Core> core, turn_s
         if (ev->partial) continue;
         if (ev->invocation_id.empty()) ev->invocation_id = invocation_id;
         ev->metadata["memory_flush"] = true;
-        auto op = store_event(*core, t, std::move(*ev));
+        auto op = store_event(*core, t, *ev);
         co_await std::move(op);
     }
 }
@@ -493,29 +495,14 @@ compaction_hook overflow_hook(std::shared_ptr<Core> core, turn_state& t) {
     };
 }
 
-/// One turn, as the producer of the stream run()/resume() return.
+/// Step 2 of a turn: the session (what the context needs: its events from the newest
+/// compaction on), from the runner's cache brought up to date, else from the store, else
+/// created. A coroutine of its own so that the turn's frame does not keep its locals.
 template <class Core>
-boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, turn_request req, event_writer out) {
-    validate_turn_ids(req.options);
-    if (req.content.parts.empty())
-        throw_turn_error(errc::invalid_argument, req.resume ? "resume: the content has no tool_response part"
-                                                            : "the user message is empty (no parts)");
-    turn_state t;
-    t.key = session_key{req.options.app, req.options.user, req.options.session};
-
-    // 1. One turn per session at a time (no thread blocks while a turn waits).
-    std::string cache_key = t.key.app_name + '/' + t.key.user_id + '/' + t.key.session_id;
-    session_locks::guard lock = core->locks->try_acquire(cache_key);
-    if (!lock) {
-        std::string lock_key = cache_key;
-        auto acquire = core->locks->async_acquire(std::move(lock_key), core->ex, boost::asio::use_awaitable);
-        lock = co_await std::move(acquire);
-    }
-
-    // 2. The session: what the context needs (from the newest compaction on), or a new one.
+boost::asio::awaitable<void> load_turn_session(Core& core, turn_state& t, const std::string& cache_key, bool resume) {
     // A session this runner ran before is only brought up to date (docs/performance.md).
-    auto& store = *core->store;
-    std::optional<session> loaded = core->cache.take(cache_key);
+    auto& store = *core.store;
+    std::optional<session> loaded = core.cache.take(cache_key);
     if (loaded) {
         get_options go;
         go.from_sequence = loaded->last_sequence;
@@ -532,7 +519,7 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, turn_request r
         loaded = co_await std::move(op);
     }
     if (!loaded) {
-        if (req.resume) throw_turn_error(errc::not_found, "resume: " + session_name(t.key) + " does not exist");
+        if (resume) throw_turn_error(errc::not_found, "resume: " + session_name(t.key) + " does not exist");
         create_options co;
         co.app_name = t.key.app_name;
         co.user_id = t.key.user_id;
@@ -556,26 +543,37 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, turn_request r
     }
     t.sess = std::make_shared<session>(std::move(*loaded));
     loaded.reset();
-    // Room for the turn's events: growing the vector by one event at a time would move
-    // every loaded event each time it doubles (memory_store's get reserves this already).
-    if (auto& evs = t.sess->events; evs.capacity() < evs.size() + 16) evs.reserve(evs.size() + 16 + evs.size() / 2);
+    // Room for a typical turn's events (a user message and a few steps): growing from the
+    // loaded size would move every loaded event at each doubling. Not more: with many
+    // turns in flight each spare slot costs an event's size per session (memory_store's
+    // get reserves the same).
+    if (auto& evs = t.sess->events; evs.capacity() < evs.size() + 8) evs.reserve(evs.size() + 8 + evs.size() / 2);
     t.scratch.id = t.sess->id;
     t.scratch.app_name = t.sess->app_name;
     t.scratch.user_id = t.sess->user_id;
+}
 
-    // 3. The first event (the user message, or the answer to a paused call) and the agent.
-    agent_ref root(*core->agent);
-    agent_ref start = root;
-    event first;
+/// Step 3 of a turn: what the agent starts from. Plain functions (this one and
+/// start_agent), so that the turn's coroutine frame does not hold their locals.
+struct turn_start {
+    agent_ref agent;
     std::optional<std::string> input;
     std::string branch;
     std::vector<resume_plan::recorded_state> agent_states;
-    bool resumable = req.options.resumable;
+    bool resumable = false;
+};
+
+/// Fills `first` (the user message, or the answer to a paused call) and picks the agent:
+/// the one the session last transferred to, or (resume) the one that paused.
+template <class Core>
+turn_start plan_turn_start(const Core& core, const turn_state& t, turn_request& req, event& first) {
+    agent_ref root(*core.agent);
+    turn_start ts{root, std::nullopt, {}, {}, req.options.resumable};
     if (!req.resume) {
         first = event::make(event_type::user_message, "user", std::move(req.content));
         first.invocation_id = req.options.invocation_id.empty() ? event::new_id() : req.options.invocation_id;
-        input = first.text();
-        start = pick_agent(root, *t.sess);
+        ts.input = first.text();
+        ts.agent = pick_agent(root, *t.sess);
     } else {
         resume_target target = find_resume_target(*t.sess, req.content, req.options, t.key);
         first = event::make(event_type::tool_response, target.author, std::move(req.content));
@@ -583,70 +581,109 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, turn_request r
         first.branch = target.branch;
         for (const auto& e : t.sess->events)
             if (e.invocation_id == target.invocation_id && e.type == event_type::user_message) {
-                input = e.text();
+                ts.input = e.text();
                 break;
             }
         resume_plan plan = plan_resume(root, *t.sess, target);
-        start = plan.agent;
-        branch = std::move(plan.branch);
-        agent_states = std::move(plan.states);
-        resumable = true;
+        ts.agent = plan.agent;
+        ts.branch = std::move(plan.branch);
+        ts.agent_states = std::move(plan.states);
+        ts.resumable = true;
     }
     first.actions.state_delta = std::move(req.options.state_delta);
-    const std::string invocation_id = first.invocation_id;
+    return ts;
+}
+
+/// The invocation context (built after the first event is stored, so its state has that
+/// event's delta) and the agent's stream. The agent gets the context itself (it shares the
+/// session and the state with everything it derives).
+template <class Core>
+event_stream start_agent(const std::shared_ptr<Core>& core, turn_state& t, turn_start& ts,
+                         const std::string& invocation_id, json::object run_config) {
+    invocation_options io;
+    io.invocation_id = invocation_id;
+    io.session_id = t.key.session_id;
+    io.user_id = t.key.user_id;
+    io.app_name = t.key.app_name;
+    io.agent_name = std::string(ts.agent.name());
+    io.branch = std::move(ts.branch);
+    io.session = t.sess;
+    io.input_content = std::move(ts.input);
+    io.is_resumable = ts.resumable;
+    io.run_config = std::move(run_config);
+    io.agent_tree = core->tree;
+    io.event_callback = {};
+    io.executor = core->ex;
+    io.agent_launcher = core->launcher;
+    if constexpr (!std::is_same_v<typename Core::compaction_type, no_compaction>)
+        io.compaction_hook = overflow_hook(core, t);
+    invocation_context ctx(std::move(io));
+    for (auto& st : ts.agent_states) ctx.set_agent_state(st.agent, std::move(st.state), st.end_of_agent);
+    ts.agent_states.clear();
+    return ts.agent.run(std::move(ctx));
+}
+
+/// One turn, as the producer of the stream run()/resume() return.
+template <class Core>
+boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, turn_request req, event_writer out) {
+    validate_turn_ids(req.options);
+    if (req.content.parts.empty())
+        throw_turn_error(errc::invalid_argument, req.resume ? "resume: the content has no tool_response part"
+                                                            : "the user message is empty (no parts)");
+    turn_state t;
+    t.key = session_key{req.options.app, req.options.user, req.options.session};
+
+    // 1. One turn per session at a time (no thread blocks while a turn waits).
+    std::string cache_key = t.key.app_name + '/' + t.key.user_id + '/' + t.key.session_id;
+    session_locks::guard lock = core->locks->try_acquire(cache_key);
+    if (!lock) {
+        std::string lock_key = cache_key;
+        auto acquire = core->locks->async_acquire(std::move(lock_key), core->ex, boost::asio::use_awaitable);
+        lock = co_await std::move(acquire);
+    }
+
+    // 2. The session: what the context needs (from the newest compaction on), or a new one.
+    {
+        auto op = load_turn_session(*core, t, cache_key, req.resume);
+        co_await std::move(op);
+    }
+
+    // 3. The first event (the user message, or the answer to a paused call) and the agent.
+    // One event slot serves the whole turn: the first event, then each of the agent's.
+    std::optional<event> ev;
+    ev.emplace();
+    turn_start start = plan_turn_start(*core, t, req, *ev);
+    const std::string invocation_id = ev->invocation_id;
 
     std::exception_ptr failure;
     bool finished = false;
     try {
         {
-            auto op = store_event(*core, t, std::move(first));
-            event stored = co_await std::move(op);
-            if (req.options.yield_user_message) co_await out.emit(std::move(stored));
+            auto op = store_event(*core, t, *ev);
+            co_await std::move(op);
+            if (req.options.yield_user_message) co_await out.emit(std::move(*ev));
         }
 
-        // 4. The invocation context: after the first event, so its state has its delta.
-        invocation_options io;
-        io.invocation_id = invocation_id;
-        io.session_id = t.key.session_id;
-        io.user_id = t.key.user_id;
-        io.app_name = t.key.app_name;
-        io.agent_name = std::string(start.name());
-        io.branch = std::move(branch);
-        io.session = t.sess;
-        io.input_content = std::move(input);
-        io.is_resumable = resumable;
-        io.run_config = std::move(req.options.run_config);
-        io.agent_tree = core->tree;
-        io.event_callback = {};
-        io.executor = core->ex;
-        io.agent_launcher = core->launcher;
-        if constexpr (!std::is_same_v<typename Core::compaction_type, no_compaction>)
-            io.compaction_hook = overflow_hook(core, t);
-        invocation_context ctx(std::move(io));
-        for (auto& st : agent_states) ctx.set_agent_state(st.agent, std::move(st.state), st.end_of_agent);
-
-        // 5. The agent's events: stored (non-partial) before the agent is asked for the
+        // 4. The agent's events: stored (non-partial) before the agent is asked for the
         // next one, then yielded.
-        // The agent gets the context itself (it shares the session and the state with
-        // everything it derives); the turn keeps only the ids it needs.
-        event_stream agent_events = start.run(std::move(ctx));
+        event_stream agent_events = start_agent(core, t, start, invocation_id, std::move(req.options.run_config));
         for (;;) {
             auto next = agent_events.next();
-            std::optional<event> ev = co_await std::move(next);
+            ev = co_await std::move(next);
             if (!ev) break;
             if (ev->partial) {
                 co_await out.emit(std::move(*ev));
                 continue;
             }
             if (ev->invocation_id.empty()) ev->invocation_id = invocation_id;
-            auto op = store_event(*core, t, std::move(*ev));
-            event stored = co_await std::move(op);
-            co_await out.emit(std::move(stored));
+            auto op = store_event(*core, t, *ev);
+            co_await std::move(op);
+            co_await out.emit(std::move(*ev));
         }
 
         // 6. Compaction, after the stream (never mid-stream).
         if constexpr (!std::is_same_v<typename Core::compaction_type, no_compaction>) {
-            auto op = compact_after_turn(core, t, start, invocation_id, out);
+            auto op = compact_after_turn(core, t, start.agent, invocation_id, out);
             co_await std::move(op);
         }
         finished = true;

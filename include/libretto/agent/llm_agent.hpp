@@ -206,23 +206,21 @@ struct inbox_callback {
 };
 
 /// The events of `session` the builder shows (those no compaction hides) plus those of
-/// `own` the session does not hold yet (by id).
+/// `own` the session does not hold yet (by id). Own events the session holds are dropped
+/// from `own`: the session shows them from now on, and an agent with many turns in flight
+/// should not keep a second copy of each.
 inline context_view history_with(context_view_builder& builder, const std::vector<event>& session,
-                                 const std::vector<event>& own) {
+                                 std::vector<event>& own) {
     builder.sync(session);
     std::vector<const event*> items = builder.pointers(session);
-    items.reserve(items.size() + own.size());
     const std::size_t tail_from = session.size() > own.size() * 2 + 64 ? session.size() - own.size() * 2 - 64 : 0;
-    for (const auto& o : own) {
-        bool stored = false;
-        for (std::size_t i = session.size(); i-- > tail_from;) {
-            if (session[i].id == o.id) {
-                stored = true;
-                break;
-            }
-        }
-        if (!stored) items.push_back(&o);
-    }
+    std::erase_if(own, [&](const event& o) {
+        for (std::size_t i = session.size(); i-- > tail_from;)
+            if (session[i].id == o.id) return true;
+        return false;
+    });
+    items.reserve(items.size() + own.size());
+    for (const auto& o : own) items.push_back(&o);
     return context_view(std::move(items));
 }
 
@@ -261,8 +259,8 @@ public:
                     resp = std::move(*veto);
                     veto.reset();
                 } else {
-                    llm_request req = loop_.request();
-                    resp = co_await call_model(std::move(req));
+                    auto op = call_model();
+                    resp = co_await std::move(op);
                 }
                 // Context overflow: the runner compacts the session, then the call is sent
                 // again once with the summary in place of what it covers.
@@ -364,9 +362,11 @@ private:
         co_await out_.emit(std::move(e));
     }
 
-    /// One model call: partial events for the deltas, the final response returned.
-    boost::asio::awaitable<llm_response> call_model(llm_request req) {
-        llm_stream s = model_.generate(std::move(req));
+    /// One model call with the loop's current request: partial events for the deltas, the
+    /// final response returned. The request is copied straight into the model's call (the
+    /// model owns it), not kept in a coroutine frame.
+    boost::asio::awaitable<llm_response> call_model() {
+        llm_stream s = model_.generate(loop_.request());
         llm_response_accumulator acc;
         for (;;) {
             auto next = s.next();
@@ -376,8 +376,8 @@ private:
             acc.add(*c);
             std::optional<event> p = loop_.partial_event(*c);
             if (p) {
-                event e = std::move(*p);
-                co_await out_.emit(std::move(e));
+                auto op = out_.emit(std::move(*p));
+                co_await std::move(op);
             }
         }
         acc.fail(make_error_code(errc::bad_response), "the model's stream ended without a final response");

@@ -207,8 +207,9 @@ public:
     }
 
 private:
-    /// Events `get` reserves room for beyond those it returns (a turn's appends).
-    static constexpr std::size_t get_spare_events = 16;
+    /// Events `get` reserves room for beyond those it returns (a typical turn's appends;
+    /// each spare slot costs an event's size while the copy lives).
+    static constexpr std::size_t get_spare_events = 8;
 
     /// A session's events in chunks: an append never moves the events already stored (a
     /// vector would move all of them, and touch twice their memory, each time it grows),
