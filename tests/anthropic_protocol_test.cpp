@@ -292,6 +292,77 @@ BOOST_AUTO_TEST_CASE(thinking_then_parallel_tool_use_in_fragments) {
     BOOST_TEST(blocks[2].at("input") == json::parse(R"({"location":"San Francisco, CA","unit":"fahrenheit"})"));
 }
 
+BOOST_AUTO_TEST_CASE(interleaved_and_redacted_thinking_go_back_unmodified) {
+    // Interleaved thinking (a thinking block after a tool call) and a redacted block: each
+    // block keeps its own signature or data, and the reply goes back block for block (the
+    // API rejects a tool-use continuation whose thinking blocks were changed or dropped).
+    auto [chunks, r] = run({
+        message_start,
+        block_start(0, R"({"type":"thinking","thinking":"","signature":""})"),
+        block_delta(0, R"({"type":"thinking_delta","thinking":"Weather first."})"),
+        block_delta(0, R"({"type":"signature_delta","signature":"sigA=="})"),
+        block_stop(0),
+        block_start(1, R"({"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix"})"),
+        block_stop(1),
+        block_start(2, R"({"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}})"),
+        block_delta(2, R"({"type":"input_json_delta","partial_json":"{\"city\":\"Oslo\"}"})"),
+        block_stop(2),
+        block_start(3, R"({"type":"thinking","thinking":"","signature":""})"),
+        block_delta(3, R"({"type":"thinking_delta","thinking":"Now the time."})"),
+        block_delta(3, R"({"type":"signature_delta","signature":"sigB=="})"),
+        block_stop(3),
+        block_start(4, R"({"type":"tool_use","id":"toolu_2","name":"get_time","input":{}})"),
+        block_delta(4, R"({"type":"input_json_delta","partial_json":"{}"})"),
+        block_stop(4),
+        message_delta("tool_use", 40),
+        message_stop,
+    });
+    BOOST_TEST(r.ok(), r.error_message);
+    BOOST_TEST(r.thinking() == "Weather first.Now the time.");
+    std::vector<lb::thinking_part> parts(lb::part_view<lb::thinking_part>(r.parts).begin(),
+                                         lb::part_view<lb::thinking_part>(r.parts).end());
+    BOOST_REQUIRE(parts.size() == 3u);
+    BOOST_TEST(parts[0].metadata.at("signature") == "sigA==");
+    BOOST_TEST(parts[1].metadata.at("redacted_data") == "EmwKAhgBEgy3va3pzix");
+    BOOST_TEST(parts[2].thinking == "Now the time.");
+    BOOST_TEST(parts[2].metadata.at("signature") == "sigB==");
+    BOOST_TEST(r.tool_calls().size() == 2u);
+    // The deltas name their block: the second thinking block is number 2 (the redacted one is 1).
+    bool saw_second = false;
+    for (const auto& c : chunks)
+        if (c.thinking == "Now the time.") {
+            saw_second = true;
+            BOOST_TEST(c.thinking_block == 2u);
+        }
+    BOOST_TEST(saw_second);
+
+    lb::message back;
+    back.role = lb::message_role::assistant;
+    back.parts = r.parts;
+    auto v = json::parse(lb::encode_request({.messages = {lb::message::user("q"), back}}, {.stream = false}));
+    BOOST_TEST(v.at("messages").at(1).at("content") == json::parse(R"([
+        {"type":"thinking","thinking":"Weather first.","signature":"sigA=="},
+        {"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix"},
+        {"type":"thinking","thinking":"Now the time.","signature":"sigB=="},
+        {"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Oslo"}},
+        {"type":"tool_use","id":"toolu_2","name":"get_time","input":{}}])"));
+    // Thinking in a user message is never sent, redacted or not.
+    lb::thinking_part red{{}, {}};
+    red.metadata["redacted_data"] = "EmwK";
+    auto u = json::parse(lb::encode_request({.messages = {msg(lb::message_role::user, {red, lb::text_part{"hi", {}}})}},
+                                            {.stream = false}));
+    BOOST_TEST(u.at("messages").at(0).at("content") == json::parse(R"([{"type":"text","text":"hi"}])"));
+}
+
+BOOST_AUTO_TEST_CASE(redacted_thinking_without_data_is_an_error) {
+    auto [chunks, r] = run({message_start, block_start(0, R"({"type":"redacted_thinking"})")});
+    BOOST_TEST(r.error == errc::bad_response);
+    BOOST_TEST(r.error_message.find("content_block.data") != std::string::npos, r.error_message);
+    auto w = lb::decode_anthropic_response(R"({"content":[{"type":"redacted_thinking","data":""}]})");
+    BOOST_TEST(w.error == errc::bad_response);
+    BOOST_TEST(w.error_message == "Anthropic response: content[0].data: a redacted_thinking block without data");
+}
+
 BOOST_AUTO_TEST_CASE(cached_input_counts_and_whole_input_at_block_start) {
     auto [chunks, r] = run({
         {"message_start", R"({"type":"message_start","message":{"model":"claude-x","usage":{"input_tokens":10,"cache_creation_input_tokens":200,"cache_read_input_tokens":3000,"output_tokens":1}}})"},
@@ -496,6 +567,28 @@ BOOST_AUTO_TEST_CASE(message_with_thinking_text_and_tool_use) {
     BOOST_TEST(r.usage->input_tokens == 472);
     BOOST_TEST(r.usage->output_tokens == 89);
     BOOST_TEST(r.model_version == "claude-sonnet-4-5-20250929");
+}
+
+BOOST_AUTO_TEST_CASE(several_thinking_blocks_and_redacted_thinking) {
+    auto r = lb::decode_anthropic_response(R"({
+        "model":"claude-x",
+        "content":[{"type":"thinking","thinking":"One.","signature":"s1"},
+                   {"type":"redacted_thinking","data":"RED"},
+                   {"type":"tool_use","id":"toolu_1","name":"f","input":{}},
+                   {"type":"thinking","thinking":"Two.","signature":"s2"},
+                   {"type":"text","text":"Done."}],
+        "stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":2}})");
+    BOOST_TEST(r.ok(), r.error_message);
+    std::vector<lb::thinking_part> parts(lb::part_view<lb::thinking_part>(r.parts).begin(),
+                                         lb::part_view<lb::thinking_part>(r.parts).end());
+    BOOST_REQUIRE(parts.size() == 3u);
+    BOOST_TEST(parts[0].thinking == "One.");
+    BOOST_TEST(parts[0].metadata.at("signature") == "s1");
+    BOOST_TEST(parts[1].metadata.at("redacted_data") == "RED");
+    BOOST_TEST(parts[2].thinking == "Two.");
+    BOOST_TEST(parts[2].metadata.at("signature") == "s2");
+    BOOST_TEST(r.text() == "Done.");
+    BOOST_TEST(r.tool_calls().size() == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(bad_bodies) {

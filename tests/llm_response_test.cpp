@@ -222,6 +222,39 @@ BOOST_AUTO_TEST_CASE(the_thinking_signature_is_kept_in_metadata) {
     BOOST_TEST(t.metadata.at("signature") == json::value("sig-123"));
 }
 
+BOOST_AUTO_TEST_CASE(thinking_blocks_stay_apart_with_their_own_signatures) {
+    // Chunks of two blocks interleaved, a redacted block, and a block number with nothing
+    // in it (2): a part per non-empty block, in block order.
+    auto chunk = [](std::size_t block, std::string thinking, std::string sig = {}, std::string redacted = {}) {
+        llm_chunk c;
+        c.thinking_block = block;
+        c.thinking = std::move(thinking);
+        c.thinking_signature = std::move(sig);
+        c.redacted_thinking = std::move(redacted);
+        return c;
+    };
+    auto r = fold({chunk(0, "first "), chunk(1, {}, {}, "RED=="), chunk(0, "block", "sigA"), text("answer"),
+                   chunk(3, "second", "sigB")});
+    BOOST_TEST(r.text() == "answer");
+    BOOST_TEST(r.thinking() == "first blocksecond"); // the readable thinking, redacted data never
+    std::vector<lb::thinking_part> parts(lb::part_view<lb::thinking_part>(r.parts).begin(),
+                                         lb::part_view<lb::thinking_part>(r.parts).end());
+    BOOST_REQUIRE(parts.size() == 3u);
+    BOOST_TEST(parts[0].thinking == "first block");
+    BOOST_TEST(parts[0].metadata.at("signature") == json::value("sigA"));
+    BOOST_TEST(parts[1].thinking.empty());
+    BOOST_TEST(parts[1].metadata.at("redacted_data") == json::value("RED=="));
+    BOOST_TEST(!parts[1].metadata.contains("signature"));
+    BOOST_TEST(parts[2].thinking == "second");
+    BOOST_TEST(parts[2].metadata.at("signature") == json::value("sigB"));
+    BOOST_TEST(std::holds_alternative<lb::thinking_part>(r.parts[0])); // thinking first, then the text
+    BOOST_TEST(std::holds_alternative<lb::text_part>(r.parts[3]));
+    // A redacted block is content: a retry after it would repeat it.
+    BOOST_TEST(chunk(5, {}, {}, "x").has_content());
+    BOOST_TEST(!chunk(5, {}, {}, "x").empty());
+    BOOST_TEST(!llm_chunk{}.has_content());
+}
+
 BOOST_AUTO_TEST_CASE(a_failure_keeps_what_arrived_before_it) {
     llm_response_accumulator acc;
     acc.add(text("Partial ans"));

@@ -88,7 +88,8 @@ struct invalid_tool_call {
 
 /// The complete reply of one generation.
 struct llm_response {
-    /// In order: thinking (if any), text (if any), then the tool calls with parsed arguments.
+    /// In order: thinking (a part per thinking block, redacted ones included), text (if
+    /// any), then the tool calls with parsed arguments.
     std::vector<part> parts{};
     std::vector<invalid_tool_call> invalid_tool_calls{};
     std::optional<libretto::usage> usage{};
@@ -153,6 +154,15 @@ struct llm_chunk {
     /// Anthropic's signature_delta for the thinking block; the final thinking part carries
     /// the concatenation in metadata["signature"].
     std::string thinking_signature{};
+    /// An Anthropic redacted_thinking block's opaque data (thinking the provider encrypted):
+    /// never shown, kept in the final thinking part's metadata["redacted_data"] so that it
+    /// goes back unmodified (the API rejects a tool-use continuation without it).
+    std::string redacted_thinking{};
+    /// The thinking block that `thinking`, `thinking_signature` and `redacted_thinking`
+    /// belong to, counted from 0 in the order the blocks began: a response may hold several
+    /// (Anthropic's interleaved thinking, redacted blocks among them), each with its own
+    /// signature, and each becomes its own thinking part.
+    std::size_t thinking_block = 0;
     std::vector<tool_call_delta> tool_calls{};
     std::optional<libretto::usage> usage{};
     std::optional<finish_reason> finish{};
@@ -161,8 +171,12 @@ struct llm_chunk {
 
     bool is_final() const noexcept { return final.has_value(); }
     bool empty() const noexcept {
-        return text.empty() && thinking.empty() && thinking_signature.empty() && tool_calls.empty() &&
-               !usage && !finish && model_version.empty() && !final;
+        return !has_content() && !usage && !finish && model_version.empty() && !final;
+    }
+    /// True if the chunk carries part of the answer (text, thinking, a tool call).
+    bool has_content() const noexcept {
+        return !text.empty() || !thinking.empty() || !thinking_signature.empty() || !redacted_thinking.empty() ||
+               !tool_calls.empty();
     }
 
     /// The chunk that ends a stream.
@@ -190,8 +204,16 @@ public:
             return;
         }
         text_ += c.text;
-        thinking_ += c.thinking;
-        signature_ += c.thinking_signature;
+        if (!c.thinking.empty() || !c.thinking_signature.empty() || !c.redacted_thinking.empty()) {
+            // Block numbers come from a decoder that bounds them; a gap stays an empty block,
+            // which finish() leaves out.
+            if (c.thinking_block >= thinking_blocks_.size()) thinking_blocks_.resize(c.thinking_block + 1);
+            thinking_block& b = thinking_blocks_[c.thinking_block];
+            b.thinking += c.thinking;
+            b.signature += c.thinking_signature;
+            b.redacted += c.redacted_thinking;
+            thinking_ += c.thinking;
+        }
         for (const auto& d : c.tool_calls) add(d);
         if (c.usage) {
             if (!usage_) usage_.emplace();
@@ -240,7 +262,9 @@ public:
     /// The thinking received so far.
     const std::string& thinking() const noexcept { return thinking_; }
 
-    /// The response: thinking, text, then the tool calls in order of first appearance,
+    /// The response: a thinking part per thinking block (in block order; a redacted block's
+    /// data in metadata["redacted_data"], a signature in metadata["signature"]), text, then
+    /// the tool calls in order of first appearance,
     /// their arguments parsed (empty text means `{}`). Calls whose arguments are not a
     /// JSON object, or that have no name, go to `invalid_tool_calls` instead, with an
     /// error naming the call. A call without an id gets a fresh "call-<uuid>". Without a
@@ -249,10 +273,16 @@ public:
     llm_response finish() && {
         if (final_) return std::move(*final_);
         llm_response r;
-        if (!thinking_.empty() || !signature_.empty()) {
-            thinking_part t{std::move(thinking_), {}};
-            if (!signature_.empty()) t.metadata["signature"] = signature_;
-            r.parts.emplace_back(std::move(t));
+        for (auto& b : thinking_blocks_) {
+            if (!b.redacted.empty()) {
+                thinking_part t{{}, {}};
+                t.metadata["redacted_data"] = b.redacted;
+                r.parts.emplace_back(std::move(t));
+            } else if (!b.thinking.empty() || !b.signature.empty()) {
+                thinking_part t{std::move(b.thinking), {}};
+                if (!b.signature.empty()) t.metadata["signature"] = b.signature;
+                r.parts.emplace_back(std::move(t));
+            }
         }
         if (!text_.empty()) r.parts.emplace_back(text_part{std::move(text_), {}});
         for (std::size_t i = 0; i < calls_.size(); ++i) {
@@ -332,9 +362,15 @@ private:
         return {};
     }
 
+    struct thinking_block {
+        std::string thinking;
+        std::string signature;
+        std::string redacted;
+    };
+
     std::string text_;
-    std::string thinking_;
-    std::string signature_;
+    std::string thinking_; ///< every block's thinking, for thinking()
+    std::vector<thinking_block> thinking_blocks_;
     std::vector<call> calls_;
     std::optional<libretto::usage> usage_;
     std::optional<finish_reason> finish_;

@@ -129,8 +129,18 @@ inline void encode_anthropic_message(const message& m, std::size_t mi, json::arr
         } else if (const auto* d = std::get_if<data_part>(&p)) {
             text(json::serialize(d->data));
         } else if (const auto* th = std::get_if<thinking_part>(&p)) {
-            // Only this model's own signed thinking goes back; the API rejects a thinking
-            // block without its signature, and the user's messages carry none.
+            // Only this model's own thinking goes back, as it came: a redacted block's data
+            // unmodified, a thinking block with its signature (the API rejects one without;
+            // the user's messages carry none).
+            if (!assistant) continue;
+            if (auto red = th->metadata.find("redacted_data");
+                red != th->metadata.end() && red->value().is_string() && !red->value().get_string().empty()) {
+                json::object b(sp);
+                b["type"] = "redacted_thinking";
+                b["data"] = red->value().get_string();
+                blocks.emplace_back(std::move(b));
+                continue;
+            }
             auto sig = th->metadata.find("signature");
             if (!assistant || sig == th->metadata.end() || !sig->value().is_string() ||
                 sig->value().get_string().empty())
@@ -182,7 +192,8 @@ inline void encode_anthropic_message(const message& m, std::size_t mi, json::arr
 /// without a call id, a file without data, a tool without a name, max_tokens < 1.
 ///
 /// Mapping: system_instruction → "system"; user text/data → text blocks, files → image or
-/// document blocks (base64 or url source); assistant → signed thinking blocks, text,
+/// document blocks (base64 or url source); assistant → signed thinking blocks and
+/// redacted_thinking blocks (thinking parts with metadata "redacted_data"), text,
 /// tool_use (input = args); tool messages → a user message with tool_result blocks first
 /// (content as text, is_error for failures), then any other parts; tools → name,
 /// description, input_schema; output_schema → output_config.format json_schema;
@@ -280,7 +291,9 @@ std::optional<usage> anthropic_usage(const json::object& u, shape_reader& shape,
 ///     forward(llm_chunk::last(d.finish()));
 ///
 /// The event type is read from the data's "type" (the SSE event name when it has none).
-/// Text, thinking and signature deltas, tool_use blocks (id and name at block start, the
+/// Text, thinking and signature deltas (each tagged with its thinking block's number, so
+/// that several blocks stay apart), redacted_thinking blocks (their data, whole at block
+/// start), tool_use blocks (id and name at block start, the
 /// input's partial JSON as argument fragments under the block's index) and usage
 /// (message_start's input, message_delta's output) become chunk members; `ping` and event,
 /// block and delta types this decoder does not know are ignored, as the API's versioning
@@ -356,11 +369,19 @@ private:
         std::size_t index = 0;
         bool got_input = false;  ///< input_json_delta seen
         std::string start_input; ///< a non-empty input given whole at block start
+        std::size_t thinking = 0; ///< thinking blocks: its number among them (llm_chunk::thinking_block)
     };
     /// Content blocks are few; an index beyond this is garbage, not a reason to allocate.
     static constexpr std::size_t max_blocks = 4096;
 
     void record(const provider_error& e) { fail(e.code, e.describe(), e.retry_after); }
+
+    /// The thinking block a thinking or signature delta adds to: its block's, or (a delta on
+    /// a block that did not start as thinking) the newest thinking block.
+    std::size_t thinking_number(const block& b) const noexcept {
+        if (b.kind == block_kind::thinking) return b.thinking;
+        return thinking_blocks_ ? thinking_blocks_ - 1 : 0;
+    }
 
     template <class Where>
     block* block_at(const json::object& o, detail::shape_reader& shape, Where&& where, bool create) {
@@ -411,8 +432,18 @@ private:
                 if (const auto* s = shape.str(*cb, "text", at_block)) c.text.append(s->data(), s->size());
             } else if (kind == "thinking") {
                 b->kind = block_kind::thinking;
+                b->thinking = thinking_blocks_++;
+                c.thinking_block = b->thinking;
                 if (const auto* s = shape.str(*cb, "thinking", at_block)) c.thinking.append(s->data(), s->size());
                 if (const auto* s = shape.str(*cb, "signature", at_block)) c.thinking_signature.append(s->data(), s->size());
+            } else if (kind == "redacted_thinking") {
+                // Complete at block start (no deltas); goes back unmodified with the reply.
+                b->kind = block_kind::thinking;
+                b->thinking = thinking_blocks_++;
+                c.thinking_block = b->thinking;
+                const auto* s = shape.str(*cb, "data", at_block);
+                if (shape.ok() && (!s || s->empty())) shape.set("content_block.data: a redacted_thinking block without data");
+                if (s) c.redacted_thinking.assign(s->data(), s->size());
             } else if (kind == "tool_use") {
                 b->kind = block_kind::tool_use;
                 tool_call_delta d;
@@ -422,7 +453,7 @@ private:
                 if (const auto* in = shape.obj(*cb, "input", at_block); in && !in->empty()) b->start_input = json::serialize(*in);
                 c.tool_calls.push_back(std::move(d));
             }
-            // redacted_thinking, server_tool_use, web_search_tool_result, ...: not ours to show.
+            // server_tool_use, web_search_tool_result, ...: not ours to show.
             return shape.ok();
         }
         if (type == "content_block_delta") {
@@ -438,8 +469,10 @@ private:
             if (kind == "text_delta") {
                 if (const auto* s = shape.str(*d, "text", at_delta)) c.text.append(s->data(), s->size());
             } else if (kind == "thinking_delta") {
+                c.thinking_block = thinking_number(*b);
                 if (const auto* s = shape.str(*d, "thinking", at_delta)) c.thinking.append(s->data(), s->size());
             } else if (kind == "signature_delta") {
+                c.thinking_block = thinking_number(*b);
                 if (const auto* s = shape.str(*d, "signature", at_delta)) c.thinking_signature.append(s->data(), s->size());
             } else if (kind == "input_json_delta") {
                 const auto* s = shape.str(*d, "partial_json", at_delta);
@@ -486,6 +519,7 @@ private:
     detail::chunk_parser parser_;
     llm_response_accumulator acc_;
     std::vector<block> blocks_;
+    std::size_t thinking_blocks_ = 0; ///< thinking blocks started so far
     block unknown_; // a block that never started: its text deltas count, its input deltas do not
     std::size_t events_ = 0;
     bool stopped_ = false;
@@ -516,6 +550,8 @@ inline llm_response decode_anthropic_response(std::string_view body) {
                                      "Anthropic response: " + (shape.ok() ? std::string("content: required field is missing") : shape.problem()));
     }
     llm_chunk c;
+    llm_response_accumulator acc;
+    std::size_t thinking_blocks = 0;
     if (const auto* m = shape.str(*root, "model", at_root)) c.model_version.assign(m->data(), m->size());
     for (std::size_t i = 0; i < content->size(); ++i) {
         auto at_block = [i] { return "content[" + std::to_string(i) + "]"; };
@@ -527,9 +563,19 @@ inline llm_response decode_anthropic_response(std::string_view body) {
         std::string_view kind = detail::string_member(*b, "type");
         if (kind == "text") {
             if (const auto* s = shape.str(*b, "text", at_block)) c.text.append(s->data(), s->size());
-        } else if (kind == "thinking") {
-            if (const auto* s = shape.str(*b, "thinking", at_block)) c.thinking.append(s->data(), s->size());
-            if (const auto* s = shape.str(*b, "signature", at_block)) c.thinking_signature.append(s->data(), s->size());
+        } else if (kind == "thinking" || kind == "redacted_thinking") {
+            // A chunk per thinking block: each keeps its own signature (or redacted data).
+            llm_chunk t;
+            t.thinking_block = thinking_blocks++;
+            if (kind == "thinking") {
+                if (const auto* s = shape.str(*b, "thinking", at_block)) t.thinking.assign(s->data(), s->size());
+                if (const auto* s = shape.str(*b, "signature", at_block)) t.thinking_signature.assign(s->data(), s->size());
+            } else {
+                const auto* s = shape.str(*b, "data", at_block);
+                if (shape.ok() && (!s || s->empty())) shape.set(at_block() + ".data: a redacted_thinking block without data");
+                if (s) t.redacted_thinking.assign(s->data(), s->size());
+            }
+            acc.add(t);
         } else if (kind == "tool_use") {
             tool_call_delta d;
             d.index = i;
@@ -543,7 +589,6 @@ inline llm_response decode_anthropic_response(std::string_view body) {
     auto at_usage = [] { return std::string("usage"); };
     if (const auto* u = shape.obj(*root, "usage", at_root)) c.usage = detail::anthropic_usage(*u, shape, at_usage);
     if (!shape.ok()) return llm_response::failure(make_error_code(errc::bad_response), "Anthropic response: " + shape.problem());
-    llm_response_accumulator acc;
     acc.add(c);
     return std::move(acc).finish();
 }

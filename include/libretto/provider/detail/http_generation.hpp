@@ -115,7 +115,7 @@ boost::asio::awaitable<llm_response> http_attempt(Transport& transport, const ht
         for (auto& c : pending) {
             // Usage, model and finish chunks repeat harmlessly on a retry (the latest wins);
             // content does not.
-            if (!c.text.empty() || !c.thinking.empty() || !c.thinking_signature.empty() || !c.tool_calls.empty())
+            if (c.has_content())
                 delivered = true;
             co_await out.emit(std::move(c));
         }
