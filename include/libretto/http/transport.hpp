@@ -22,6 +22,7 @@
 // (see http/error.hpp). A response must stay at one address while an operation on it runs.
 
 #include <libretto/error.hpp>
+#include <libretto/http/header.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -38,11 +39,6 @@
 #include <vector>
 
 namespace libretto::http {
-
-struct http_header {
-    std::string name;
-    std::string value;
-};
 
 /// One request. The URL is absolute: `http://host[:port]/path?query` or `https://...`.
 struct http_request {

@@ -2,40 +2,9 @@
 #ifndef LIBRETTO_PROVIDER_HTTP_HEADER_HPP
 #define LIBRETTO_PROVIDER_HTTP_HEADER_HPP
 
-// One HTTP header field as the provider codecs hand it to a transport: plain strings, so
-// the codecs stay free of any HTTP library.
+// The header type the provider codecs hand to a transport: libretto::http_header, the
+// same type http::http_request carries (kept under this name for existing includes).
 
-#include <string>
-#include <string_view>
-#include <vector>
-
-namespace libretto {
-
-struct http_header {
-    std::string name{};  ///< lower case ("authorization", "anthropic-version")
-    std::string value{};
-
-    friend bool operator==(const http_header&, const http_header&) = default;
-};
-
-using http_headers = std::vector<http_header>;
-
-/// The value of the first field named `name` (case-insensitive), or nullptr.
-inline const std::string* find_header(const http_headers& headers, std::string_view name) noexcept {
-    for (const auto& h : headers) {
-        if (h.name.size() != name.size()) continue;
-        bool same = true;
-        for (std::size_t i = 0; i < name.size() && same; ++i) {
-            char a = h.name[i], b = name[i];
-            if (a >= 'A' && a <= 'Z') a = static_cast<char>(a - 'A' + 'a');
-            if (b >= 'A' && b <= 'Z') b = static_cast<char>(b - 'A' + 'a');
-            same = a == b;
-        }
-        if (same) return &h.value;
-    }
-    return nullptr;
-}
-
-} // namespace libretto
+#include <libretto/http/header.hpp>
 
 #endif

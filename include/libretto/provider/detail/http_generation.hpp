@@ -51,13 +51,6 @@ inline std::string url_origin(std::string_view base_url) {
     return std::string(base_url.substr(0, end));
 }
 
-inline std::vector<http::http_header> to_transport_headers(const http_headers& hs) {
-    std::vector<http::http_header> out;
-    out.reserve(hs.size());
-    for (const auto& h : hs) out.push_back({h.name, h.value});
-    return out;
-}
-
 [[noreturn]] inline void throw_cancelled() {
     throw boost::system::system_error(make_error_code(errc::cancelled));
 }
@@ -191,7 +184,7 @@ public:
             return failed_stream(get_executor(), llm_response::failure(e.code(), e.what()));
         }
         req.url = url_origin(o.base_url) + request_target(o);
-        req.headers = to_transport_headers(request_headers(o));
+        req.headers = request_headers(o);
         return llm_stream(get_executor(), [t = transport_, req = std::move(req), http = config_->http](
                                               llm_writer out) mutable -> boost::asio::awaitable<void> {
             return http_generation<Decoder>(std::move(t), std::move(req), http, std::move(out));
