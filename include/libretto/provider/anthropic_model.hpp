@@ -16,6 +16,7 @@
 #include <libretto/http/transport.hpp>
 #include <libretto/model/model.hpp>
 #include <libretto/provider/detail/http_generation.hpp>
+#include <libretto/provider/provider_http_options.hpp>
 #include <libretto/provider/anthropic_protocol.hpp>
 
 #include <boost/asio/any_io_executor.hpp>

@@ -13,6 +13,7 @@
 #include <libretto/model/model.hpp>
 #include <libretto/provider/http_header.hpp>
 #include <libretto/provider/provider_error.hpp>
+#include <libretto/provider/provider_http_options.hpp>
 #include <libretto/provider/retry_policy.hpp>
 
 #include <boost/asio/error.hpp>
@@ -32,14 +33,6 @@
 #include <vector>
 
 namespace libretto {
-
-/// How a provider model uses HTTP (the transport's own limits are the transport's options).
-struct provider_http_options {
-    retry_options retry{};                        ///< retries of transient failures before any chunk was delivered
-    std::size_t max_error_body = 64 * 1024;       ///< the part of an error body read for classification
-    std::size_t read_buffer = 16 * 1024;          ///< body bytes read at a time
-    std::size_t max_event_size = 8 * 1024 * 1024; ///< the largest SSE event accepted (errc::bad_response past it)
-};
 
 namespace detail {
 
