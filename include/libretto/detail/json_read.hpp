@@ -6,6 +6,7 @@
 // fill a decode_error whose path is built while unwinding, so the happy path never
 // formats a string.
 
+#include <libretto/detail/json_kind.hpp>
 #include <libretto/error.hpp>
 #include <libretto/json_error.hpp>
 
@@ -36,20 +37,6 @@ bool read(const json::value& v, event& out, decode_error& err);
 bool read(const json::value& v, event_actions& out, decode_error& err);
 bool read(const json::value& v, event_compaction& out, decode_error& err);
 bool read(const json::value& v, usage& out, decode_error& err);
-
-inline const char* kind_name(json::kind k) noexcept {
-    switch (k) {
-    case json::kind::null: return "null";
-    case json::kind::bool_: return "bool";
-    case json::kind::int64:
-    case json::kind::uint64:
-    case json::kind::double_: return "number";
-    case json::kind::string: return "string";
-    case json::kind::array: return "array";
-    case json::kind::object: return "object";
-    }
-    return "unknown";
-}
 
 inline bool fail(decode_error& err, errc code, std::string detail) {
     err.code = code;

@@ -5,6 +5,7 @@
 // Lenient, allocation-free readers for the members of provider JSON: absent and null are
 // "not there", a wrong type is a problem named by its path (built only when it happens).
 
+#include <libretto/detail/json_kind.hpp>
 #include <libretto/provider/provider_error.hpp>
 
 #include <boost/json/array.hpp>
@@ -73,20 +74,6 @@ private:
         if (!path.empty()) path += '.';
         path += key;
         set(path + ": expected " + expected + ", got " + kind_name(got.kind()));
-    }
-
-    static const char* kind_name(json::kind k) noexcept {
-        switch (k) {
-        case json::kind::null: return "null";
-        case json::kind::bool_: return "bool";
-        case json::kind::int64:
-        case json::kind::uint64:
-        case json::kind::double_: return "number";
-        case json::kind::string: return "string";
-        case json::kind::array: return "array";
-        case json::kind::object: return "object";
-        }
-        return "unknown";
     }
 
     std::string problem_;
