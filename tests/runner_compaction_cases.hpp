@@ -11,6 +11,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include "runner_test_support.hpp"
+
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -29,74 +31,19 @@ using lb::scripted_reply;
 using dyn_compactor = lb::compactor<lb::any_strategy, lb::any_summarizer>;
 
 
-struct outcome {
-    std::vector<lb::event> events;
-    std::exception_ptr error;
-    std::string error_text() const {
-        if (!error) return {};
-        try {
-            std::rethrow_exception(error);
-        } catch (const std::exception& e) {
-            return e.what();
-        }
-    }
-    std::vector<const lb::event*> compactions() const {
-        std::vector<const lb::event*> v;
-        for (const auto& e : events)
-            if (e.is_compaction()) v.push_back(&e);
-        return v;
-    }
-    const lb::event* final_answer() const {
-        for (auto it = events.rbegin(); it != events.rend(); ++it)
-            if (it->is_final_response()) return &*it;
-        return nullptr;
-    }
-};
+using outcome = runner_support::turn_outcome;
+using runner_support::drain;
+using runner_support::run_turn;
 
-asio::awaitable<void> drain(lb::event_stream s, outcome* out) {
-    try {
-        for (;;) {
-            auto next = s.next();
-            std::optional<lb::event> e = co_await std::move(next);
-            if (!e) break;
-            out->events.push_back(std::move(*e));
-        }
-    } catch (...) {
-        out->error = std::current_exception();
-    }
-}
-
-outcome run_turn(asio::io_context& io, lb::event_stream s) {
-    outcome o;
-    asio::co_spawn(io, drain(std::move(s), &o), asio::detached);
-    io.run();
-    io.restart();
-    return o;
-}
-
-template <class Store>
-asio::awaitable<void> load_into(Store* st, lb::get_options go, std::optional<lb::session>* out) {
-    auto op = st->async_get(lb::session_key{"app", "u1", "s1"}, std::move(go), asio::use_awaitable);
-    *out = co_await std::move(op);
-}
-
+/// Session s1 as the store has it (it must exist).
 template <class Store>
 lb::session load(asio::io_context& io, Store& st, lb::get_options go = {}) {
-    std::optional<lb::session> out;
-    asio::co_spawn(io, load_into(&st, std::move(go), &out), asio::detached);
-    io.run();
-    io.restart();
+    std::optional<lb::session> out = runner_support::load_session(io, st, "s1", std::move(go));
     BOOST_REQUIRE(out.has_value());
     return std::move(*out);
 }
 
-lb::run_options opts() {
-    lb::run_options o;
-    o.app = "app";
-    o.user = "u1";
-    o.session = "s1";
-    return o;
-}
+inline lb::run_options opts() { return runner_support::run_opts(); }
 
 /// Every text of a request, messages and system instruction.
 std::string request_text(const lb::llm_request& r) {
@@ -165,7 +112,7 @@ void every_strategy_on(const char* store_name) {
             std::size_t compactions = 0;
             for (int i = 1; i <= 8; ++i) {
                 auto t = run_turn(env.io, r.run(opts(), "question " + std::to_string(i) + " " + std::string(200, 'x')));
-                BOOST_TEST(t.error_text() == "");
+                BOOST_TEST(t.what() == "");
                 BOOST_TEST(t.final_answer() != nullptr);
                 compactions += t.compactions().size();
             }

@@ -248,11 +248,11 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(token_budget_compacts_after_the_turn_and_the_next_
     for (int i = 1; i <= 2; ++i) {
         auto t = run_turn(env.io, r.run(opts(), "question " + std::to_string(i) + " about /srv/data/file" +
                                                    std::to_string(i) + ".csv"));
-        BOOST_TEST(t.error_text() == "");
+        BOOST_TEST(t.what() == "");
         BOOST_TEST(t.compactions().empty());
     }
     auto t3 = run_turn(env.io, r.run(opts(), "question 3"));
-    BOOST_TEST(t3.error_text() == "");
+    BOOST_TEST(t3.what() == "");
     BOOST_REQUIRE_EQUAL(t3.compactions().size(), 1u);
     const lb::event& c = *t3.compactions().front();
     BOOST_TEST(c.sequence > 0); // stored
@@ -264,7 +264,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(token_budget_compacts_after_the_turn_and_the_next_
                                                     [](const lb::event& e) { return e.is_compaction(); }));
 
     auto t4 = run_turn(env.io, r.run(opts(), "question 4"));
-    BOOST_TEST(t4.error_text() == "");
+    BOOST_TEST(t4.what() == "");
     const lb::llm_request req = model.request_at(3);
     const std::string text = request_text(req);
     BOOST_TEST(contains(text, c.actions.compaction->summary.substr(0, 40)));
@@ -302,7 +302,7 @@ BOOST_AUTO_TEST_CASE(a_compactor_summarises_with_its_model_and_rolls_the_previou
     std::vector<std::int64_t> firsts;
     for (int i = 1; i <= 4; ++i) {
         auto t = run_turn(env.io, r.run(opts(), "question " + std::to_string(i)));
-        BOOST_TEST(t.error_text() == "");
+        BOOST_TEST(t.what() == "");
         for (const auto* c : t.compactions()) {
             summaries.push_back(c->actions.compaction->summary);
             firsts.push_back(c->actions.compaction->first_sequence);
@@ -330,7 +330,7 @@ BOOST_AUTO_TEST_CASE(sliding_window_reproduces_the_worked_example_through_the_ru
     std::vector<lb::event_compaction> ranges;
     for (int i = 1; i <= 4; ++i) {
         auto t = run_turn(env.io, r.run(opts(), "q" + std::to_string(i)));
-        BOOST_TEST(t.error_text() == "");
+        BOOST_TEST(t.what() == "");
         for (const auto* c : t.compactions()) ranges.push_back(*c->actions.compaction);
     }
     lb::session s = load(env.io, env.store);
@@ -360,10 +360,10 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(overflow_compacts_then_retries_once_and_succeeds, 
     auto agent = make_agent(model);
     // A budget that never triggers on its own: the overflow forces the plan.
     lb::runner r{agent, env.store, lb::any_strategy{lb::token_budget{.context_window = 1'000'000}}};
-    BOOST_TEST(run_turn(env.io, r.run(opts(), "first about ORD-4242")).error_text() == "");
-    BOOST_TEST(run_turn(env.io, r.run(opts(), "second")).error_text() == "");
+    BOOST_TEST(run_turn(env.io, r.run(opts(), "first about ORD-4242")).what() == "");
+    BOOST_TEST(run_turn(env.io, r.run(opts(), "second")).what() == "");
     auto t = run_turn(env.io, r.run(opts(), "third"));
-    BOOST_TEST(t.error_text() == "");
+    BOOST_TEST(t.what() == "");
     BOOST_REQUIRE_EQUAL(t.compactions().size(), 1u);
     BOOST_REQUIRE(t.final_answer());
     BOOST_TEST(t.final_answer()->text() == "a3 after compaction");
@@ -386,7 +386,7 @@ BOOST_AUTO_TEST_CASE(a_second_overflow_is_reported_not_retried_forever) {
                               scripted_reply::context_overflow("too long 2"), scripted_reply::text("unused")}};
     auto agent = make_agent(model);
     lb::runner r{agent, env.store, lb::any_strategy{lb::char_budget{}}};
-    BOOST_TEST(run_turn(env.io, r.run(opts(), "first")).error_text() == "");
+    BOOST_TEST(run_turn(env.io, r.run(opts(), "first")).what() == "");
     auto t = run_turn(env.io, r.run(opts(), "second"));
     BOOST_TEST(t.compactions().size() == 1u);
     BOOST_TEST(!t.final_answer());
@@ -415,7 +415,7 @@ BOOST_AUTO_TEST_CASE(without_a_compaction_policy_an_overflow_is_just_an_error) {
     lb::scripted_model model{env.io.get_executor(), {scripted_reply::text("a1"), scripted_reply::context_overflow()}};
     auto agent = make_agent(model);
     lb::runner r{agent, env.store};
-    BOOST_TEST(run_turn(env.io, r.run(opts(), "first")).error_text() == "");
+    BOOST_TEST(run_turn(env.io, r.run(opts(), "first")).what() == "");
     auto t = run_turn(env.io, r.run(opts(), "second"));
     BOOST_TEST(t.compactions().empty());
     BOOST_TEST(model.requests().size() == 2u);
@@ -436,9 +436,9 @@ BOOST_AUTO_TEST_CASE(the_memory_flush_runs_a_silent_turn_before_the_compaction) 
     lb::compactor_options co;
     co.memory_flush = lb::memory_flush_options{};
     lb::runner r{agent, env.store, dyn_compactor{lb::sliding_window{2, 0}, lb::extractive_summarizer{}, co}};
-    BOOST_TEST(run_turn(env.io, r.run(opts(), "q1")).error_text() == "");
+    BOOST_TEST(run_turn(env.io, r.run(opts(), "q1")).what() == "");
     auto t = run_turn(env.io, r.run(opts(), "q2"));
-    BOOST_TEST(t.error_text() == "");
+    BOOST_TEST(t.what() == "");
     for (const auto& e : t.events) BOOST_TEST(!e.metadata.contains("memory_flush")); // silent
     BOOST_REQUIRE_EQUAL(t.compactions().size(), 1u);
     lb::session s = load(env.io, env.store);
@@ -473,9 +473,9 @@ BOOST_AUTO_TEST_CASE(an_append_racing_with_the_compaction_is_kept_and_not_covere
     auto agent = make_agent(model);
     racing_summarizer rs{&env.store};
     lb::runner r{agent, env.store, dyn_compactor{lb::sliding_window{2, 0}, rs}};
-    BOOST_TEST(run_turn(env.io, r.run(opts(), "q1")).error_text() == "");
+    BOOST_TEST(run_turn(env.io, r.run(opts(), "q1")).what() == "");
     auto t = run_turn(env.io, r.run(opts(), "q2"));
-    BOOST_TEST(t.error_text() == "");
+    BOOST_TEST(t.what() == "");
     BOOST_REQUIRE_EQUAL(t.compactions().size(), 1u);
     BOOST_TEST(*rs.calls == 1);
     lb::session s = load(env.io, env.store);
@@ -494,16 +494,16 @@ BOOST_AUTO_TEST_CASE(a_failing_summarizer_ends_the_turn_with_an_error_after_stor
     auto agent = make_agent(model);
     lb::runner r{agent, env.store, dyn_compactor{lb::sliding_window{1, 0}, failing_summarizer{}}};
     auto t = run_turn(env.io, r.run(opts(), "q1"));
-    BOOST_TEST(contains(t.error_text(), "compacting"));
-    BOOST_TEST(contains(t.error_text(), "summary model unavailable"));
-    BOOST_TEST(contains(t.error_text(), "the turn's events are stored"));
+    BOOST_TEST(contains(t.what(), "compacting"));
+    BOOST_TEST(contains(t.what(), "summary model unavailable"));
+    BOOST_TEST(contains(t.what(), "the turn's events are stored"));
     BOOST_TEST(t.final_answer() != nullptr); // yielded before the compaction step
     lb::session s = load(env.io, env.store);
     BOOST_TEST(s.events.size() == 2u); // the user message and the answer
     // The next turn works and compacts again.
     lb::runner r2{agent, env.store, lb::any_strategy{lb::sliding_window{1, 0}}};
     auto t2 = run_turn(env.io, r2.run(opts(), "q2"));
-    BOOST_TEST(t2.error_text() == "");
+    BOOST_TEST(t2.what() == "");
     BOOST_TEST(t2.compactions().size() == 1u);
 }
 

@@ -13,6 +13,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include "runner_test_support.hpp"
+
 #include <exception>
 #include <filesystem>
 #include <optional>
@@ -59,29 +61,11 @@ struct seeing_agent {
     }
 };
 
-asio::awaitable<void> drain(lb::event_stream s, std::exception_ptr* error) {
-    try {
-        for (;;) {
-            auto next = s.next();
-            std::optional<lb::event> e = co_await std::move(next);
-            if (!e) break;
-        }
-    } catch (...) {
-        *error = std::current_exception();
-    }
-}
-
 template <class Runner>
 void turn(asio::io_context& io, Runner& r, std::string session, std::string text) {
-    lb::run_options o;
-    o.app = "app";
-    o.user = "u1";
-    o.session = std::move(session);
-    std::exception_ptr error;
-    asio::co_spawn(io, drain(r.run(std::move(o), std::move(text)), &error), asio::detached);
-    io.run();
-    io.restart();
-    if (error) std::rethrow_exception(error);
+    runner_support::turn_outcome o =
+        runner_support::run_turn(io, r.run(runner_support::run_opts(std::move(session)), std::move(text)));
+    if (o.error) std::rethrow_exception(o.error);
 }
 
 template <class Store>

@@ -10,6 +10,8 @@
 #include <libretto/session/jsonl_store.hpp>
 #include <libretto/session/memory_store.hpp>
 
+#include "runner_test_support.hpp"
+
 #include <boost/asio/append.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -361,47 +363,9 @@ static_assert(lb::signer<counting_signer>);
 
 // ---- driving turns ---------------------------------------------------------------------
 
-struct outcome {
-    std::vector<lb::event> events;
-    std::exception_ptr error;
-
-    boost::system::error_code code() const {
-        if (!error) return {};
-        try {
-            std::rethrow_exception(error);
-        } catch (const boost::system::system_error& e) {
-            return e.code();
-        } catch (...) {
-            return make_error_code(lb::errc::tool_error); // "not a system_error"
-        }
-    }
-    std::string what() const {
-        if (!error) return {};
-        try {
-            std::rethrow_exception(error);
-        } catch (const std::exception& e) {
-            return e.what();
-        }
-    }
-    std::vector<std::string> texts() const {
-        std::vector<std::string> out;
-        for (const auto& e : events) out.push_back((e.partial ? "~" : "") + e.text());
-        return out;
-    }
-};
-
-asio::awaitable<void> drain(lb::event_stream s, outcome* out) {
-    try {
-        for (;;) {
-            auto next = s.next();
-            std::optional<lb::event> e = co_await std::move(next);
-            if (!e) break;
-            out->events.push_back(std::move(*e));
-        }
-    } catch (...) {
-        out->error = std::current_exception();
-    }
-}
+using outcome = runner_support::turn_outcome;
+using runner_support::drain;
+using runner_support::run_turn;
 
 /// Takes the first event, then drops the stream (destroying it cancels the turn).
 asio::awaitable<void> take_one(lb::event_stream s, outcome* out) {
@@ -410,37 +374,12 @@ asio::awaitable<void> take_one(lb::event_stream s, outcome* out) {
     if (e) out->events.push_back(std::move(*e));
 }
 
-outcome run_turn(asio::io_context& io, lb::event_stream s) {
-    outcome o;
-    asio::co_spawn(io, drain(std::move(s), &o), asio::detached);
-    io.run();
-    io.restart();
-    return o;
-}
-
-template <class Store>
-asio::awaitable<void> load_into(Store* st, lb::session_key k, lb::get_options go, std::optional<lb::session>* out) {
-    auto op = st->async_get(std::move(k), std::move(go), asio::use_awaitable);
-    *out = co_await std::move(op);
-}
-
 template <class Store>
 std::optional<lb::session> load(asio::io_context& io, Store& st, std::string session = "s1", lb::get_options go = {}) {
-    std::optional<lb::session> out;
-    asio::co_spawn(io, load_into(&st, lb::session_key{"app", "u1", std::move(session)}, std::move(go), &out),
-                   asio::detached);
-    io.run();
-    io.restart();
-    return out;
+    return runner_support::load_session(io, st, std::move(session), std::move(go));
 }
 
-lb::run_options opts(std::string session = "s1") {
-    lb::run_options o;
-    o.app = "app";
-    o.user = "u1";
-    o.session = std::move(session);
-    return o;
-}
+lb::run_options opts(std::string session = "s1") { return runner_support::run_opts(std::move(session)); }
 
 // ---- the stores the cases run against ------------------------------------------------
 

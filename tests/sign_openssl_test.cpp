@@ -20,6 +20,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "ed25519_test_support.hpp"
+#include "runner_test_support.hpp"
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -94,53 +95,20 @@ struct every_turn_compaction {
     }
 };
 
-asio::awaitable<void> drain(lb::event_stream s, std::vector<lb::event>* out, std::exception_ptr* err) {
-    try {
-        for (;;) {
-            auto next = s.next();
-            std::optional<lb::event> e = co_await std::move(next);
-            if (!e) break;
-            out->push_back(std::move(*e));
-        }
-    } catch (...) {
-        *err = std::current_exception();
-    }
-}
-
 std::vector<lb::event> run_turn(asio::io_context& io, lb::event_stream s) {
-    std::vector<lb::event> out;
-    std::exception_ptr err;
-    asio::co_spawn(io, drain(std::move(s), &out, &err), asio::detached);
-    io.run();
-    io.restart();
-    if (err) std::rethrow_exception(err);
-    return out;
-}
-
-template <class Store>
-asio::awaitable<void> load_into(Store* st, lb::get_options go, std::optional<lb::session>* out) {
-    lb::session_key k{"app", "u1", "s1"};
-    auto op = st->async_get(std::move(k), std::move(go), asio::use_awaitable);
-    *out = co_await std::move(op);
+    runner_support::turn_outcome o = runner_support::run_turn(io, std::move(s));
+    if (o.error) std::rethrow_exception(o.error);
+    return std::move(o.events);
 }
 
 template <class Store>
 lb::session load(asio::io_context& io, Store& st, lb::get_options go = {}) {
-    std::optional<lb::session> out;
-    asio::co_spawn(io, load_into(&st, std::move(go), &out), asio::detached);
-    io.run();
-    io.restart();
+    std::optional<lb::session> out = runner_support::load_session(io, st, "s1", std::move(go));
     BOOST_TEST_REQUIRE(out.has_value());
     return std::move(*out);
 }
 
-lb::run_options opts() {
-    lb::run_options o;
-    o.app = "app";
-    o.user = "u1";
-    o.session = "s1";
-    return o;
-}
+lb::run_options opts() { return runner_support::run_opts(); }
 
 lb::ed25519_key test_key(std::uint8_t fill) {
     lb::ed25519_seed s;
@@ -505,7 +473,7 @@ BOOST_AUTO_TEST_CASE(an_edit_of_the_jsonl_file_with_a_fixed_crc_fails_verificati
         lb::jsonl_store store(io.get_executor(), so);
         std::exception_ptr failure;
         std::optional<lb::session> out;
-        asio::co_spawn(io, load_into(&store, lb::get_options{}, &out), [&](std::exception_ptr e) { failure = e; });
+        asio::co_spawn(io, runner_support::load_into(&store, lb::session_key{"app", "u1", "s1"}, lb::get_options{}, &out), [&](std::exception_ptr e) { failure = e; });
         io.run();
         BOOST_TEST_REQUIRE(static_cast<bool>(failure));
         try {
