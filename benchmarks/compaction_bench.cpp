@@ -36,7 +36,7 @@ session compacted_session() {
             s.events.push_back(std::move(c));
         }
     }
-    s.events.back().usage = usage{200'000, 500, "m"};
+    s.events.modify_back().usage = usage{200'000, 500, "m"};
     return s;
 }
 
@@ -57,9 +57,10 @@ void bench_compaction_plan(libretto_bench::reporter& r) {
     // so the obligations walk covers everything before the kept tail.
     if (r.wants("compaction_plan_100k_uncompacted_ms")) {
         session s;
-        s.events = make_mix(100'000);
-        for (std::size_t i = 0; i < s.events.size(); ++i) s.events[i].sequence = static_cast<std::int64_t>(i) + 1;
-        s.events.back().usage = usage{200'000, 500, "m"};
+        auto mix = make_mix(100'000);
+        for (std::size_t i = 0; i < mix.size(); ++i) mix[i].sequence = static_cast<std::int64_t>(i) + 1;
+        mix.back().usage = usage{200'000, 500, "m"};
+        s.events = std::move(mix);
         const session_view v{s};
         std::optional<compaction_plan> p;
         double t = best_seconds(9, [&] {

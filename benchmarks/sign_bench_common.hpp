@@ -41,7 +41,7 @@ std::vector<libretto::event> signed_transcript(std::size_t n, const Signer& sign
         s.last_sequence = e.sequence;
         s.events.push_back(std::move(e));
     }
-    return std::move(s.events);
+    return s.events.to_vector();
 }
 
 template <class Signer, class Verifier>

@@ -77,8 +77,8 @@ asio::awaitable<int> audit(audit_runner& runner, lb::jsonl_store& store, std::st
     // 2. Tampered copies.
     const std::size_t n = s->events.size();
     lb::session forged = *s;
-    for (auto& e : forged.events)
-        for (auto& p : e.content.parts)
+    for (std::size_t i = 0; i < forged.events.size(); ++i)
+        for (auto& p : forged.events.modify(i).content.parts)
             if (auto* r = std::get_if<lb::tool_response_part>(&p)) r->result = json::object{{"balance_eur", 99999.0}};
     const auto r1 = lb::verify_transcript(forged, trusted);
     show("tool result altered", r1);
@@ -89,7 +89,7 @@ asio::awaitable<int> audit(audit_runner& runner, lb::jsonl_store& store, std::st
     show("an event deleted", r2);
 
     lb::session swapped = *s;
-    std::swap(swapped.events[n - 3], swapped.events[n - 2]);
+    swapped.events.swap_events(n - 3, n - 2);
     const auto r3 = lb::verify_transcript(swapped, trusted);
     show("two events swapped", r3);
 

@@ -28,7 +28,7 @@ struct builder {
         e.author = std::move(author);
         s.events.push_back(std::move(e));
         s.last_sequence = s.events.back().sequence;
-        return s.events.back();
+        return s.events.modify_back();
     }
     builder& user(std::string inv, std::string text) {
         add(std::move(inv), lb::event_type::user_message, "user").content.parts.push_back(lb::text_part{std::move(text)});

@@ -67,7 +67,7 @@ inline void store(lb::invocation_context& ctx, const lb::event& e) {
     if (e.partial) return;
     lb::apply_delta(ctx.session().state, e.actions.state_delta);
     ctx.session().events.push_back(e);
-    ctx.session().events.back().sequence = static_cast<std::int64_t>(ctx.session().events.size());
+    ctx.session().events.modify_back().sequence = static_cast<std::int64_t>(ctx.session().events.size());
 }
 
 inline asio::awaitable<void> consume(lb::event_stream* s, lb::invocation_context* ctx, run_result* r) {

@@ -338,7 +338,7 @@ BOOST_AUTO_TEST_CASE(every_stored_event_is_signed_and_the_transcript_verifies) {
     BOOST_TEST(lb::verify_transcript(tail, to).ok);
     // Tampering with the stored copy is caught.
     lb::session bad = s;
-    std::get<lb::tool_response_part>(bad.events[2].content.parts[0]).result = "forged";
+    std::get<lb::tool_response_part>(bad.events.modify(2).content.parts[0]).result = "forged";
     const auto br = lb::verify_transcript(bad);
     BOOST_TEST(br.reason == lb::transcript_fault::bad_signature);
     BOOST_TEST(br.sequence == 3);

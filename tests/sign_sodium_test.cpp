@@ -218,7 +218,7 @@ BOOST_AUTO_TEST_CASE(transcripts_verify_and_tampering_is_found) {
     {
         const lb::session big = signed_session(64, signer);
         lb::session bad = big;
-        bad.events[40].actions.state_delta["k"] = -1;
+        bad.events.modify(40).actions.state_delta["k"] = -1;
         lb::sodium_ed25519_verifier v;
         lb::transcript_options o;
         o.trusted_dids = {std::string(signer.did())};
@@ -230,14 +230,14 @@ BOOST_AUTO_TEST_CASE(transcripts_verify_and_tampering_is_found) {
     }
 
     lb::session t = s;
-    std::get<lb::text_part>(t.events[5].content.parts[0]).text += "!";
+    std::get<lb::text_part>(t.events.modify(5).content.parts[0]).text += "!";
     auto r = check(t, signer);
     BOOST_TEST(!r.ok);
     BOOST_TEST(r.index == 5u);
     BOOST_TEST((r.reason == lb::transcript_fault::bad_signature));
 
     t = s;
-    t.events[7].actions.state_delta["k"] = 99;
+    t.events.modify(7).actions.state_delta["k"] = 99;
     r = check(t, signer);
     BOOST_TEST(!r.ok);
     BOOST_TEST(r.index == 7u);
@@ -249,7 +249,7 @@ BOOST_AUTO_TEST_CASE(transcripts_verify_and_tampering_is_found) {
     BOOST_TEST(r.index == 4u);
 
     t = s;
-    std::swap(t.events[2], t.events[3]);
+    t.events.swap_events(2, 3);
     r = check(t, signer);
     BOOST_TEST(!r.ok);
     BOOST_TEST(r.index == 2u);
@@ -257,8 +257,8 @@ BOOST_AUTO_TEST_CASE(transcripts_verify_and_tampering_is_found) {
     // Re-signed by another key: every signature verifies, but the signer is not trusted.
     const lb::sodium_ed25519_signer mallory(test_key(9));
     t = s;
-    std::get<lb::text_part>(t.events[0].content.parts[0]).text = "forged";
-    mallory.sign_event(t.events[0]);
+    std::get<lb::text_part>(t.events.modify(0).content.parts[0]).text = "forged";
+    mallory.sign_event(t.events.modify(0));
     r = check(t, signer);
     BOOST_TEST(!r.ok);
     BOOST_TEST(r.index == 0u);
@@ -306,7 +306,7 @@ BOOST_AUTO_TEST_CASE(transcripts_cross_verify) {
     BOOST_TEST(par.ok, par.message);
     BOOST_TEST(par.checked == 80u);
     lb::session bad = big;
-    std::get<lb::text_part>(bad.events[61].content.parts[0]).text += "?";
+    std::get<lb::text_part>(bad.events.modify(61).content.parts[0]).text += "?";
     const auto rp = lb::verify_transcript(bad, ov, o);
     BOOST_TEST(!rp.ok);
     BOOST_TEST(rp.index == 61u);

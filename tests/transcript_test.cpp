@@ -194,7 +194,7 @@ BOOST_AUTO_TEST_CASE(fills_what_the_store_would_and_links) {
     BOOST_TEST(e2.sequence == 2);
     BOOST_TEST(e2.prev_signature.value_or("") == "S1");
     // The previous event is unsigned: no link.
-    s.events.back().signature.reset();
+    s.events.modify_back().signature.reset();
     chain_event(s, e2);
     BOOST_TEST(!e2.prev_signature.has_value());
 }
@@ -250,7 +250,7 @@ BOOST_AUTO_TEST_CASE(tampered_text_tool_result_state_delta_and_sequence) {
     for (const auto& t : cases) {
         BOOST_TEST_CONTEXT(t.what) {
             session bad = s;
-            t.edit(bad.events[t.index]);
+            t.edit(bad.events.modify(t.index));
             const auto r = check(bad);
             BOOST_TEST(!r.ok);
             BOOST_TEST(r.index == t.index);
@@ -279,7 +279,7 @@ BOOST_AUTO_TEST_CASE(deleted_events_are_missing) {
 
 BOOST_AUTO_TEST_CASE(swapped_events_are_reordered) {
     session s = signed_session(6);
-    std::swap(s.events[3], s.events[4]);
+    s.events.swap_events(3, 4);
     auto r = check(s);
     BOOST_TEST(r.reason == transcript_fault::reordered);
     BOOST_TEST(r.index == 3u);
@@ -297,8 +297,8 @@ BOOST_AUTO_TEST_CASE(a_resigned_splice_breaks_the_chain) {
     session s = signed_session(5);
     s.events.erase(s.events.begin() + 2);
     for (std::size_t i = 2; i < s.events.size(); ++i) {
-        s.events[i].sequence = static_cast<std::int64_t>(i) + 1;
-        resign(s.events[i]);
+        s.events.modify(i).sequence = static_cast<std::int64_t>(i) + 1;
+        resign(s.events.modify(i));
     }
     const auto r = check(s);
     BOOST_TEST(r.reason == transcript_fault::broken_chain);
@@ -306,14 +306,14 @@ BOOST_AUTO_TEST_CASE(a_resigned_splice_breaks_the_chain) {
     BOOST_TEST(r.message.find("is not the previous event's signature") != std::string::npos);
     // A first event that claims a predecessor.
     session t = signed_session(2);
-    t.events[0].prev_signature = "x";
-    resign(t.events[0]);
+    t.events.modify(0).prev_signature = "x";
+    resign(t.events.modify(0));
     BOOST_TEST(check(t).reason == transcript_fault::broken_chain);
 }
 
 BOOST_AUTO_TEST_CASE(unsigned_untrusted_malformed_and_foreign_events) {
     session s = signed_session(3);
-    s.events[1].signature.reset();
+    s.events.modify(1).signature.reset();
     auto r = check(s);
     BOOST_TEST(r.reason == transcript_fault::unsigned_event);
     BOOST_TEST(r.index == 1u);
@@ -333,7 +333,7 @@ BOOST_AUTO_TEST_CASE(unsigned_untrusted_malformed_and_foreign_events) {
     BOOST_TEST(check(t, trusted).ok);
 
     session m = signed_session(3);
-    m.events[2].signer_did = "did:key:zzz";
+    m.events.modify(2).signer_did = "did:key:zzz";
     r = check(m);
     BOOST_TEST(r.reason == transcript_fault::bad_signer);
     BOOST_TEST(r.message.find("did:key:zzz") != std::string::npos);
@@ -409,19 +409,19 @@ BOOST_AUTO_TEST_CASE(threads_give_the_same_report) {
     };
     const variant cases[] = {
         {"intact", [](session&) {}},
-        {"text at 150", [](session& s) { std::get<text_part>(s.events[150].content.parts[0]).text = "x"; }},
+        {"text at 150", [](session& s) { std::get<text_part>(s.events.modify(150).content.parts[0]).text = "x"; }},
         {"two edits: 170 and 5", [](session& s) {
-             std::get<text_part>(s.events[170].content.parts[0]).text = "x";
-             s.events[5].author = "mallory";
+             std::get<text_part>(s.events.modify(170).content.parts[0]).text = "x";
+             s.events.modify(5).author = "mallory";
          }},
         {"a deletion at 60 after a bad signature at 90", [](session& s) {
-             s.events[90].signature->back() = s.events[90].signature->back() == '0' ? '1' : '0';
+             s.events.modify(90).signature->back() = s.events.modify(90).signature->back() == '0' ? '1' : '0';
              s.events.erase(s.events.begin() + 60);
          }},
-        {"a swap", [](session& s) { std::swap(s.events[30], s.events[31]); }},
-        {"a malformed signer", [](session& s) { s.events[100].signer_did = "did:web:nope"; }},
-        {"not canonicalisable", [](session& s) { s.events[120].metadata["x"] = std::numeric_limits<double>::quiet_NaN(); }},
-        {"unsigned", [](session& s) { s.events[7].signature.reset(); }},
+        {"a swap", [](session& s) { s.events.swap_events(30, 31); }},
+        {"a malformed signer", [](session& s) { s.events.modify(100).signer_did = "did:web:nope"; }},
+        {"not canonicalisable", [](session& s) { s.events.modify(120).metadata["x"] = std::numeric_limits<double>::quiet_NaN(); }},
+        {"unsigned", [](session& s) { s.events.modify(7).signature.reset(); }},
     };
     for (const auto& c : cases) {
         BOOST_TEST_CONTEXT(c.what) {
@@ -443,7 +443,7 @@ BOOST_AUTO_TEST_CASE(threads_give_the_same_report) {
     }
     // And the single-thread reports are the expected ones (so the comparison means something).
     session t = base;
-    std::get<text_part>(t.events[150].content.parts[0]).text = "x";
+    std::get<text_part>(t.events.modify(150).content.parts[0]).text = "x";
     transcript_options o;
     o.threads = 4;
     const auto r = check(t, o);

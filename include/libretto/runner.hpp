@@ -19,6 +19,7 @@
 // The runner refers to its agent and its store (both must outlive it and every turn);
 // it owns its compaction strategy and signer.
 
+#include <libretto/event/event_list.hpp>
 #include <libretto/agent/agent.hpp>
 #include <libretto/compaction/compactor.hpp>
 #include <libretto/compaction/no_compaction.hpp>
@@ -159,13 +160,13 @@ boost::asio::awaitable<void> store_event(Core& core, turn_state& t, event& ev) {
                     "stopped; the next turn loads the session again)";
         throw_turn_error(ec, what);
     }
-    ev = std::move(t.scratch.events.back());
+    // The turn's session keeps the stored event itself (with its sequence, without temp:
+    // keys), shared with the store where the store keeps shared events; the caller gets a
+    // copy.
+    event_list::pointer_type stored = t.scratch.events.shared(t.scratch.events.size() - 1);
     t.scratch.events.clear();
-    event& mirrored = s.events[index];
-    mirrored.sequence = seq;
-    // The store drops temp: keys from the stored delta (the state keeps them).
-    if (mirrored.actions.state_delta.size() != ev.actions.state_delta.size())
-        mirrored.actions.state_delta = ev.actions.state_delta;
+    s.events.replace(index, stored);
+    ev = *stored;
     s.last_sequence = seq;
     s.last_update_time = ev.timestamp;
     ++t.stored;
@@ -334,7 +335,7 @@ compactor_options compactor_options_of(const C& c) {
 /// the whole range, else the range read again from the store (a plan may start before the
 /// events the turn loaded, e.g. a sliding window's overlap).
 template <class Core>
-boost::asio::awaitable<std::optional<std::vector<event>>> events_for_plan(Core& core, turn_state& t,
+boost::asio::awaitable<std::optional<event_list>> events_for_plan(Core& core, turn_state& t,
                                                                          const compaction_plan& plan) {
     const auto& ev = t.sess->events;
     if (!ev.empty() && ev.front().sequence <= plan.first_sequence) co_return std::nullopt; // use the session
@@ -358,14 +359,14 @@ boost::asio::awaitable<std::optional<event>> summarize_plan(Core& core, turn_sta
         std::optional<event> e = co_await std::move(op);
         co_return e;
     } else {
-        std::optional<std::vector<event>> read;
+        std::optional<event_list> read;
         {
             auto op = events_for_plan(core, t, plan);
             read = co_await std::move(op);
         }
         // Nothing appends to the turn's session while the summary is computed (the agent
         // is done, or waits for this in its overflow hook), so a span into it stays valid.
-        std::span<const event> events = read ? std::span<const event>(*read) : std::span<const event>(t.sess->events);
+        event_span events = read ? event_span(*read) : event_span(t.sess->events);
         auto sum = summarizer_of(core.compaction);
         compactor_options o = compactor_options_of(core.compaction);
         auto op = async_compact(events, plan, std::move(sum), std::move(o));
@@ -398,11 +399,12 @@ boost::asio::awaitable<event> store_compaction(Core& core, turn_state& t, event 
         std::optional<session> fresh = co_await std::move(op);
         if (!fresh) std::rethrow_exception(failure);
         session& s = *t.sess;
-        for (auto& e : fresh->events) {
+        for (std::size_t i = 0; i < fresh->events.size(); ++i) {
+            const event& e = fresh->events[i];
             if (e.sequence <= s.last_sequence) continue;
             if (!e.actions.state_delta.empty()) apply_delta(s.state, e.actions.state_delta);
             s.last_sequence = e.sequence;
-            s.events.push_back(std::move(e));
+            s.events.push_back(fresh->events.shared(i));
         }
         s.last_sequence = std::max(s.last_sequence, fresh->last_sequence);
     }

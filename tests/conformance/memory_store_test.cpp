@@ -52,6 +52,34 @@ BOOST_AUTO_TEST_CASE(sync_core_matches_async) {
     BOOST_TEST(g->events.size() == 1u);
 }
 
+// An appended event exists once: the store, the appender's session and every session a
+// get returns hold the same node (sessions copy pointers, not events).
+BOOST_AUTO_TEST_CASE(store_appender_and_readers_share_one_event) {
+    boost::asio::io_context io;
+    libretto::memory_store st(io.get_executor());
+    libretto::session s;
+    BOOST_TEST_REQUIRE(!st.create(conformance::create_opts("app", "u", "s"), s));
+    std::int64_t seq = 0;
+    BOOST_TEST_REQUIRE(!st.append(s, conformance::text_event("one"), seq));
+    BOOST_TEST_REQUIRE(!st.append_batch(s, {conformance::text_event("two"), conformance::text_event("three")}, seq));
+    std::optional<libretto::session> a, b;
+    BOOST_TEST_REQUIRE(!st.get({"app", "u", "s"}, {}, a));
+    BOOST_TEST_REQUIRE(!st.get({"app", "u", "s"}, {}, b));
+    BOOST_TEST_REQUIRE(a->events.size() == 3u);
+    for (std::size_t i = 0; i < 3; ++i) {
+        BOOST_TEST(&a->events[i] == &s.events[i]);
+        BOOST_TEST(&b->events[i] == &s.events[i]);
+    }
+    // A change to one copy is made on a copy of the event: the node stays shared by the rest.
+    a->events.modify(1).sequence = 42;
+    BOOST_TEST(&a->events[1] != &s.events[1]);
+    BOOST_TEST(&b->events[1] == &s.events[1]);
+    BOOST_TEST(s.events[1].sequence == 2);
+    // Deleting the session leaves the copies callers hold intact.
+    BOOST_TEST(!st.remove({"app", "u", "s"}));
+    BOOST_TEST(b->events[2].text() == "three");
+}
+
 // Events are kept in chunks of 8, 8, 16, 32, then 64: selections that start, end or cut across chunk
 // boundaries return exactly the events they name, in order, and the caller's copy holds
 // every appended event.

@@ -287,7 +287,9 @@ void signed_transcript_case(Fixture& fx) {
         for (const auto& t : cases) {
             BOOST_TEST_CONTEXT(t.what) {
                 lb::session bad = *g;
-                t.edit(bad.events);
+                std::vector<lb::event> edited = bad.events.to_vector();
+                t.edit(edited);
+                bad.events = lb::event_list(std::move(edited));
                 const auto r = verify_checksums(bad);
                 BOOST_TEST(!r.ok);
                 BOOST_TEST(r.index == t.index);
@@ -395,6 +397,31 @@ BOOST_AUTO_TEST_CASE(append_assigns_increasing_sequences_and_get_returns_them) {
             BOOST_TEST((g->events[i] == s.events[i])); \
         } \
         BOOST_TEST(g->last_sequence == 5); \
+    }); \
+} \
+\
+BOOST_AUTO_TEST_CASE(changing_a_returned_session_changes_nothing_stored) { \
+    using namespace conformance; \
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> { \
+        auto st = this->open(ex); \
+        auto s = co_await create(st, "app", "u1", "s1"); \
+        co_await append_text(st, s, "first"); \
+        co_await append_text(st, s, "second"); \
+        auto g1 = co_await get(st, s); \
+        BOOST_REQUIRE(g1.has_value()); \
+        /* Both the appender's copy and a loaded copy are edited in place... */ \
+        s.events.modify(0).content = lb::content::from_text("edited by the appender"); \
+        g1->events.modify_back().content = lb::content::from_text("edited by a reader"); \
+        g1->events.modify_back().sequence = 99; \
+        BOOST_TEST(s.events[1].text() == "second"); \
+        /* ...and the store, and every other copy, still have what was appended. */ \
+        auto g2 = co_await get(st, s); \
+        BOOST_REQUIRE(g2.has_value()); \
+        BOOST_REQUIRE_EQUAL(g2->events.size(), 2u); \
+        BOOST_TEST(g2->events[0].text() == "first"); \
+        BOOST_TEST(g2->events[1].text() == "second"); \
+        BOOST_TEST(g2->events[1].sequence == 2); \
+        BOOST_TEST(g1->events[0].text() == "first"); \
     }); \
 } \
 \

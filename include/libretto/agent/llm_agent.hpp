@@ -209,7 +209,7 @@ struct inbox_callback {
 /// `own` the session does not hold yet (by id). Own events the session holds are dropped
 /// from `own`: the session shows them from now on, and an agent with many turns in flight
 /// should not keep a second copy of each.
-inline context_view history_with(context_view_builder& builder, const std::vector<event>& session,
+inline context_view history_with(context_view_builder& builder, const event_list& session,
                                  std::vector<event>& own) {
     builder.sync(session);
     std::vector<const event*> items = builder.pointers(session);

@@ -8,6 +8,7 @@
 // range never ends inside an open tool call, confirmation or long-running call
 // (obligations.hpp), and what an earlier compaction covered is not summarised again.
 
+#include <libretto/event/event_list.hpp>
 #include <libretto/compaction/detail/plan_support.hpp>
 #include <libretto/compaction/estimate.hpp>
 #include <libretto/compaction/no_compaction.hpp>
@@ -23,7 +24,7 @@ struct char_budget {
     std::size_t retention_chars = 20'000;
 
     std::optional<compaction_plan> plan(const session_view& v) const {
-        std::span<const event> events(v.session.events);
+        event_span events(v.session.events);
         const event* prev = detail::newest_compaction(events);
         const std::size_t first = prev ? detail::index_after(events, prev->actions.compaction->last_sequence) : 0;
         // Characters not yet compacted (compaction events themselves are not raw history).

@@ -19,6 +19,7 @@
 //                                      the strategy itself sees no need
 // docs/compaction.md, "The runner's compaction step".
 
+#include <libretto/event/event_list.hpp>
 #include <libretto/compaction/detail/plan_support.hpp>
 #include <libretto/compaction/extractive_summarizer.hpp>
 #include <libretto/compaction/no_compaction.hpp>
@@ -106,7 +107,7 @@ struct compaction_input {
 /// - Split turn: when the event after the range is not a user message and the range holds
 ///   the start of that turn (a user message), the turn's start goes to `turn_prefix`.
 /// - Identifiers: critical_identifiers() of the range.
-inline std::optional<compaction_input> prepare_compaction(std::span<const event> events, const compaction_plan& plan,
+inline std::optional<compaction_input> prepare_compaction(event_span events, const compaction_plan& plan,
                                                           const identifier_options& ids = {}) {
     if (plan.first_sequence > plan.last_sequence) return std::nullopt;
     const std::size_t lo = detail::index_from(events, plan.first_sequence);
@@ -175,7 +176,7 @@ inline event make_compaction_event(const compaction_input& in, summary s, std::s
 /// the range holds no event. The events must outlive the operation. Summarizer failures
 /// propagate (boost::system::system_error).
 template <summarizer S>
-boost::asio::awaitable<std::optional<event>> async_compact(std::span<const event> events, compaction_plan plan, S s,
+boost::asio::awaitable<std::optional<event>> async_compact(event_span events, compaction_plan plan, S s,
                                                            compactor_options o = {}) {
     std::optional<compaction_input> in = prepare_compaction(events, plan, o.identifiers);
     if (!in) co_return std::nullopt;
@@ -192,7 +193,7 @@ boost::asio::awaitable<std::optional<event>> async_compact(std::span<const event
 template <compaction_strategy C>
 std::optional<compaction_plan> forced_plan(const C& strategy, const session_view& v) {
     if (auto p = strategy.plan(v)) return p;
-    std::span<const event> events(v.session.events);
+    event_span events(v.session.events);
     if (events.empty()) return std::nullopt;
     const event* prev = detail::newest_compaction(events);
     const std::size_t raw_first = prev ? detail::index_after(events, prev->actions.compaction->last_sequence) : 0;

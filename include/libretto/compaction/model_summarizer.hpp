@@ -14,6 +14,7 @@
 // errc::bad_response for an empty summary or one that fails the check twice.
 // summarizer_chain turns those into a fallback.
 
+#include <libretto/event/event_list.hpp>
 #include <libretto/compaction/detail/summary_text.hpp>
 #include <libretto/compaction/detail/summary_transcript.hpp>
 #include <libretto/compaction/summarizer.hpp>
@@ -110,7 +111,7 @@ public:
     Model& model_ref() noexcept { return m_; }
 
     /// The transcript of `events` as the prompt shows it.
-    std::string transcript(std::span<const event> events) const {
+    std::string transcript(event_span events) const {
         detail::summary_transcript::options t;
         t.max_tool_result_chars = o_.max_tool_result_chars;
         t.max_tool_arg_chars = o_.max_tool_arg_chars;

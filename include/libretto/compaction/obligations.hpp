@@ -25,6 +25,7 @@
 // The tracker keeps string_views of the call ids: the events must outlive it. The open set
 // is small (the calls of one step, a few pending long-running ones), so it is a vector.
 
+#include <libretto/event/event_list.hpp>
 #include <libretto/event/event.hpp>
 
 #include <algorithm>
@@ -133,7 +134,7 @@ private:
 /// that a compaction covering events[0..i] leaves nothing open; -1 if there is none.
 /// `last_invocation_over`: the newest invocation in `events` has ended (true after a turn,
 /// when the runner compacts), so its unanswered ordinary calls are dead too.
-inline std::ptrdiff_t last_clear_index(std::span<const event> events, std::size_t limit,
+inline std::ptrdiff_t last_clear_index(event_span events, std::size_t limit,
                                        bool last_invocation_over = true) {
     limit = std::min(limit, events.size());
     obligations_tracker t;

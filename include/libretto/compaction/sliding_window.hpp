@@ -13,6 +13,7 @@
 // (obligations.hpp) rather than before the first pending call, so a dead call does not
 // stop every later compaction (ADK #7236).
 
+#include <libretto/event/event_list.hpp>
 #include <libretto/compaction/detail/plan_support.hpp>
 #include <libretto/compaction/no_compaction.hpp>
 
@@ -30,7 +31,7 @@ struct sliding_window {
 
     std::optional<compaction_plan> plan(const session_view& v) const {
         if (compaction_interval == 0) return std::nullopt;
-        std::span<const event> events(v.session.events);
+        event_span events(v.session.events);
         const event* prev = detail::newest_compaction(events);
         const std::int64_t compacted_to = prev ? prev->actions.compaction->last_sequence : 0;
         // Invocations in order of first appearance, with their first and last event index.

@@ -17,6 +17,7 @@
 // latest_user_request(), names_request() (the quality check's "does the summary name the
 // latest request"), and async_summarize(ex, s, r, token) for completion tokens.
 
+#include <libretto/event/event_list.hpp>
 #include <libretto/compaction/detail/summary_identifiers.hpp>
 #include <libretto/compaction/detail/summary_text.hpp>
 #include <libretto/error.hpp>
@@ -43,12 +44,12 @@ namespace libretto {
 /// What to summarise. The spans are views: the events must outlive the operation.
 struct summary_request {
     /// The events the summary replaces, oldest first.
-    std::span<const event> events{};
+    event_span events{};
     /// The summary these events follow, when the new one is to subsume it (update mode).
     std::optional<std::string> previous_summary{};
     /// Split turn: the start of the current turn (after `events`), whose end is kept raw.
     /// Summarised as its own "Turn context (split turn)" section.
-    std::span<const event> turn_prefix{};
+    event_span turn_prefix{};
     /// Strings that must appear verbatim in the summary (e.g. critical_identifiers(events)).
     std::vector<std::string> identifiers{};
 };
@@ -109,7 +110,7 @@ struct identifier_options {
 
 namespace detail {
 
-inline void collect_identifiers(summary_ids::collector& c, std::span<const event> events) {
+inline void collect_identifiers(summary_ids::collector& c, event_span events) {
     for (const event& e : events) {
         if (e.partial || e.type == event_type::agent_start || e.type == event_type::agent_end) continue;
         for (const part& p : e.content.parts) {
@@ -139,7 +140,7 @@ inline void collect_identifiers(summary_ids::collector& c, std::span<const event
 /// id-like keys — "id", "order_id", "orderId", "invoice_number" — kept whole), file names
 /// and URIs. Thinking is not scanned; tool-call ids are not identifiers. In order of first
 /// appearance, no duplicates, at most `o.max_count` (the newest ones).
-inline std::vector<std::string> critical_identifiers(std::span<const event> events, const identifier_options& o = {}) {
+inline std::vector<std::string> critical_identifiers(event_span events, const identifier_options& o = {}) {
     detail::summary_ids::collector c(o.max_length, o.scan_limit);
     detail::collect_identifiers(c, events);
     return std::move(c).take(o.max_count);
@@ -157,7 +158,7 @@ inline std::vector<std::string> text_identifiers(std::string_view text, const id
 /// The text of the newest user message with non-blank text in `r.events` then
 /// `r.turn_prefix` (compaction summaries are not requests); empty when there is none.
 inline std::string latest_user_request(const summary_request& r) {
-    auto scan = [](std::span<const event> evs) -> std::optional<std::string> {
+    auto scan = [](event_span evs) -> std::optional<std::string> {
         for (auto it = evs.rbegin(); it != evs.rend(); ++it) {
             if (it->partial || it->type != event_type::user_message || it->is_compaction()) continue;
             std::string t = it->text();

@@ -22,6 +22,7 @@
 //                   range still ends there; the summarizer sees the turn's start as the
 //                   turn prefix (see the runner's compaction step).
 
+#include <libretto/event/event_list.hpp>
 #include <libretto/compaction/detail/plan_support.hpp>
 #include <libretto/compaction/estimate.hpp>
 #include <libretto/compaction/no_compaction.hpp>
@@ -40,7 +41,7 @@ struct token_budget {
     std::int64_t keep_recent_tokens = 20'000;
 
     /// The context size plan() compares with the budget (exposed for tests and logs).
-    std::int64_t context_tokens(std::span<const event> events) const noexcept {
+    std::int64_t context_tokens(event_span events) const noexcept {
         const event* prev = detail::newest_compaction(events);
         const std::int64_t prev_seq = prev ? prev->sequence : 0;
         // Newest usage after the newest compaction event, from a model reply.
@@ -65,7 +66,7 @@ struct token_budget {
     }
 
     std::optional<compaction_plan> plan(const session_view& v) const {
-        std::span<const event> events(v.session.events);
+        event_span events(v.session.events);
         if (events.empty()) return std::nullopt;
         if (context_tokens(events) <= context_window - reserve_tokens) return std::nullopt;
         const event* prev = detail::newest_compaction(events);

@@ -109,7 +109,7 @@ inline bool refresh_cached_session(session& cached, session&& fresh) {
     const std::size_t added = fresh.events.size() - 1;
     if (cached.events.capacity() < cached.events.size() + added)
         cached.events.reserve(cached.events.size() + added + cached.events.size() / 2);
-    for (std::size_t i = 1; i < fresh.events.size(); ++i) cached.events.push_back(std::move(fresh.events[i]));
+    for (std::size_t i = 1; i < fresh.events.size(); ++i) cached.events.push_back(fresh.events.shared(i));
     if (from > 0 && cached.events.front().sequence < from) {
         std::size_t drop = 0;
         while (drop < cached.events.size() && cached.events[drop].sequence < from) ++drop;

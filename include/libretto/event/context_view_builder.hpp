@@ -18,6 +18,7 @@
 // (O(shown) when some events have no sequence yet: they are never hidden).
 // docs/context_view.md, "Incremental views".
 
+#include <libretto/event/event_list.hpp>
 #include <libretto/event/event.hpp>
 #include <libretto/event/filters.hpp>
 
@@ -35,7 +36,7 @@ public:
     /// Brings the builder up to date with `events`, a session's events in sequence order
     /// that only grew since the last call (anything else — fewer events, or a different
     /// event where the last seen one was — rebuilds from scratch).
-    void sync(std::span<const event> events) {
+    void sync(event_span events) {
         if (events.size() < seen_ || (seen_ > 0 && events[seen_ - 1].id != last_id_)) reset();
         for (std::size_t i = seen_; i < events.size(); ++i) add(events, i);
         seen_ = events.size();
@@ -53,7 +54,7 @@ public:
 
     /// The events not hidden by a compaction, in session order, as pointers into `events`
     /// (the span given to the last sync; valid while it does not change).
-    std::vector<const event*> pointers(std::span<const event> events) const {
+    std::vector<const event*> pointers(event_span events) const {
         std::vector<const event*> out;
         out.reserve(items_.size());
         for (std::size_t i : items_) out.push_back(&events[i]);
@@ -61,10 +62,10 @@ public:
     }
 
     /// pointers() as a context_view, ready for make_context_view's steps.
-    context_view items(std::span<const event> events) const { return context_view(pointers(events)); }
+    context_view items(event_span events) const { return context_view(pointers(events)); }
 
     /// What make_context_view(events) gives, from items(): compaction, filters, repair.
-    context_view view(std::span<const event> events) const {
+    context_view view(event_span events) const {
         return repair_tool_pairs(filter_events(apply_compaction(items(events))));
     }
 
@@ -74,7 +75,7 @@ public:
     std::size_t seen() const noexcept { return seen_; }
 
 private:
-    void add(std::span<const event> events, std::size_t i) {
+    void add(event_span events, std::size_t i) {
         const event& e = events[i];
         const auto& c = e.actions.compaction;
         if (e.sequence == 0) unsequenced_ = true;

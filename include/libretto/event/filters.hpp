@@ -13,6 +13,7 @@
 // change an event (a summary, a reply with one of its two calls removed) the view owns a
 // new event and points at it.
 
+#include <libretto/event/event_list.hpp>
 #include <libretto/event/event.hpp>
 
 #include <boost/unordered/unordered_flat_map.hpp>
@@ -93,7 +94,7 @@ public:
     context_view& operator=(const context_view&) = delete;
 
     /// A view of every event of `events`, in order.
-    explicit context_view(std::span<const event> events) {
+    explicit context_view(event_span events) {
         items_.reserve(events.size());
         for (const auto& e : events) items_.push_back(&e);
     }
@@ -352,7 +353,7 @@ inline context_view repair_tool_pairs(context_view view) {
 /// filters: the result is the same either way (the filters never drop a compaction event,
 /// and a summary's place depends only on the sequences of the events shown after it), and
 /// the filters then only look at the events left visible, not at the whole history.
-inline context_view make_context_view(std::span<const event> events) {
+inline context_view make_context_view(event_span events) {
     return repair_tool_pairs(filter_events(apply_compaction(context_view(events))));
 }
 

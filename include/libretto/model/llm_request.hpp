@@ -9,6 +9,7 @@
 // build_messages() turns the events a model may see (a context_view) into those messages;
 // it is a pure function, specified in docs/models.md ("From events to messages").
 
+#include <libretto/event/event_list.hpp>
 #include <libretto/event/event.hpp>
 #include <libretto/event/filters.hpp>
 #include <libretto/event/parts.hpp>
@@ -307,7 +308,7 @@ inline std::vector<message> build_messages(const context_view& view, std::string
 }
 
 /// build_messages over events taken as they are (already filtered by the caller).
-inline std::vector<message> build_messages(std::span<const event> events, std::string_view agent_name) {
+inline std::vector<message> build_messages(event_span events, std::string_view agent_name) {
     return detail::build_messages_impl(events, agent_name);
 }
 

@@ -226,7 +226,7 @@ struct decode_failure {
     std::string detail;
 };
 
-inline bool decode_chunk(std::string_view buf, std::size_t base, std::vector<event>& out, decode_failure& f,
+inline bool decode_chunk(std::string_view buf, std::size_t base, event_list& out, decode_failure& f,
                          bool& failed) {
     std::size_t pos = 0;
     while (pos < buf.size()) {
@@ -243,27 +243,28 @@ inline bool decode_chunk(std::string_view buf, std::size_t base, std::vector<eve
             failed = true;
             return false;
         }
-        event& e = out.emplace_back();
-        if (!fast_decode_event(line, e, true)) {
+        // Decoded straight into the node the session (and a cache) will share.
+        auto node = std::make_shared<event>();
+        if (!fast_decode_event(line, *node, true)) {
             auto r = parse_event(line); // the authority on anything unusual, and on errors
             if (!r) {
-                out.pop_back();
                 f = {0, base + pos, r.error().message()};
                 failed = true;
                 return false;
             }
-            e = std::move(*r);
+            *node = std::move(*r);
         }
+        out.push_back(event_list::pointer_type(std::move(node)));
         pos = nl + 1;
     }
     return true;
 }
 
-/// Appends the events of `buf` to `out`. `scratch` holds the other threads' vectors
-/// between calls (kept with their capacity: an event is 600 bytes, and fresh pages for them
-/// on every call cost more than the moves).
+/// Appends the events of `buf` to `out`. `scratch` holds the other threads' lists between
+/// calls (kept with their capacity). Each thread allocates its events' nodes; stitching
+/// moves pointers only.
 inline bool decode_lines(std::string_view buf, std::int64_t first_seq, std::size_t expected_count, unsigned threads,
-                         std::vector<event>& out, decode_failure& fail, std::vector<std::vector<event>>& scratch) {
+                         event_list& out, decode_failure& fail, std::vector<event_list>& scratch) {
     const std::size_t start_size = out.size();
     unsigned t = threads;
     if (buf.size() < (1u << 20)) t = 1;
@@ -290,10 +291,7 @@ inline bool decode_lines(std::string_view buf, std::int64_t first_seq, std::size
         if (k != 0) {
             vec.clear();
             const std::size_t want = expected_count * (cuts[k + 1] - cuts[k]) / std::max<std::size_t>(buf.size(), 1) + 16;
-            if (vec.capacity() < want) {
-                vec.reserve(want);
-                advise_huge_pages(vec.data(), vec.capacity() * sizeof(event));
-            }
+            if (vec.capacity() < want) vec.reserve(want);
         }
         decode_chunk(buf.substr(cuts[k], cuts[k + 1] - cuts[k]), cuts[k], vec, fails[k], f);
         failed[k] = f;
@@ -310,7 +308,7 @@ inline bool decode_lines(std::string_view buf, std::int64_t first_seq, std::size
     for (auto& th : pool) th.join();
     // Stitch, checking that sequences continue.
     std::int64_t expected = first_seq;
-    auto check = [&](const std::vector<event>& v, std::size_t from) {
+    auto check = [&](const event_list& v, std::size_t from) {
         for (std::size_t i = from; i < v.size(); ++i, ++expected) {
             if (v[i].sequence != expected) {
                 fail.line = static_cast<std::uint64_t>(expected) + 1;
@@ -325,7 +323,7 @@ inline bool decode_lines(std::string_view buf, std::int64_t first_seq, std::size
     for (std::size_t k = 0; k < parts; ++k) {
         if (k > 0) {
             const std::size_t before = out.size();
-            out.insert(out.end(), std::make_move_iterator(chunks[k].begin()), std::make_move_iterator(chunks[k].end()));
+            out.append(chunks[k]);
             chunks[k].clear();
             if (!check(out, before)) return false;
         }
@@ -526,14 +524,16 @@ public:
         const fs::path transcript = s.transcript;
         lk.unlock(); // [0, end) is verified and append-only: read it without the session
         if (want_events) {
-            if (auto ec = read_events(data->get(), transcript, start, end, start_seq, from, last, r.events, st)) return ec;
-            st.first_sequence = r.events.empty() ? 0 : r.events.front().sequence;
-            st.events_decoded = r.events.size();
+            event_list decoded;
+            if (auto ec = read_events(data->get(), transcript, start, end, start_seq, from, last, decoded, st)) return ec;
+            st.first_sequence = decoded.empty() ? 0 : decoded.front().sequence;
+            st.events_decoded = decoded.size();
             if (o.from_timestamp)
-                std::erase_if(r.events, [&](const event& e) { return e.timestamp < *o.from_timestamp; });
-            if (o.num_recent_events && r.events.size() > *o.num_recent_events)
-                r.events.erase(r.events.begin(),
-                               r.events.begin() + static_cast<std::ptrdiff_t>(r.events.size() - *o.num_recent_events));
+                decoded.erase_if([&](const event& e) { return e.timestamp < *o.from_timestamp; });
+            if (o.num_recent_events && decoded.size() > *o.num_recent_events)
+                decoded.erase(decoded.begin(),
+                              decoded.begin() + static_cast<std::ptrdiff_t>(decoded.size() - *o.num_recent_events));
+            r.events = std::move(decoded);
         }
         json::object app_state, user_state;
         if (auto ec = read_shared(app_dir(k.app_name) / "state.json", app_state)) return ec;
@@ -550,14 +550,12 @@ public:
     /// Reads the verified lines [start, end) (the first of sequence start_seq) and decodes
     /// those of sequence `from` on, in chunks through one reused buffer.
     error_code read_events(int fd, const fs::path& transcript, std::uint64_t start, std::uint64_t end,
-                           std::int64_t start_seq, std::int64_t from, std::int64_t last, std::vector<event>& out,
+                           std::int64_t start_seq, std::int64_t from, std::int64_t last, event_list& out,
                            jsonl_read_stats& st) {
         constexpr std::size_t chunk = 8u << 20;
-        const std::size_t before_reserve = out.capacity();
         out.reserve(static_cast<std::size_t>(last - from + 1));
-        if (out.capacity() != before_reserve) advise_huge_pages(out.data(), out.capacity() * sizeof(event));
         std::vector<char> buf;
-        std::vector<std::vector<event>> scratch;
+        std::vector<event_list> scratch;
         std::size_t carried = 0;        // bytes of an unfinished line at the front of buf
         std::uint64_t pos = start;      // file offset of the next read
         std::int64_t seq = start_seq;   // sequence of the line at the front of buf

@@ -128,7 +128,7 @@ public:
     }
 
     boost::system::error_code append(session& sess, event e, std::int64_t& sequence) {
-        return append_event(sess, e, sequence);
+        return append_event(sess, std::make_shared<event>(std::move(e)), sequence);
     }
 
     /// Appends the events at once: all stored, or none (stale, oversize, missing session, an
@@ -183,14 +183,15 @@ public:
     template <class Token = boost::asio::deferred_t>
     auto async_append(session& sess, event e, Token&& token = {}) {
         return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
-            [this](auto handler, session* sess, std::unique_ptr<event> e) {
+            [this](auto handler, session* sess, std::shared_ptr<event> e) {
                 std::int64_t seq = 0;
-                auto ec = append_event(*sess, *e, seq);
+                auto ec = append_event(*sess, std::move(e), seq);
                 detail::post_result(std::move(handler), ex_, ec, seq);
             },
-            // Boxed: completion tokens move their arguments around, and an event is a
-            // large object whose moves are not cheap.
-            token, &sess, std::make_unique<event>(std::move(e)));
+            // Boxed once, in the node the store and the caller's session then share:
+            // completion tokens move their arguments around, and an event's moves are not
+            // cheap.
+            token, &sess, std::make_shared<event>(std::move(e)));
     }
 
     /// Appends a turn's events at once, all or nothing (see append_batch). Completes with
@@ -222,16 +223,18 @@ private:
         static constexpr std::size_t chunk_size = 64; // ~40 KB of events per chunk
 
         std::size_t size() const noexcept { return size_; }
-        const event& operator[](std::size_t i) const noexcept {
+        const event& operator[](std::size_t i) const noexcept { return *shared(i); }
+        /// The stored event as the shared node a get hands out (no copy).
+        const event_list::pointer_type& shared(std::size_t i) const noexcept {
             const auto [c, k] = locate(i);
             return chunks_[c][k];
         }
-        void push_back(const event& e) {
+        void push_back(event_list::pointer_type e) {
             if (chunks_.empty() || chunks_.back().size() == chunks_.back().capacity()) {
                 chunks_.emplace_back();
                 chunks_.back().reserve(chunk_capacity(chunks_.size() - 1));
             }
-            chunks_.back().push_back(e);
+            chunks_.back().push_back(std::move(e));
             ++size_;
         }
 
@@ -251,7 +254,7 @@ private:
         }
 
     private:
-        std::vector<std::vector<event>> chunks_;
+        std::vector<std::vector<event_list::pointer_type>> chunks_;
         std::size_t size_ = 0;
     };
 
@@ -276,9 +279,10 @@ private:
 
     static std::size_t serialized_size(const event& e);
 
-    /// append(), with the event taken from `e` (moved into the caller's session on success).
-    boost::system::error_code append_event(session& sess, event& e, std::int64_t& sequence) {
+    /// append(): on success the store and the caller's session share the node `ep`.
+    boost::system::error_code append_event(session& sess, std::shared_ptr<event> ep, std::int64_t& sequence) {
         sequence = 0;
+        event& e = *ep;
         if (e.partial) return {}; // streaming chunks are never stored
         const session_key k{sess.app_name, sess.user_id, sess.id};
         if (auto ec = detail::validate_key(k)) return ec;
@@ -297,9 +301,10 @@ private:
         s->last_sequence = e.sequence;
         s->last_update = e.timestamp;
         if (e.actions.compaction) s->newest_compaction_first = e.actions.compaction->first_sequence;
-        s->events.push_back(e); // the store's own copy; the caller's copy gets `e` itself
         sequence = e.sequence;
-        detail::commit_append(sess, std::move(e), routed);
+        event_list::pointer_type stored = std::move(ep); // immutable from here on
+        s->events.push_back(stored);
+        detail::commit_append(sess, std::move(stored), routed);
         // Shared scopes changed elsewhere show up at the next get; the caller sees its own.
         return {};
     }
@@ -338,12 +343,15 @@ private:
             s->last_sequence = e.sequence;
             s->last_update = e.timestamp;
             if (e.actions.compaction) s->newest_compaction_first = e.actions.compaction->first_sequence;
-            s->events.push_back(e);
         }
         if (!events.empty()) sequence = events.back().sequence;
         if (sess.events.capacity() < sess.events.size() + events.size())
             sess.events.reserve(sess.events.size() + events.size() + sess.events.size() / 2);
-        for (std::size_t i = 0; i < events.size(); ++i) detail::commit_append(sess, std::move(events[i]), routed[i]);
+        for (std::size_t i = 0; i < events.size(); ++i) {
+            event_list::pointer_type stored = make_shared_event(std::move(events[i]));
+            s->events.push_back(stored);
+            detail::commit_append(sess, std::move(stored), routed[i]);
+        }
         return {};
     }
 

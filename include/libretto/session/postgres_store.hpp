@@ -552,8 +552,7 @@ private:
             }
         }
         if (!found) co_return result_t{error_code{}, std::nullopt};
-        std::sort(s.events.begin(), s.events.end(),
-                  [](const event& a, const event& b) { return a.sequence < b.sequence; });
+        s.events.sort([](const event& a, const event& b) { return a.sequence < b.sequence; });
         s.id = std::move(k.session_id);
         s.app_name = std::move(k.app_name);
         s.user_id = std::move(k.user_id);

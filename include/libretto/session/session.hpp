@@ -3,6 +3,7 @@
 #define LIBRETTO_SESSION_SESSION_HPP
 
 #include <libretto/event/event.hpp>
+#include <libretto/event/event_list.hpp>
 
 #include <boost/json/object.hpp>
 
@@ -20,7 +21,7 @@ struct session {
     std::string app_name;
     std::string user_id;
     json::object state;
-    std::vector<event> events;
+    event_list events;
     double last_update_time = 0; ///< UTC seconds since the epoch
     /// The sequence of the newest stored event when this copy was loaded or last appended
     /// to; stores reject appends to a copy whose revision is stale.

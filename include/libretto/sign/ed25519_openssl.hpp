@@ -18,6 +18,7 @@
 // Signatures are the 64 raw bytes in unpadded base64url (86 characters); padded base64url
 // (orxhestra's 88 characters) is accepted when verifying.
 
+#include <libretto/event/event_list.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/event.hpp>
 #include <libretto/session/session.hpp>
@@ -277,7 +278,7 @@ inline bool verify_signature(const event& e) {
 }
 
 /// verify_transcript with Ed25519 signatures.
-inline transcript_report verify_transcript(std::span<const event> events, const transcript_options& o = {}) {
+inline transcript_report verify_transcript(event_span events, const transcript_options& o = {}) {
     ed25519_verifier v;
     return verify_transcript(events, v, o);
 }

@@ -18,6 +18,7 @@
 // transcript leaves a shorter valid one: keep the newest signature (or sequence) elsewhere
 // to detect that.
 
+#include <libretto/event/event_list.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/event.hpp>
 #include <libretto/session/session.hpp>
@@ -166,7 +167,7 @@ signature_check check_signature(const event& e, V& v, std::string& payload) {
 /// If a thread cannot be started, the others do its share. The first exception a check
 /// throws is rethrown once every thread has stopped.
 template <verifier V>
-std::vector<signature_check> check_signatures(std::span<const event> events, const V& v, unsigned threads) {
+std::vector<signature_check> check_signatures(event_span events, const V& v, unsigned threads) {
     std::vector<signature_check> out(events.size());
     std::atomic<std::size_t> next{0};
     std::atomic<bool> failed{false};
@@ -202,7 +203,7 @@ std::vector<signature_check> check_signatures(std::span<const event> events, con
 
 /// Verifies `events` (in stored order) as one transcript; see the top of this header.
 template <verifier V>
-transcript_report verify_transcript(std::span<const event> events, V& v, const transcript_options& o = {}) {
+transcript_report verify_transcript(event_span events, V& v, const transcript_options& o = {}) {
     std::string payload;
     payload.reserve(1024);
     // Signatures are independent of each other: with several threads they are all checked
@@ -279,7 +280,7 @@ transcript_report verify_transcript(std::span<const event> events, V& v, const t
 template <verifier V>
 transcript_report verify_transcript(const session& s, V& v, transcript_options o = {}) {
     if (o.session_id.empty()) o.session_id = s.id;
-    return verify_transcript(std::span<const event>(s.events), v, o);
+    return verify_transcript(event_span(s.events), v, o);
 }
 
 } // namespace libretto

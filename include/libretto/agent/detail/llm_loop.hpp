@@ -17,6 +17,7 @@
 //   on_tool_results(results, actions) -> next_step | transfer(target) | done(escalated,
 //                                        skip_summarization, paused) with the TOOL_RESPONSE event
 
+#include <libretto/event/event_list.hpp>
 #include <libretto/agent/detail/composite_common.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/event.hpp>
@@ -252,7 +253,7 @@ public:
 
     /// Starts a step over the session's events as they are now: builds the request with
     /// `system_instruction`, or stops when max_steps steps have run.
-    llm_action begin_step(std::span<const event> history, std::string system_instruction) {
+    llm_action begin_step(event_span history, std::string system_instruction) {
         return begin_step(context_view(history), std::move(system_instruction));
     }
 

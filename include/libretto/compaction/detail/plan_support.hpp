@@ -5,6 +5,7 @@
 // What the strategies share: where the newest compaction is, where the raw (not yet
 // compacted) events start, and the obligations-safe end of a range.
 
+#include <libretto/event/event_list.hpp>
 #include <libretto/compaction/obligations.hpp>
 #include <libretto/event/event.hpp>
 
@@ -17,21 +18,21 @@
 namespace libretto::detail {
 
 /// The newest compaction event (by position: the last appended), or nullptr.
-inline const event* newest_compaction(std::span<const event> events) noexcept {
+inline const event* newest_compaction(event_span events) noexcept {
     for (std::size_t i = events.size(); i-- > 0;)
         if (events[i].actions.compaction) return &events[i];
     return nullptr;
 }
 
 /// Index of the first event (in sequence order) with sequence > `seq`.
-inline std::size_t index_after(std::span<const event> events, std::int64_t seq) noexcept {
+inline std::size_t index_after(event_span events, std::int64_t seq) noexcept {
     auto it = std::upper_bound(events.begin(), events.end(), seq,
                                [](std::int64_t s, const event& e) { return s < e.sequence; });
     return static_cast<std::size_t>(it - events.begin());
 }
 
 /// Index of the first event with sequence >= `seq`.
-inline std::size_t index_from(std::span<const event> events, std::int64_t seq) noexcept {
+inline std::size_t index_from(event_span events, std::int64_t seq) noexcept {
     auto it = std::lower_bound(events.begin(), events.end(), seq,
                                [](const event& e, std::int64_t s) { return e.sequence < s; });
     return static_cast<std::size_t>(it - events.begin());
@@ -40,7 +41,7 @@ inline std::size_t index_from(std::span<const event> events, std::int64_t seq) n
 /// The last index in [first, last] (inclusive) where a compaction of events[first..i]
 /// leaves no obligation open, or nullopt. The tracker starts at `first`: what an older
 /// compaction covered was closed when it was planned.
-inline std::optional<std::size_t> safe_end(std::span<const event> events, std::size_t first, std::size_t last) {
+inline std::optional<std::size_t> safe_end(event_span events, std::size_t first, std::size_t last) {
     if (first > last || last >= events.size()) return std::nullopt;
     auto tail = events.subspan(first);
     const auto i = last_clear_index(tail, last - first + 1, true);

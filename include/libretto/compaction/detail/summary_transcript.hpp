@@ -6,6 +6,7 @@
 // model reads a record rather than a conversation to continue. The line formats are in
 // docs/compaction.md ("The transcript"). Internal.
 
+#include <libretto/event/event_list.hpp>
 #include <libretto/compaction/detail/summary_text.hpp>
 #include <libretto/event/event.hpp>
 
@@ -107,7 +108,7 @@ inline void append_event(std::string& out, const event& e, const options& o) {
 }
 
 /// The events as transcript lines, one or more per event.
-inline std::string serialize(std::span<const event> events, const options& o) {
+inline std::string serialize(event_span events, const options& o) {
     std::string out;
     for (const event& e : events) append_event(out, e, o);
     return out;

@@ -361,7 +361,7 @@ private:
                 s.events.push_back(std::move(*e));
             }
             if (rc != SQLITE_DONE) return sql_error(rc, "cannot read the events of session " + name_of(k));
-            std::reverse(s.events.begin(), s.events.end());
+            s.events.reverse();
         }
         if (auto r = commit(tx); r.ec) return r;
         s.id = k.session_id;

@@ -82,12 +82,15 @@ inline boost::system::error_code prepare_append(const session& caller, event& e,
 
 /// After the store has written the event: the caller's session sees the delta (temp:
 /// keys included), the event, and the new revision.
-inline void commit_append(session& caller, event&& e, const routed_delta& routed) {
-    if (!e.actions.state_delta.empty()) apply_delta(caller.state, e.actions.state_delta);
+inline void commit_append(session& caller, event_list::pointer_type e, const routed_delta& routed) {
+    if (!e->actions.state_delta.empty()) apply_delta(caller.state, e->actions.state_delta);
     if (!routed.temp.empty()) apply_delta(caller.state, routed.temp);
-    caller.last_sequence = e.sequence;
-    caller.last_update_time = e.timestamp;
+    caller.last_sequence = e->sequence;
+    caller.last_update_time = e->timestamp;
     caller.events.push_back(std::move(e));
+}
+inline void commit_append(session& caller, event&& e, const routed_delta& routed) {
+    commit_append(caller, make_shared_event(std::move(e)), routed);
 }
 
 /// The index range [first, last) of `events` (sorted by sequence) that `o` selects,
@@ -113,12 +116,19 @@ std::pair<std::size_t, std::size_t> select_range(const Events& events, const get
     return {lo, static_cast<std::size_t>(events.size())};
 }
 
+/// Event i of `events` onto `out`: shared when the container keeps shared events (no copy).
+template <class Events>
+void push_selected(const Events& events, std::size_t i, event_list& out) {
+    if constexpr (requires { events.shared(i); }) out.push_back(events.shared(i));
+    else out.push_back(events[i]);
+}
+
 /// Copies the events `o` selects from a sequence-sorted container into `out`, with room
 /// for `spare` more (what the caller will append: a vector filled exactly full moves
 /// every event at its next push_back).
 template <class Events>
 void select_events(const Events& events, const get_options& o, std::int64_t newest_compaction_first,
-                   std::vector<event>& out, std::size_t spare = 0) {
+                   event_list& out, std::size_t spare = 0) {
     out.clear();
     if (o.num_recent_events && *o.num_recent_events == 0) return;
     auto [first, last] = select_range(events, o, newest_compaction_first);
@@ -129,12 +139,12 @@ void select_events(const Events& events, const get_options& o, std::int64_t newe
         std::size_t skip = 0;
         if (o.num_recent_events && keep.size() > *o.num_recent_events) skip = keep.size() - *o.num_recent_events;
         out.reserve(keep.size() - skip + spare);
-        for (std::size_t k = skip; k < keep.size(); ++k) out.push_back(events[keep[k]]);
+        for (std::size_t k = skip; k < keep.size(); ++k) push_selected(events, keep[k], out);
         return;
     }
     if (o.num_recent_events && last - first > *o.num_recent_events) first = last - *o.num_recent_events;
     out.reserve(last - first + spare);
-    for (std::size_t i = first; i < last; ++i) out.push_back(events[i]);
+    for (std::size_t i = first; i < last; ++i) push_selected(events, i, out);
 }
 
 /// Page tokens are cursors: the (last_update_time, session id) of the last session of a
