@@ -696,22 +696,28 @@ public:
 
     /// A partial event is not stored (sequence 0).
     error_code append(session& caller, event e, std::int64_t& seq) {
+        return append(caller, std::make_shared<event>(std::move(e)), seq);
+    }
+    /// append(), with the event in the node the caller's session keeps on success.
+    error_code append(session& caller, std::shared_ptr<event> node, std::int64_t& seq) {
         seq = 0;
-        if (e.partial) return {};
+        if (node->partial) return {};
         const session_key k{caller.app_name, caller.user_id, caller.id};
         if (auto ec = detail::validate_key(k)) return ec;
         std::shared_ptr<open_session> sp;
         std::unique_lock<std::mutex> lk;
         if (auto ec = enter(k, true, sp, lk)) return ec;
         if (!sp) return errc::not_found;
-        auto ec = append_locked(*sp, caller, e, seq);
+        auto ec = append_locked(*sp, caller, node, seq);
         after_write(sp, false);
         return ec;
     }
 
     /// The fast path: true if it ran (result in ec/seq), false to go through the pool.
-    bool try_append_inline(session& caller, event& e, std::int64_t& seq, error_code& ec) {
+    /// `node` is left alone when it returns false.
+    bool try_append_inline(session& caller, std::shared_ptr<event>& node, std::int64_t& seq, error_code& ec) {
         if (!opt.inline_appends || opt.durability == durability::per_event) return false;
+        const event& e = *node;
         if (e.partial) {
             seq = 0;
             ec = {};
@@ -732,7 +738,7 @@ public:
         }
         std::unique_lock l(sp->mu, std::try_to_lock);
         if (!l || sp->closed || !sp->data || !sp->lock.held()) return false;
-        ec = append_locked(*sp, caller, e, seq);
+        ec = append_locked(*sp, caller, node, seq);
         after_write(sp, true);
         return true;
     }
@@ -1289,7 +1295,9 @@ private:
     // ---- appends --------------------------------------------------------------------------
 
     /// Under s.mu and the writer lock, caught up.
-    error_code append_locked(open_session& s, session& caller, event& e, std::int64_t& seq) {
+    /// On success the caller's session keeps `node` (the event as stored).
+    error_code append_locked(open_session& s, session& caller, std::shared_ptr<event>& node, std::int64_t& seq) {
+        event& e = *node;
         detail::routed_delta routed;
         if (auto ec = detail::prepare_append(caller, e, s.cp.last_sequence, routed)) return ec;
         // The line is built in a buffer of this thread, reused from append to append: the
@@ -1328,7 +1336,7 @@ private:
         if (!routed.user.empty())
             if (auto ec = update_shared(user_dir(s.key.app_name, s.key.user_id) / "state.json", routed.user)) return ec;
         seq = e.sequence;
-        detail::commit_append(caller, std::move(e), routed);
+        detail::commit_append(caller, event_list::pointer_type(std::move(node)), routed);
         return {};
     }
 
@@ -1832,10 +1840,10 @@ public:
     template <class Token = boost::asio::deferred_t>
     auto async_append(session& s, event e, Token&& token = {}) {
         return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
-            [impl = impl_, ex = ex_](auto handler, session* sess, std::unique_ptr<event> e) {
+            [impl = impl_, ex = ex_](auto handler, session* sess, std::shared_ptr<event> e) {
                 std::int64_t seq = 0;
                 boost::system::error_code ec;
-                if (impl->try_append_inline(*sess, *e, seq, ec)) {
+                if (impl->try_append_inline(*sess, e, seq, ec)) {
                     detail::post_result(std::move(handler), ex, ec, seq);
                     return;
                 }
@@ -1843,14 +1851,14 @@ public:
                 boost::asio::post(impl->blocking, [impl, ex, sess, e = std::move(e), h = std::move(handler),
                                                    work = std::move(work)]() mutable {
                     std::int64_t seq = 0;
-                    auto ec = impl->append(*sess, std::move(*e), seq);
+                    auto ec = impl->append(*sess, std::move(e), seq);
                     detail::post_result(std::move(h), ex, ec, seq);
                     work.reset();
                 });
             },
-            // Boxed: completion tokens move their arguments around, and an event is a
-            // large object whose moves are not cheap.
-            token, &s, std::make_unique<event>(std::move(e)));
+            // Boxed once, in the node the caller's session then keeps: completion tokens
+            // move their arguments around, and an event's moves are not cheap.
+            token, &s, std::make_shared<event>(std::move(e)));
     }
 
     /// flush() on the pool: the runner calls it after each turn.
