@@ -18,6 +18,7 @@
 // locking, recovery and maintenance. POSIX only (Linux: /proc is read for process start
 // times).
 
+#include <libretto/event/detail/event_slab.hpp>
 #include <libretto/event/json.hpp>
 #include <libretto/session/detail/jsonl_decode.hpp>
 #include <libretto/session/detail/jsonl_file.hpp>
@@ -226,8 +227,8 @@ struct decode_failure {
     std::string detail;
 };
 
-inline bool decode_chunk(std::string_view buf, std::size_t base, event_list& out, decode_failure& f,
-                         bool& failed) {
+inline bool decode_chunk(std::string_view buf, std::size_t base, event_list& out, event_slab& slab,
+                         decode_failure& f, bool& failed) {
     std::size_t pos = 0;
     while (pos < buf.size()) {
         const void* p = std::memchr(buf.data() + pos, '\n', buf.size() - pos);
@@ -244,7 +245,7 @@ inline bool decode_chunk(std::string_view buf, std::size_t base, event_list& out
             return false;
         }
         // Decoded straight into the node the session (and a cache) will share.
-        auto node = std::make_shared<event>();
+        std::shared_ptr<event> node = slab.make();
         if (!fast_decode_event(line, *node, true)) {
             auto r = parse_event(line); // the authority on anything unusual, and on errors
             if (!r) {
@@ -261,10 +262,12 @@ inline bool decode_chunk(std::string_view buf, std::size_t base, event_list& out
 }
 
 /// Appends the events of `buf` to `out`. `scratch` holds the other threads' lists between
-/// calls (kept with their capacity). Each thread allocates its events' nodes; stitching
-/// moves pointers only.
+/// calls (kept with their capacity), `slabs` each thread's event_slab (so that a load fills
+/// its blocks across calls). Each thread allocates its events' nodes; stitching moves
+/// pointers only.
 inline bool decode_lines(std::string_view buf, std::int64_t first_seq, std::size_t expected_count, unsigned threads,
-                         event_list& out, decode_failure& fail, std::vector<event_list>& scratch) {
+                         event_list& out, decode_failure& fail, std::vector<event_list>& scratch,
+                         std::vector<event_slab>& slabs) {
     const std::size_t start_size = out.size();
     unsigned t = threads;
     if (buf.size() < (1u << 20)) t = 1;
@@ -282,6 +285,7 @@ inline bool decode_lines(std::string_view buf, std::int64_t first_seq, std::size
     cuts.push_back(buf.size());
     const std::size_t parts = cuts.size() - 1;
     if (scratch.size() < parts) scratch.resize(parts);
+    if (slabs.size() < parts) slabs.resize(parts);
     auto& chunks = scratch;
     std::vector<decode_failure> fails(parts);
     std::vector<char> failed(parts, 0);
@@ -293,7 +297,7 @@ inline bool decode_lines(std::string_view buf, std::int64_t first_seq, std::size
             const std::size_t want = expected_count * (cuts[k + 1] - cuts[k]) / std::max<std::size_t>(buf.size(), 1) + 16;
             if (vec.capacity() < want) vec.reserve(want);
         }
-        decode_chunk(buf.substr(cuts[k], cuts[k + 1] - cuts[k]), cuts[k], vec, fails[k], f);
+        decode_chunk(buf.substr(cuts[k], cuts[k + 1] - cuts[k]), cuts[k], vec, slabs[k], fails[k], f);
         failed[k] = f;
     };
     std::vector<std::thread> pool;
@@ -556,6 +560,7 @@ public:
         out.reserve(static_cast<std::size_t>(last - from + 1));
         std::vector<char> buf;
         std::vector<event_list> scratch;
+        std::vector<event_slab> slabs;
         std::size_t carried = 0;        // bytes of an unfinished line at the front of buf
         std::uint64_t pos = start;      // file offset of the next read
         std::int64_t seq = start_seq;   // sequence of the line at the front of buf
@@ -594,7 +599,7 @@ public:
                 const std::string_view lines = region.substr(skip);
                 const std::size_t before = out.size();
                 decode_failure df;
-                if (!decode_lines(lines, seq, lines.size() / 128, load_threads, out, df, scratch))
+                if (!decode_lines(lines, seq, lines.size() / 128, load_threads, out, df, scratch, slabs))
                     return fail(errc::corrupt_data, transcript, df.line, base + skip + df.offset, df.detail);
                 seq += static_cast<std::int64_t>(out.size() - before);
             }
