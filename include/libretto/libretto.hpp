@@ -13,6 +13,7 @@
 #include <libretto/json_error.hpp>
 
 #include <libretto/event/event.hpp>
+#include <libretto/event/event_list.hpp>
 #include <libretto/event/event_actions.hpp>
 #include <libretto/event/event_type.hpp>
 #include <libretto/event/filters.hpp>
