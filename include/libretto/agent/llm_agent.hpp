@@ -237,7 +237,7 @@ public:
             std::optional<std::string> instruction = build_instruction();
             if (!instruction) {
                 std::vector<event> err;
-                err.push_back(instruction_error_);
+                err.push_back(std::move(*instruction_error_));
                 co_await emit_all(std::move(err));
                 co_return;
             }
@@ -266,14 +266,9 @@ public:
                 // again once with the summary in place of what it covers.
                 if (resp.error == errc::context_overflow && !compacted && ctx_.can_compact()) {
                     compacted = true;
-                    auto op = ctx_.compact_now();
-                    std::optional<event> summary = co_await std::move(op);
-                    if (summary) {
-                        co_await emit_one(std::move(*summary));
-                        context_view again = history_with(view_builder_, ctx_.session().events, own_);
-                        loop_.refresh_messages(std::move(again));
-                        continue;
-                    }
+                    auto op = compact_for_overflow();
+                    const bool refreshed = co_await std::move(op);
+                    if (refreshed) continue;
                 }
                 if (resp.ok() && o_.after_model) {
                     std::optional<llm_response> replaced = o_.after_model(cb, resp);
@@ -337,10 +332,10 @@ private:
     std::optional<std::string> build_instruction() {
         detail::instruction_result r = o_.instruction.resolve(ctx_);
         if (r.missing_key) {
-            instruction_error_ = loop_.error_event(
+            instruction_error_ = std::make_unique<event>(loop_.error_event(
                 "instruction of agent '" + o_.name + "': state key '" + *r.missing_key +
                     "' not found (write {" + *r.missing_key + "?} for a key that may be absent)",
-                make_error_code(errc::not_found), llm_stop::instruction_error);
+                make_error_code(errc::not_found), llm_stop::instruction_error));
             return std::nullopt;
         }
         if (o_.static_instruction.empty()) return std::move(r.text);
@@ -354,12 +349,36 @@ private:
         for (auto& e : events) co_await emit_one(std::move(e));
     }
 
-    boost::asio::awaitable<void> emit_one(event e) {
+    /// Not a coroutine, and takes the event by reference: a by-value parameter would be a
+    /// temporary of each `co_await emit_one(...)` expression, kept in the caller's frame.
+    /// The event moves straight into the stream's emit.
+    boost::asio::awaitable<void> emit_one(event&& e) {
         if (!e.partial) {
             if (!e.actions.state_delta.empty()) ctx_.state().apply(e.actions.state_delta);
             own_.push_back(e);
         }
-        co_await out_.emit(std::move(e));
+        return out_.emit(std::move(e));
+    }
+
+    /// The runner compacts the session; the summary is emitted and the request's messages
+    /// rebuilt. False if there was nothing to compact. A coroutine of its own so that the
+    /// step loop's frame does not keep room for the summary event.
+    boost::asio::awaitable<bool> compact_for_overflow() {
+        auto op = ctx_.compact_now();
+        std::optional<event> summary = co_await std::move(op);
+        if (!summary) co_return false;
+        co_await emit_one(std::move(*summary));
+        context_view again = history_with(view_builder_, ctx_.session().events, own_);
+        loop_.refresh_messages(std::move(again));
+        co_return true;
+    }
+
+    /// The partial event for a streamed chunk, emitted; none for a chunk without text or
+    /// thinking. A plain function: the event is built and moved on outside the frame.
+    std::optional<boost::asio::awaitable<void>> emit_partial(const llm_chunk& c) {
+        std::optional<event> p = loop_.partial_event(c);
+        if (!p) return std::nullopt;
+        return out_.emit(std::move(*p));
     }
 
     /// One model call with the loop's current request: partial events for the deltas, the
@@ -374,11 +393,8 @@ private:
             if (!c) break;
             if (c->final) co_return std::move(*c->final);
             acc.add(*c);
-            std::optional<event> p = loop_.partial_event(*c);
-            if (p) {
-                auto op = out_.emit(std::move(*p));
-                co_await std::move(op);
-            }
+            std::optional<boost::asio::awaitable<void>> op = emit_partial(*c);
+            if (op) co_await std::move(*op);
         }
         acc.fail(make_error_code(errc::bad_response), "the model's stream ended without a final response");
         co_return std::move(acc).finish();
@@ -546,7 +562,7 @@ private:
     llm_loop loop_;
     std::vector<event> own_;
     context_view_builder view_builder_; // the session as shown, kept up to date across steps
-    event instruction_error_;
+    std::unique_ptr<event> instruction_error_; // rare: not 624 bytes in every run
 };
 
 template <class Model>

@@ -15,6 +15,7 @@
 #include <libretto/event/event.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <initializer_list>
 #include <iterator>
@@ -151,6 +152,9 @@ public:
     event& modify(size_type i) {
         pointer_type& p = items_[i];
         if (p.use_count() != 1) p = std::make_shared<event>(*p);
+        // Sole owner: another thread may just have dropped its reference after reading the
+        // event; its reads must happen before our writes (use_count() is a relaxed load).
+        else std::atomic_thread_fence(std::memory_order_acquire);
         // Every event of a list is created non-const and held through a pointer to const
         // (see push_back), so this cast is defined.
         return const_cast<event&>(*p);

@@ -48,9 +48,13 @@ public:
     /// or destroyed the stream (also if this emit is cancelled through its own
     /// cancellation slot; the item then stays queued), and errc::stream_closed if the
     /// producer has already returned.
-    boost::asio::awaitable<void> emit(T item) const {
-        return detail::emit_impl<T>(state_, std::move(item));
-    }
+    ///
+    /// Takes the item by reference, not by value: in `co_await out.emit(std::move(e))` a
+    /// by-value parameter would be a temporary of the caller's full expression, which spans
+    /// the suspension, so every such call would keep a copy of T in the caller's coroutine
+    /// frame (an event is 624 bytes) for the caller's whole life.
+    boost::asio::awaitable<void> emit(T&& item) const { return detail::emit_impl<T>(state_, std::move(item)); }
+    boost::asio::awaitable<void> emit(const T& item) const { return detail::emit_impl<T>(state_, T(item)); }
 
     executor_type get_executor() const { return state_->get_executor(); }
 
