@@ -42,19 +42,21 @@ public:
     using value_type = T;
     using executor_type = boost::asio::any_io_executor;
 
-    /// Enqueues `item`. Completes at once while the buffer has room; otherwise suspends
-    /// until the consumer has taken enough items (back-pressure).
-    /// Throws boost::system::system_error with errc::cancelled if the consumer cancelled
-    /// or destroyed the stream (also if this emit is cancelled through its own
-    /// cancellation slot; the item then stays queued), and errc::stream_closed if the
-    /// producer has already returned.
+    /// Enqueues `item` when called (waking a waiting consumer). The awaitable completes at
+    /// once while the buffer has room; otherwise it suspends until the consumer has taken
+    /// enough items (back-pressure).
+    /// The awaitable throws boost::system::system_error with errc::cancelled if the
+    /// consumer cancelled or destroyed the stream (also if this emit is cancelled through
+    /// its own cancellation slot; the item then stays queued), and errc::stream_closed if
+    /// the producer has already returned; the item is then not queued.
     ///
     /// Takes the item by reference, not by value: in `co_await out.emit(std::move(e))` a
     /// by-value parameter would be a temporary of the caller's full expression, which spans
     /// the suspension, so every such call would keep a copy of T in the caller's coroutine
-    /// frame (an event is 624 bytes) for the caller's whole life.
-    boost::asio::awaitable<void> emit(T&& item) const { return detail::emit_impl<T>(state_, std::move(item)); }
-    boost::asio::awaitable<void> emit(const T& item) const { return detail::emit_impl<T>(state_, T(item)); }
+    /// frame (an event is 624 bytes) for the caller's whole life. Nor does the awaitable
+    /// keep the item: a producer held back by a slow consumer holds no copy of it.
+    boost::asio::awaitable<void> emit(T&& item) const { return detail::emit_item<T>(state_, std::move(item)); }
+    boost::asio::awaitable<void> emit(const T& item) const { return detail::emit_item<T>(state_, T(item)); }
 
     executor_type get_executor() const { return state_->get_executor(); }
 

@@ -117,6 +117,7 @@ public:
     /// The unstarted producer. Kept as an awaitable so that starting is just co_spawn.
     void set_body(boost::asio::awaitable<void> body) { body_.emplace(std::move(body)); }
 
+    bool can_emit() const noexcept { return phase_ == stream_phase::open; }
     void check_emit() const {
         if (phase_ == stream_phase::cancelled) throw_stream_error(errc::cancelled);
         if (phase_ != stream_phase::open) throw_stream_error(errc::stream_closed);
@@ -365,12 +366,12 @@ boost::asio::awaitable<std::optional<T>> next_impl(std::shared_ptr<stream_state<
     }
 }
 
-/// The body of stream_writer::emit().
+/// The waiting part of stream_writer::emit(): the item (already queued as `seq`) must be
+/// among the first `capacity` the consumer has not taken. A coroutine without the item, so
+/// a producer held back by a slow consumer keeps no copy of it in a frame.
 template <class T>
-boost::asio::awaitable<void> emit_impl(std::shared_ptr<stream_state<T>> st, T item) {
-    st->check_emit();
-    const std::uint64_t seq = st->push(std::move(item));
-    if (st->has_room_for(seq)) co_return; // fast path: buffer not full
+boost::asio::awaitable<void> emit_wait(std::shared_ptr<stream_state<T>> st, std::uint64_t seq) {
+    if (st->has_room_for(seq)) co_return; // the consumer took items since the call
     boost::system::error_code ec;
     auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
     co_await st->async_wait_producer(seq, std::move(token));
@@ -379,6 +380,22 @@ boost::asio::awaitable<void> emit_impl(std::shared_ptr<stream_state<T>> st, T it
     // it wanted (and drops the stream) must not cost its producer an exception, which is
     // the most expensive thing a turn would do. The producer's next emit throws.
     if (st->phase() == stream_phase::cancelled && !st->taken(seq)) throw_stream_error(errc::cancelled);
+}
+
+/// An emit that cannot enqueue: throws (cancelled, or closed) when awaited.
+template <class T>
+boost::asio::awaitable<void> emit_refused(std::shared_ptr<stream_state<T>> st) {
+    st->check_emit();
+    co_return;
+}
+
+/// stream_writer::emit(): queues the item at once (waking a waiting consumer); the
+/// awaitable returned waits for room (back-pressure) or reports why the item was refused.
+template <class T>
+boost::asio::awaitable<void> emit_item(const std::shared_ptr<stream_state<T>>& st, T&& item) {
+    if (!st->can_emit()) return emit_refused<T>(st);
+    const std::uint64_t seq = st->push(std::move(item));
+    return emit_wait<T>(st, seq);
 }
 
 } // namespace detail
