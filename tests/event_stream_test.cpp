@@ -668,6 +668,57 @@ BOOST_AUTO_TEST_CASE(emit_after_the_producer_returned_is_stream_closed) {
     stray->reset();
 }
 
+// emit() queues its item when called; the awaitable only waits for room. An emit that is
+// never awaited still delivers its item, in call order, and a const item is copied.
+BOOST_AUTO_TEST_CASE(emit_queues_when_called_and_awaiting_only_waits) {
+    run([&](executor ex) -> asio::awaitable<void> {
+        stream_options o;
+        o.capacity = 4;
+        basic_event_stream<std::string> s(
+            ex,
+            [](stream_writer<std::string> out) -> asio::awaitable<void> {
+                const std::string kept = "second";
+                auto first = out.emit(std::string("first"));
+                auto second = out.emit(kept); // a copy: `kept` stays as it was
+                (void)first;                  // never awaited: queued all the same
+                co_await std::move(second);
+                std::string third = "third";
+                co_await out.emit(std::move(third));
+                if (kept != "second") throw std::logic_error("emit(const T&) changed its argument");
+            },
+            o);
+        std::vector<std::string> got;
+        for (;;) {
+            auto next = s.next();
+            std::optional<std::string> item = co_await std::move(next);
+            if (!item) break;
+            got.push_back(std::move(*item));
+        }
+        BOOST_TEST((got == std::vector<std::string>{"first", "second", "third"}));
+    });
+}
+
+// A refused emit (the producer has returned) queues nothing; the awaitable reports it.
+BOOST_AUTO_TEST_CASE(a_refused_emit_queues_nothing) {
+    auto stray = std::make_shared<std::optional<stream_writer<int>>>();
+    run([&](executor ex) -> asio::awaitable<void> {
+        basic_event_stream<int> s(ex, [stray](stream_writer<int> out) -> asio::awaitable<void> {
+            *stray = out;
+            co_await out.emit(1);
+        });
+        auto one = co_await s.next();
+        BOOST_TEST((one == std::optional<int>(1)));
+        auto end = co_await s.next();
+        BOOST_TEST(!end.has_value());
+        auto refused = (*stray)->emit(2); // not queued: the stream has ended
+        auto late = co_await error_of(std::move(refused));
+        BOOST_TEST((late == libretto::errc::stream_closed));
+        auto after = co_await error_of(s.next());
+        BOOST_TEST((after == libretto::errc::stream_closed));
+    });
+    stray->reset();
+}
+
 BOOST_AUTO_TEST_CASE(io_context_destroyed_with_everything_suspended) {
     // No io.run() to completion: the io_context is destroyed while the consumer is parked
     // in next() and the producer on a timer. Must be leak- and ASan-clean.
