@@ -205,20 +205,26 @@ struct inbox_callback {
     }
 };
 
-/// The events of `session` the builder shows (those no compaction hides) plus those of
-/// `own` the session does not hold yet (by id). Own events the session holds are dropped
-/// from `own`: the session shows them from now on, and an agent with many turns in flight
+/// Drops from `own` the events the session holds by now (by id, searched in the session's
+/// tail): the session shows them from now on, and an agent with many turns in flight
 /// should not keep a second copy of each.
-inline context_view history_with(context_view_builder& builder, const event_list& session,
-                                 std::vector<event>& own) {
-    builder.sync(session);
-    std::vector<const event*> items = builder.pointers(session);
+inline void drop_held_events(const event_list& session, std::vector<event>& own) {
+    if (own.empty()) return;
     const std::size_t tail_from = session.size() > own.size() * 2 + 64 ? session.size() - own.size() * 2 - 64 : 0;
     std::erase_if(own, [&](const event& o) {
         for (std::size_t i = session.size(); i-- > tail_from;)
             if (session[i].id == o.id) return true;
         return false;
     });
+}
+
+/// The events of `session` the builder shows (those no compaction hides) plus those of
+/// `own` the session does not hold yet (by id); see drop_held_events.
+inline context_view history_with(context_view_builder& builder, const event_list& session,
+                                 std::vector<event>& own) {
+    builder.sync(session);
+    std::vector<const event*> items = builder.pointers(session);
+    drop_held_events(session, own);
     items.reserve(items.size() + own.size());
     for (const auto& o : own) items.push_back(&o);
     return context_view(std::move(items));
@@ -355,6 +361,9 @@ private:
     boost::asio::awaitable<void> emit_one(event&& e) {
         if (!e.partial) {
             if (!e.actions.state_delta.empty()) ctx_.state().apply(e.actions.state_delta);
+            // Those the runner has stored since are in the session: keeps own_ at the one
+            // or two events in flight instead of a step's worth.
+            drop_held_events(ctx_.session().events, own_);
             own_.push_back(e);
         }
         return out_.emit(std::move(e));
