@@ -52,13 +52,17 @@ BOOST_AUTO_TEST_CASE(sync_core_matches_async) {
     BOOST_TEST(g->events.size() == 1u);
 }
 
+/// A store used through its synchronous core, with session app/u/s created.
+struct sync_store {
+    boost::asio::io_context io;
+    libretto::memory_store st{io.get_executor()};
+    libretto::session s;
+    sync_store() { BOOST_TEST_REQUIRE(!st.create(conformance::create_opts("app", "u", "s"), s)); }
+};
+
 // An appended event exists once: the store, the appender's session and every session a
 // get returns hold the same node (sessions copy pointers, not events).
-BOOST_AUTO_TEST_CASE(store_appender_and_readers_share_one_event) {
-    boost::asio::io_context io;
-    libretto::memory_store st(io.get_executor());
-    libretto::session s;
-    BOOST_TEST_REQUIRE(!st.create(conformance::create_opts("app", "u", "s"), s));
+BOOST_FIXTURE_TEST_CASE(store_appender_and_readers_share_one_event, sync_store) {
     std::int64_t seq = 0;
     BOOST_TEST_REQUIRE(!st.append(s, conformance::text_event("one"), seq));
     BOOST_TEST_REQUIRE(!st.append_batch(s, {conformance::text_event("two"), conformance::text_event("three")}, seq));
@@ -83,11 +87,7 @@ BOOST_AUTO_TEST_CASE(store_appender_and_readers_share_one_event) {
 // Events are kept in chunks of 8, 8, 16, 32, then 64: selections that start, end or cut across chunk
 // boundaries return exactly the events they name, in order, and the caller's copy holds
 // every appended event.
-BOOST_AUTO_TEST_CASE(selections_across_chunk_boundaries) {
-    boost::asio::io_context io;
-    libretto::memory_store st(io.get_executor());
-    libretto::session s;
-    BOOST_TEST_REQUIRE(!st.create(conformance::create_opts("app", "u", "s"), s));
+BOOST_FIXTURE_TEST_CASE(selections_across_chunk_boundaries, sync_store) {
     constexpr int n = 300;
     for (int i = 1; i <= n; ++i) {
         libretto::event e = conformance::text_event("e" + std::to_string(i), i);

@@ -78,6 +78,15 @@ struct shared_slot_get {
     const event& operator()(const std::shared_ptr<const event>* p, std::size_t i) const noexcept { return *p[i]; }
 };
 
+/// What an event_span iterator reads: contiguous events, or a list's pointers.
+struct span_base {
+    const event* flat = nullptr;
+    const std::shared_ptr<const event>* shared = nullptr;
+};
+struct span_get {
+    const event& operator()(const span_base& b, std::size_t i) const noexcept { return b.flat ? b.flat[i] : *b.shared[i]; }
+};
+
 } // namespace detail
 
 class event_list {
@@ -224,10 +233,6 @@ private:
 
 /// A read-only run of events: a (part of an) event_list, or contiguous events.
 class event_span {
-    struct get {
-        const event& operator()(const event_span* s, std::size_t i) const noexcept { return (*s)[i]; }
-    };
-
 public:
     using value_type = event;
     using size_type = std::size_t;
@@ -245,46 +250,11 @@ public:
     const event& front() const noexcept { return (*this)[0]; }
     const event& back() const noexcept { return (*this)[size_ - 1]; }
 
-    // Iterators hold a pointer to this span: iterate a span that outlives the loop.
-    class const_iterator {
-    public:
-        using iterator_category = std::random_access_iterator_tag;
-        using iterator_concept = std::random_access_iterator_tag;
-        using value_type = event;
-        using difference_type = std::ptrdiff_t;
-        using pointer = const event*;
-        using reference = const event&;
-
-        const_iterator() = default;
-        const_iterator(const event* flat, const std::shared_ptr<const event>* shared, std::size_t i) noexcept
-            : flat_(flat), shared_(shared), i_(i) {}
-        reference operator*() const noexcept { return flat_ ? flat_[i_] : *shared_[i_]; }
-        pointer operator->() const noexcept { return &**this; }
-        reference operator[](difference_type n) const noexcept { return *(*this + n); }
-        const_iterator& operator++() noexcept { ++i_; return *this; }
-        const_iterator operator++(int) noexcept { auto t = *this; ++i_; return t; }
-        const_iterator& operator--() noexcept { --i_; return *this; }
-        const_iterator operator--(int) noexcept { auto t = *this; --i_; return t; }
-        const_iterator& operator+=(difference_type n) noexcept { i_ = static_cast<std::size_t>(static_cast<difference_type>(i_) + n); return *this; }
-        const_iterator& operator-=(difference_type n) noexcept { return *this += -n; }
-        friend const_iterator operator+(const_iterator it, difference_type n) noexcept { return it += n; }
-        friend const_iterator operator+(difference_type n, const_iterator it) noexcept { return it += n; }
-        friend const_iterator operator-(const_iterator it, difference_type n) noexcept { return it -= n; }
-        friend difference_type operator-(const const_iterator& a, const const_iterator& b) noexcept {
-            return static_cast<difference_type>(a.i_) - static_cast<difference_type>(b.i_);
-        }
-        friend bool operator==(const const_iterator& a, const const_iterator& b) noexcept { return a.i_ == b.i_; }
-        friend auto operator<=>(const const_iterator& a, const const_iterator& b) noexcept { return a.i_ <=> b.i_; }
-
-    private:
-        const event* flat_ = nullptr;
-        const std::shared_ptr<const event>* shared_ = nullptr;
-        std::size_t i_ = 0;
-    };
+    using const_iterator = detail::event_iterator<detail::span_base, detail::span_get>;
     using iterator = const_iterator;
 
-    const_iterator begin() const noexcept { return {flat_, shared_, 0}; }
-    const_iterator end() const noexcept { return {flat_, shared_, size_}; }
+    const_iterator begin() const noexcept { return {detail::span_base{flat_, shared_}, 0}; }
+    const_iterator end() const noexcept { return {detail::span_base{flat_, shared_}, size_}; }
     std::reverse_iterator<const_iterator> rbegin() const noexcept { return std::reverse_iterator(end()); }
     std::reverse_iterator<const_iterator> rend() const noexcept { return std::reverse_iterator(begin()); }
 
