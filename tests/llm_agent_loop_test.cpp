@@ -27,7 +27,7 @@ lb::detail::llm_loop_config config() {
     c.session_id = "s1";
     lb::tool_declaration add{"add", "Adds", obj(R"({"type":"object"})"), false};
     lb::tool_declaration approve{"approve", "Asks a human", obj(R"({"type":"object"})"), true};
-    c.tools = {add, approve};
+    c.tools = std::make_shared<const std::vector<lb::tool_declaration>>(std::vector<lb::tool_declaration>{add, approve});
     c.retry = {.max_attempts = 3, .initial_backoff = ms(100), .multiplier = 2.0, .max_backoff = ms(150)};
     return c;
 }

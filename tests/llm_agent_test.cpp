@@ -440,6 +440,43 @@ BOOST_AUTO_TEST_CASE(transient_errors_are_retried_with_backoff) {
     BOOST_TEST(st[0]->text() == "ok");
 }
 
+BOOST_AUTO_TEST_CASE(every_attempt_sends_the_whole_request_and_before_model_sees_each) {
+    // The model consumes its request; a retry builds it again from the session: the same
+    // messages and tools, and before_model's edit applied to each attempt.
+    asio::io_context io;
+    auto m = model_of(io, {lb::scripted_reply::tool_call("add", {{"a", 1}, {"b", 2}}), lb::scripted_reply::transient(),
+                           lb::scripted_reply::transient(), lb::scripted_reply::text("3")});
+    int before = 0;
+    lb::llm_agent agent({.name = "assistant",
+                         .instruction = "Be brief.",
+                         .model = m,
+                         .tools = lb::tools(lb::function_tool("add", "Adds", add)),
+                         .retry = {.max_attempts = 3, .initial_backoff = std::chrono::milliseconds(1)},
+                         .before_model = [&before](lb::callback_context&, lb::llm_request& req) -> std::optional<lb::llm_response> {
+                             req.system_instruction += " #" + std::to_string(++before);
+                             return std::nullopt;
+                         }});
+    auto ctx = make_ctx(io, "add 1 and 2");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    BOOST_REQUIRE(m.request_count() == 4u);
+    BOOST_TEST(before == 4);
+    BOOST_TEST(m.request_at(0).system_instruction == "Be brief. #1");
+    BOOST_TEST(m.request_at(0).messages.size() == 1u);
+    for (std::size_t i = 1; i < 4; ++i) {
+        const lb::llm_request& q = m.request_at(i);
+        BOOST_TEST(q.system_instruction == "Be brief. #" + std::to_string(i + 1));
+        BOOST_REQUIRE(q.messages.size() == 3u); // user, the call, its response
+        BOOST_TEST((q.messages == m.request_at(1).messages));
+        BOOST_REQUIRE(q.tools.size() == 1u);
+        BOOST_TEST((q.tools[0] == m.request_at(0).tools[0]));
+        BOOST_TEST(q.tools[0].parameters.contains("properties"));
+    }
+    auto st = r.stored();
+    BOOST_REQUIRE(st.size() == 3u);
+    BOOST_TEST(st[2]->text() == "3");
+}
+
 BOOST_AUTO_TEST_CASE(exhausted_retries_end_with_a_clear_error_event) {
     asio::io_context io;
     auto m = model_of(io, {lb::scripted_reply::transient("overloaded (529)"), lb::scripted_reply::transient("overloaded (529)")});

@@ -254,17 +254,15 @@ public:
                 co_return;
             }
 
-            // The model call: callbacks, retries.
+            // The model call: callbacks, retries. The model consumes its request; another
+            // attempt (a retry, the history compacted after an overflow) builds it again
+            // from the history as it is then, and before_model sees each one.
             callback_context cb(ctx_);
-            std::optional<llm_response> veto;
-            if (o_.before_model) veto = o_.before_model(cb, loop_.request());
             bool compacted = false;
-            for (;;) {
+            for (bool first = true;; first = false) {
+                if (!first) loop_.rebuild_request(history_with(view_builder_, ctx_.session().events, own_));
                 llm_response resp;
-                if (veto) {
-                    resp = std::move(*veto);
-                    veto.reset();
-                } else {
+                if (!before_model(cb, resp)) {
                     auto op = call_model();
                     resp = co_await std::move(op);
                 }
@@ -273,8 +271,8 @@ public:
                 if (resp.error == errc::context_overflow && !compacted && ctx_.can_compact()) {
                     compacted = true;
                     auto op = compact_for_overflow();
-                    const bool refreshed = co_await std::move(op);
-                    if (refreshed) continue;
+                    const bool compacted_now = co_await std::move(op);
+                    if (compacted_now) continue;
                 }
                 if (resp.ok() && o_.after_model) {
                     std::optional<llm_response> replaced = o_.after_model(cb, resp);
@@ -320,7 +318,7 @@ private:
         c.branch = ctx_.branch();
         c.invocation_id = ctx_.invocation_id();
         c.session_id = ctx_.session_id();
-        c.tools = o_.tools.declarations();
+        c.tools = self_->declarations();
         c.transfer_targets = transfer_targets(o_.name, self_->sub_agents(), ctx_, !o_.disallow_transfer_to_parent,
                                               !o_.disallow_transfer_to_peers);
         c.output_schema = o_.output_schema;
@@ -369,16 +367,24 @@ private:
         return out_.emit(std::move(e));
     }
 
-    /// The runner compacts the session; the summary is emitted and the request's messages
-    /// rebuilt. False if there was nothing to compact. A coroutine of its own so that the
-    /// step loop's frame does not keep room for the summary event.
+    /// before_model on the current request: true (and `out` set) when it returned a
+    /// response to use instead of calling the model.
+    bool before_model(callback_context& cb, llm_response& out) {
+        if (!o_.before_model) return false;
+        std::optional<llm_response> veto = o_.before_model(cb, loop_.request());
+        if (!veto) return false;
+        out = std::move(*veto);
+        return true;
+    }
+
+    /// The runner compacts the session and the summary is emitted (the next attempt's
+    /// request is built over it). False if there was nothing to compact. A coroutine of its
+    /// own so that the step loop's frame does not keep room for the summary event.
     boost::asio::awaitable<bool> compact_for_overflow() {
         auto op = ctx_.compact_now();
         std::optional<event> summary = co_await std::move(op);
         if (!summary) co_return false;
         co_await emit_one(std::move(*summary));
-        context_view again = history_with(view_builder_, ctx_.session().events, own_);
-        loop_.refresh_messages(std::move(again));
         co_return true;
     }
 
@@ -391,10 +397,10 @@ private:
     }
 
     /// One model call with the loop's current request: partial events for the deltas, the
-    /// final response returned. The request is copied straight into the model's call (the
+    /// final response returned. The request moves straight into the model's call (the
     /// model owns it), not kept in a coroutine frame.
     boost::asio::awaitable<llm_response> call_model() {
-        llm_stream s = model_.generate(loop_.request());
+        llm_stream s = model_.generate(loop_.take_request());
         llm_response_accumulator acc;
         for (;;) {
             auto next = s.next();
@@ -606,6 +612,7 @@ public:
         if (!o_.sub_agents.empty() && o_.tools.contains(transfer_tool_name))
             throw boost::system::system_error(make_error_code(errc::invalid_argument),
                                               "llm_agent '" + o_.name + "': a tool is named transfer_to_agent");
+        declarations_ = std::make_shared<const std::vector<tool_declaration>>(o_.tools.declarations());
     }
 
     std::string_view name() const noexcept { return o_.name; }
@@ -618,6 +625,8 @@ public:
     }
     const options_type& options() const noexcept { return o_; }
     const Model& model() const noexcept { return o_.model; }
+    /// The tools' declarations, made once and shared by every run (and copies).
+    const std::shared_ptr<const std::vector<tool_declaration>>& declarations() const noexcept { return declarations_; }
 
     /// The agent's turn on `ctx` (see the file comment for the consumer's duties). Runs on
     /// ctx.get_executor(), or the model's executor when the context has none. The agent
@@ -631,6 +640,7 @@ public:
 
 private:
     options_type o_;
+    std::shared_ptr<const std::vector<tool_declaration>> declarations_;
 };
 
 template <class Model>

@@ -35,6 +35,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -144,7 +145,9 @@ struct llm_loop_config {
     std::string invocation_id{};
     std::string session_id{};
     // The request.
-    std::vector<tool_declaration> tools{};
+    /// The agent's tools as declared (shared by its runs: a run copies them into each
+    /// request, never into its config).
+    std::shared_ptr<const std::vector<tool_declaration>> tools{};
     std::vector<transfer_target> transfer_targets{}; ///< empty: no transfer tool
     std::optional<json::object> output_schema{};
     generation_options generation{};
@@ -167,8 +170,8 @@ struct pending_call {
 };
 
 enum class llm_action_kind {
-    call_model,  ///< send request() to the model
-    retry_model, ///< wait `delay`, then send request() again
+    call_model,  ///< send request() (take_request()) to the model
+    retry_model, ///< wait `delay`, rebuild_request(), then send it again
     run_tools,   ///< run `calls` (those without an answer), then on_tool_results
     next_step,   ///< call begin_step again, with the history as it is now
     transfer,    ///< run agent `transfer_target` and forward its events; the loop is over
@@ -238,12 +241,18 @@ inline tool_declaration transfer_declaration(const std::vector<transfer_target>&
 /// The sans-io turn loop of one llm_agent run. See the file comment.
 class llm_loop {
 public:
-    explicit llm_loop(llm_loop_config c) : cfg_(std::move(c)) {}
+    explicit llm_loop(llm_loop_config c) : cfg_(std::move(c)) {
+        if (!cfg_.transfer_targets.empty()) transfer_decl_ = transfer_declaration(cfg_.transfer_targets);
+    }
 
     const llm_loop_config& config() const noexcept { return cfg_; }
-    /// The request of the current step (the driver's callbacks may change it in place).
+    /// The request of the current attempt (the driver's callbacks may change it in place);
+    /// empty after take_request().
     llm_request& request() noexcept { return request_; }
     const llm_request& request() const noexcept { return request_; }
+    /// Moves the request out, for the model call (a model takes its request by value: no
+    /// copy of the history per call). rebuild_request() makes it again for a retry.
+    llm_request take_request() noexcept { return std::move(request_); }
     /// Steps begun so far (model calls, retries not counted).
     std::size_t steps() const noexcept { return steps_; }
     /// Failed attempts of the current step's model call.
@@ -273,29 +282,32 @@ public:
         failed_ = 0;
         calls_.clear();
         actions_ = {};
-        context_view view = select_history(std::move(history), cfg_.history, cfg_.branch, cfg_.invocation_id);
-        request_ = llm_request{};
-        request_.model = cfg_.model;
-        request_.system_instruction = std::move(system_instruction);
-        request_.messages = build_messages(view, cfg_.agent_name);
-        request_.tools.reserve(cfg_.tools.size() + 1);
-        for (const auto& t : cfg_.tools) {
-            request_.tools.push_back(t);
-            if (t.long_running) request_.tools.back().description += long_running_note;
-        }
-        if (!cfg_.transfer_targets.empty()) request_.tools.push_back(transfer_declaration(cfg_.transfer_targets));
-        request_.output_schema = cfg_.output_schema;
-        request_.options = cfg_.generation;
+        instruction_ = std::move(system_instruction);
+        rebuild_request(std::move(history));
         a.kind = llm_action_kind::call_model;
         return a;
     }
 
-    /// Rebuilds the current step's messages from `history` (after the driver emitted a
-    /// compaction event on a context overflow) without counting a new step. The system
-    /// instruction, tools and options stay as they are.
-    void refresh_messages(context_view history) {
+    /// Builds the current step's request again from `history` as it is now, without
+    /// counting a new step: for another attempt after take_request() (a retry, or the
+    /// history compacted after a context overflow). The driver's callbacks run on it again.
+    void rebuild_request(context_view history) {
         context_view view = select_history(std::move(history), cfg_.history, cfg_.branch, cfg_.invocation_id);
+        request_ = llm_request{};
+        request_.model = cfg_.model;
+        request_.system_instruction = instruction_;
         request_.messages = build_messages(view, cfg_.agent_name);
+        const std::size_t n = cfg_.tools ? cfg_.tools->size() : 0;
+        request_.tools.reserve(n + (transfer_decl_ ? 1 : 0));
+        if (cfg_.tools) {
+            for (const auto& t : *cfg_.tools) {
+                request_.tools.push_back(t);
+                if (t.long_running) request_.tools.back().description += long_running_note;
+            }
+        }
+        if (transfer_decl_) request_.tools.push_back(*transfer_decl_);
+        request_.output_schema = cfg_.output_schema;
+        request_.options = cfg_.generation;
     }
 
     /// The model's final response for the current step, after the driver's callbacks;
@@ -448,8 +460,9 @@ public:
 
 private:
     const tool_declaration* find_tool(std::string_view name) const noexcept {
-        for (const auto& t : cfg_.tools)
-            if (t.name == name) return &t;
+        if (cfg_.tools)
+            for (const auto& t : *cfg_.tools)
+                if (t.name == name) return &t;
         return nullptr;
     }
 
@@ -501,6 +514,8 @@ private:
     }
 
     llm_loop_config cfg_;
+    std::optional<tool_declaration> transfer_decl_{};
+    std::string instruction_{}; ///< the current step's system instruction
     llm_request request_{};
     std::vector<pending_call> calls_{};
     event_actions actions_{};
