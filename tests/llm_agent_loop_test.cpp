@@ -27,7 +27,7 @@ lb::detail::llm_loop_config config() {
     c.session_id = "s1";
     lb::tool_declaration add{"add", "Adds", obj(R"({"type":"object"})"), false};
     lb::tool_declaration approve{"approve", "Asks a human", obj(R"({"type":"object"})"), true};
-    c.tools = std::make_shared<const std::vector<lb::tool_declaration>>(std::vector<lb::tool_declaration>{add, approve});
+    c.tools = {add, approve};
     c.retry = {.max_attempts = 3, .initial_backoff = ms(100), .multiplier = 2.0, .max_backoff = ms(150)};
     return c;
 }
@@ -86,6 +86,10 @@ BOOST_AUTO_TEST_CASE(begin_step_builds_the_request) {
     BOOST_TEST(req.tools[2].description ==
                "Hands the conversation to another agent that is better suited to answer the user, according to its "
                "description. Available agents:\n- billing: Bills");
+    // The note and the transfer tool went into the run's own list, not the agent's.
+    BOOST_TEST(!req.tools.shares_with(c.tools));
+    BOOST_TEST(c.tools.size() == 2u);
+    BOOST_TEST(c.tools[1].description == "Asks a human");
     BOOST_TEST(req.output_schema.has_value());
     BOOST_TEST(req.options.temperature.value_or(0) == 0.5);
     BOOST_TEST(loop.steps() == 1u);

@@ -470,6 +470,8 @@ BOOST_AUTO_TEST_CASE(every_attempt_sends_the_whole_request_and_before_model_sees
         BOOST_TEST((q.messages == m.request_at(1).messages));
         BOOST_REQUIRE(q.tools.size() == 1u);
         BOOST_TEST((q.tools[0] == m.request_at(0).tools[0]));
+        BOOST_TEST(q.tools.shares_with(m.request_at(0).tools)); // not copied per request
+        BOOST_TEST(q.tools.shares_with(agent.declarations()));
         BOOST_TEST(q.tools[0].parameters.contains("properties"));
     }
     auto st = r.stored();

@@ -101,6 +101,55 @@ BOOST_AUTO_TEST_CASE(request_defaults_leave_everything_to_the_provider) {
     BOOST_TEST(lb::to_string(message_role::assistant) == "assistant");
 }
 
+BOOST_AUTO_TEST_CASE(tool_lists_share_until_changed) {
+    lb::tool_declaration clock{.name = "clock", .description = "Current time", .parameters = json::parse(R"({"type":"object"})").as_object()};
+    lb::tool_list a{clock, lb::tool_declaration{.name = "add"}};
+    lb::tool_list b = a;
+    BOOST_TEST(b.shares_with(a));
+    BOOST_TEST((b == a));
+    BOOST_TEST(&b[0] == &a[0]); // one vector, not a copy
+    lb::llm_request r;
+    r.tools = a;
+    lb::llm_request copy = r;
+    BOOST_TEST(copy.tools.shares_with(a));
+
+    // A change gives the changed list a vector of its own; the others keep theirs.
+    b.edit()[0].description = "Now";
+    BOOST_TEST(!b.shares_with(a));
+    BOOST_TEST(a[0].description == "Current time");
+    BOOST_TEST(b[0].description == "Now");
+    BOOST_TEST((b != a));
+    copy.tools.push_back(lb::tool_declaration{.name = "third"});
+    BOOST_TEST(copy.tools.size() == 3u);
+    BOOST_TEST(a.size() == 2u);
+    BOOST_TEST(r.tools.size() == 2u);
+    // Equal contents compare equal without sharing.
+    lb::tool_list c{clock, lb::tool_declaration{.name = "add"}};
+    BOOST_TEST(!c.shares_with(a));
+    BOOST_TEST((c == a));
+    // An unshared list changes in place.
+    const lb::tool_declaration* before = &c[0];
+    c.edit().back().description = "Adds";
+    BOOST_TEST(&c.vec()[0] == before);
+}
+
+BOOST_AUTO_TEST_CASE(an_empty_tool_list) {
+    lb::tool_list none;
+    BOOST_TEST(none.empty());
+    BOOST_TEST(none.size() == 0u);
+    BOOST_TEST((none.begin() == none.end()));
+    BOOST_TEST(!none.shares_with(lb::tool_list{}));
+    BOOST_TEST((none == lb::tool_list{}));
+    BOOST_TEST((none == lb::tool_list(std::vector<lb::tool_declaration>{})));
+    BOOST_CHECK_THROW(none.at(0), std::out_of_range);
+    none.push_back(lb::tool_declaration{.name = "x"});
+    BOOST_TEST(none.size() == 1u);
+    BOOST_TEST(none.at(0).name == "x");
+    BOOST_CHECK_THROW(none.at(1), std::out_of_range);
+    none.clear();
+    BOOST_TEST(none.empty());
+}
+
 BOOST_AUTO_TEST_CASE(single_agent_turn_with_a_tool_pair) {
     std::vector<event> ev;
     ev.push_back(user("Weather in Oslo?"));

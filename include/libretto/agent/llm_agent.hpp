@@ -612,7 +612,7 @@ public:
         if (!o_.sub_agents.empty() && o_.tools.contains(transfer_tool_name))
             throw boost::system::system_error(make_error_code(errc::invalid_argument),
                                               "llm_agent '" + o_.name + "': a tool is named transfer_to_agent");
-        declarations_ = std::make_shared<const std::vector<tool_declaration>>(o_.tools.declarations());
+        declarations_ = tool_list(o_.tools.declarations());
     }
 
     std::string_view name() const noexcept { return o_.name; }
@@ -625,8 +625,8 @@ public:
     }
     const options_type& options() const noexcept { return o_; }
     const Model& model() const noexcept { return o_.model; }
-    /// The tools' declarations, made once and shared by every run (and copies).
-    const std::shared_ptr<const std::vector<tool_declaration>>& declarations() const noexcept { return declarations_; }
+    /// The tools' declarations, made once; every run and request shares them.
+    const tool_list& declarations() const noexcept { return declarations_; }
 
     /// The agent's turn on `ctx` (see the file comment for the consumer's duties). Runs on
     /// ctx.get_executor(), or the model's executor when the context has none. The agent
@@ -640,7 +640,7 @@ public:
 
 private:
     options_type o_;
-    std::shared_ptr<const std::vector<tool_declaration>> declarations_;
+    tool_list declarations_;
 };
 
 template <class Model>

@@ -101,7 +101,8 @@ struct llm_request {
     std::string model{};
     std::string system_instruction{};
     std::vector<message> messages{};
-    std::vector<tool_declaration> tools{};
+    /// Shared by copies of the request until changed (tool_list).
+    tool_list tools{};
     /// A JSON Schema the reply must follow (structured output); the reply arrives as text
     /// holding that JSON.
     std::optional<json::object> output_schema{};

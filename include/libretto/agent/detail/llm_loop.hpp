@@ -35,7 +35,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstddef>
-#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -145,9 +144,8 @@ struct llm_loop_config {
     std::string invocation_id{};
     std::string session_id{};
     // The request.
-    /// The agent's tools as declared (shared by its runs: a run copies them into each
-    /// request, never into its config).
-    std::shared_ptr<const std::vector<tool_declaration>> tools{};
+    /// The agent's tools as declared (a tool_list: shared by its runs and requests).
+    tool_list tools{};
     std::vector<transfer_target> transfer_targets{}; ///< empty: no transfer tool
     std::optional<json::object> output_schema{};
     generation_options generation{};
@@ -241,8 +239,17 @@ inline tool_declaration transfer_declaration(const std::vector<transfer_target>&
 /// The sans-io turn loop of one llm_agent run. See the file comment.
 class llm_loop {
 public:
-    explicit llm_loop(llm_loop_config c) : cfg_(std::move(c)) {
-        if (!cfg_.transfer_targets.empty()) transfer_decl_ = transfer_declaration(cfg_.transfer_targets);
+    explicit llm_loop(llm_loop_config c) : cfg_(std::move(c)), tools_(cfg_.tools) {
+        // The list every request of this run sends: the agent's own, shared, unless a
+        // long-running tool's description gets its note or the transfer tool is added.
+        bool changed = false;
+        for (const auto& t : cfg_.tools.vec()) changed = changed || t.long_running;
+        if (changed || !cfg_.transfer_targets.empty()) {
+            std::vector<tool_declaration>& v = tools_.edit();
+            for (auto& t : v)
+                if (t.long_running) t.description += long_running_note;
+            if (!cfg_.transfer_targets.empty()) v.push_back(transfer_declaration(cfg_.transfer_targets));
+        }
     }
 
     const llm_loop_config& config() const noexcept { return cfg_; }
@@ -297,15 +304,7 @@ public:
         request_.model = cfg_.model;
         request_.system_instruction = instruction_;
         request_.messages = build_messages(view, cfg_.agent_name);
-        const std::size_t n = cfg_.tools ? cfg_.tools->size() : 0;
-        request_.tools.reserve(n + (transfer_decl_ ? 1 : 0));
-        if (cfg_.tools) {
-            for (const auto& t : *cfg_.tools) {
-                request_.tools.push_back(t);
-                if (t.long_running) request_.tools.back().description += long_running_note;
-            }
-        }
-        if (transfer_decl_) request_.tools.push_back(*transfer_decl_);
+        request_.tools = tools_;
         request_.output_schema = cfg_.output_schema;
         request_.options = cfg_.generation;
     }
@@ -460,9 +459,8 @@ public:
 
 private:
     const tool_declaration* find_tool(std::string_view name) const noexcept {
-        if (cfg_.tools)
-            for (const auto& t : *cfg_.tools)
-                if (t.name == name) return &t;
+        for (const auto& t : cfg_.tools)
+            if (t.name == name) return &t;
         return nullptr;
     }
 
@@ -514,7 +512,7 @@ private:
     }
 
     llm_loop_config cfg_;
-    std::optional<tool_declaration> transfer_decl_{};
+    tool_list tools_; ///< what each request declares
     std::string instruction_{}; ///< the current step's system instruction
     llm_request request_{};
     std::vector<pending_call> calls_{};
