@@ -108,6 +108,35 @@ struct history_agent : leaf {
     }
 };
 
+/// Emits n events on a rendezvous stream and keeps, after each emit, the node the context's
+/// session holds for it.
+struct node_agent : leaf {
+    int n = 2;
+    std::shared_ptr<std::vector<lb::event_list::pointer_type>> seen = std::make_shared<std::vector<lb::event_list::pointer_type>>();
+    static asio::awaitable<void> body(lb::invocation_context ctx, std::string name, int n,
+                                      std::shared_ptr<std::vector<lb::event_list::pointer_type>> seen, lb::event_writer out) {
+        for (int i = 0; i < n; ++i) {
+            lb::event e = make_event(ctx, name, lb::content::from_text("n" + std::to_string(i)));
+            co_await out.emit(std::move(e));
+            const lb::event_list& evs = ctx.session().events;
+            seen->push_back(evs.shared(evs.size() - 1));
+        }
+    }
+    struct producer {
+        lb::invocation_context ctx;
+        std::string name;
+        int n;
+        std::shared_ptr<std::vector<lb::event_list::pointer_type>> seen;
+        asio::awaitable<void> operator()(lb::event_writer out) { return body(ctx, name, n, seen, std::move(out)); }
+    };
+    lb::event_stream run(lb::invocation_context ctx) const {
+        lb::stream_options so;
+        so.capacity = 0;
+        auto ex = ctx.get_executor();
+        return lb::event_stream(ex, producer{std::move(ctx), name_, n, seen}, so);
+    }
+};
+
 /// "start", a wait, "end"; logs "<session>:start" / "<session>:end" as it runs.
 struct slow_agent : leaf {
     std::vector<std::string>* log = nullptr;
@@ -458,6 +487,31 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(second_turn_reuses_the_session, Env, envs) {
     BOOST_TEST(s->events[3].text() == "two");
     BOOST_TEST(s->events[5].sequence == 6);
     BOOST_TEST(s->events[0].invocation_id != s->events[3].invocation_id);
+}
+
+// With memory_store the turn's session holds the very node the store keeps: the event the
+// agent finds in ctx.session() once its emit returns is the stored one, stamped in place.
+BOOST_AUTO_TEST_CASE(the_turn_session_and_memory_store_share_each_stored_node) {
+    memory_env env;
+    node_agent a;
+    a.name_ = "n";
+    lb::runner r{a, env.store};
+    auto got = run_turn(env.io, r.run(opts(), "go"));
+    BOOST_TEST_REQUIRE(!got.error);
+    BOOST_REQUIRE(a.seen->size() == 2u);
+    auto s = load(env.io, env.store);
+    BOOST_REQUIRE(s);
+    BOOST_REQUIRE(s->events.size() == 3u);
+    for (std::size_t i = 0; i < 2; ++i) {
+        const lb::event_list::pointer_type& p = (*a.seen)[i];
+        BOOST_TEST(p.get() == &s->events[i + 1]);
+        BOOST_TEST(p->sequence == static_cast<std::int64_t>(i + 2));
+        BOOST_TEST(p->text() == "n" + std::to_string(i));
+        // The caller got its own copy of the stored event.
+        BOOST_TEST(&got.events.at(i) != p.get());
+        BOOST_TEST(got.events.at(i).id == p->id);
+        BOOST_TEST(got.events.at(i).sequence == p->sequence);
+    }
 }
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(state_deltas_of_the_user_message_and_the_agent_are_applied, Env, envs) {

@@ -38,6 +38,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/deferred.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -119,6 +120,15 @@ struct turn_state {
     std::size_t stored = 0; ///< events stored by this turn
 };
 
+/// A store whose async_append_shared(session&, shared_ptr<event>, token) stamps and keeps
+/// the caller's node before its initiation returns, on the caller's thread (memory_store):
+/// the turn's session can hold the node from the start, and no event is copied for it.
+template <class Store>
+concept appends_shared_in_initiation = requires(Store& st, session& s, std::shared_ptr<event> n) {
+    requires Store::appends_in_initiation;
+    st.async_append_shared(s, std::move(n), boost::asio::deferred);
+};
+
 /// Stores `ev` (a non-partial event of the turn) and mirrors it into the turn's session.
 /// On return `ev` is the event as stored (sequence, session id; no temp: keys). Taken by
 /// reference so that the caller's frame, not a second one, holds the event.
@@ -139,16 +149,32 @@ boost::asio::awaitable<void> store_event(Core& core, turn_state& t, event& ev) {
     // The agent sees the event in ctx.session() as soon as the runner has taken it (its
     // sequence is filled in once stored): an agent whose stream has capacity 0 finds
     // each event it emitted in the session when its emit() returns.
-    s.events.push_back(ev);
+    constexpr bool in_place = detail::appends_shared_in_initiation<typename Core::store_type>;
+    std::shared_ptr<event> node; // in_place: the one box the session and the store share
+    if constexpr (in_place) {
+        node = std::make_shared<event>(std::move(ev));
+        s.events.push_back(event_list::pointer_type(node));
+    } else {
+        s.events.push_back(ev);
+    }
     const std::size_t index = s.events.size() - 1;
-    if (!ev.actions.state_delta.empty()) apply_delta(s.state, ev.actions.state_delta);
+    if (const event& taken = s.events[index]; !taken.actions.state_delta.empty())
+        apply_delta(s.state, taken.actions.state_delta);
 
     t.scratch.last_sequence = s.last_sequence;
     t.scratch.events.clear();
     boost::system::error_code ec;
     auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
-    auto op = core.store->async_append(t.scratch, std::move(ev), std::move(token));
-    const std::int64_t seq = co_await std::move(op);
+    std::int64_t seq = 0;
+    if constexpr (in_place) {
+        // The store stamps the node the session already holds (sequence, no temp: keys)
+        // before this initiation returns, on this thread: no copy, nothing runs between.
+        auto op = core.store->async_append_shared(t.scratch, node, std::move(token));
+        seq = co_await std::move(op);
+    } else {
+        auto op = core.store->async_append(t.scratch, std::move(ev), std::move(token));
+        seq = co_await std::move(op);
+    }
     if (ec || t.scratch.events.empty()) {
         if (!ec) ec = make_error_code(errc::io_error);
         std::string what = "storing event " + std::to_string(t.stored + 1) + " of the turn (" +
@@ -165,7 +191,7 @@ boost::asio::awaitable<void> store_event(Core& core, turn_state& t, event& ev) {
     // copy.
     event_list::pointer_type stored = t.scratch.events.shared(t.scratch.events.size() - 1);
     t.scratch.events.clear();
-    s.events.replace(index, stored);
+    s.events.replace(index, stored); // in_place: the node it holds already
     ev = *stored;
     s.last_sequence = seq;
     s.last_update_time = ev.timestamp;

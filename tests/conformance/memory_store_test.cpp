@@ -236,4 +236,86 @@ BOOST_AUTO_TEST_CASE(async_append_batch_completes_with_the_last_sequence) {
     });
 }
 
+// async_append_shared stamps the caller's node during the initiation (before anything is
+// posted) and keeps that node: the caller's session and the store share it, with no copy.
+BOOST_AUTO_TEST_CASE(async_append_shared_stamps_and_keeps_the_callers_node) {
+    using namespace conformance;
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        libretto::memory_store st(ex);
+        auto s = co_await create(st, "app", "u1", "s1");
+        auto node = std::make_shared<libretto::event>(text_event("hello"));
+        node->actions.state_delta["temp:scratch"] = 1;
+        node->actions.state_delta["kept"] = 2;
+        auto op = st.async_append_shared(s, node, asio::use_awaitable);
+        // Not awaited yet: a deferred-style awaitable has not initiated.
+        BOOST_TEST(node->sequence == 0);
+        std::int64_t seq = co_await std::move(op);
+        BOOST_TEST(seq == 1);
+        BOOST_TEST(node->sequence == 1);
+        BOOST_TEST(node->session_id == "s1");
+        BOOST_TEST(!node->actions.state_delta.contains("temp:scratch"));
+        BOOST_TEST(node->actions.state_delta.contains("kept"));
+        BOOST_REQUIRE(s.events.size() == 1u);
+        BOOST_TEST(&s.events[0] == node.get());
+        BOOST_TEST(s.state.at("temp:scratch") == 1); // the caller's session sees temp: keys
+        std::optional<libretto::session> g = co_await st.async_get({"app", "u1", "s1"}, {}, asio::use_awaitable);
+        BOOST_REQUIRE(g);
+        BOOST_REQUIRE(g->events.size() == 1u);
+        BOOST_TEST(&g->events[0] == node.get());
+        BOOST_TEST(!g->state.contains("temp:scratch"));
+
+        // The stamping happens in the initiation: with a callback token, before it returns.
+        auto second = std::make_shared<libretto::event>(text_event("second"));
+        bool completed = false;
+        st.async_append_shared(s, second, [&](error_code ec, std::int64_t n) {
+            BOOST_TEST(!ec);
+            BOOST_TEST(n == 2);
+            completed = true;
+        });
+        BOOST_TEST(second->sequence == 2);
+        BOOST_TEST(s.events.size() == 2u);
+        BOOST_TEST(!completed); // the completion is posted, never run inside the initiation
+        asio::steady_timer yield_once(ex, std::chrono::milliseconds(1));
+        co_await yield_once.async_wait(asio::use_awaitable);
+        BOOST_TEST(completed);
+    });
+}
+
+BOOST_AUTO_TEST_CASE(async_append_shared_failures_leave_the_node_and_the_store_alone) {
+    using namespace conformance;
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        libretto::memory_store st(ex);
+        auto s = co_await create(st, "app", "u1", "s1");
+        co_await append_text(st, s, "first");
+        libretto::session stale = s;
+        co_await append_text(st, s, "second");
+        auto node = std::make_shared<libretto::event>(text_event("late"));
+        auto op = st.async_append_shared(stale, node, asio::as_tuple(asio::use_awaitable));
+        auto [ec, seq] = co_await std::move(op);
+        BOOST_TEST(ec == libretto::errc::stale_session);
+        BOOST_TEST(seq == 0);
+        BOOST_TEST(node->sequence == 0);
+        BOOST_TEST(node->session_id.empty());
+        BOOST_TEST(stale.events.size() == 1u);
+
+        auto none = st.async_append_shared(s, nullptr, asio::as_tuple(asio::use_awaitable));
+        auto [ec2, seq2] = co_await std::move(none);
+        BOOST_TEST(ec2 == libretto::errc::invalid_argument);
+        BOOST_TEST(seq2 == 0);
+
+        libretto::session missing = s;
+        missing.id = "nope";
+        auto elsewhere = std::make_shared<libretto::event>(text_event("x"));
+        auto op3 = st.async_append_shared(missing, elsewhere, asio::as_tuple(asio::use_awaitable));
+        auto [ec3, seq3] = co_await std::move(op3);
+        BOOST_TEST(ec3 == libretto::errc::not_found);
+        BOOST_TEST(elsewhere->sequence == 0);
+
+        std::optional<libretto::session> g = co_await st.async_get({"app", "u1", "s1"}, {}, asio::use_awaitable);
+        BOOST_REQUIRE(g);
+        BOOST_TEST(g->events.size() == 2u);
+        BOOST_TEST(g->last_sequence == 2);
+    });
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -194,6 +194,25 @@ public:
             token, &sess, std::make_shared<event>(std::move(e)));
     }
 
+    /// async_append_shared completes the append in its initiation (see there).
+    static constexpr bool appends_in_initiation = true;
+
+    /// async_append for an event already boxed in `node`, which the caller may share (a
+    /// runner puts it in the turn's session first). memory_store appends in the initiating
+    /// call, on the caller's thread: before the initiation returns, the node has its sequence
+    /// and session id, its delta has lost its temp: keys, and on success the store and
+    /// `sess` hold the node itself, with no copy. On failure the node is left unchanged.
+    template <class Token = boost::asio::deferred_t>
+    auto async_append_shared(session& sess, std::shared_ptr<event> node, Token&& token = {}) {
+        return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
+            [this](auto handler, session* sess, std::shared_ptr<event> e) {
+                std::int64_t seq = 0;
+                auto ec = e ? append_event(*sess, std::move(e), seq) : make_error_code(errc::invalid_argument);
+                detail::post_result(std::move(handler), ex_, ec, seq);
+            },
+            token, &sess, std::move(node));
+    }
+
     /// Appends a turn's events at once, all or nothing (see append_batch). Completes with
     /// the sequence of the last stored event (0 if none was stored).
     template <class Token = boost::asio::deferred_t>
