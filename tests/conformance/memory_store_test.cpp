@@ -258,7 +258,8 @@ BOOST_AUTO_TEST_CASE(async_append_shared_stamps_and_keeps_the_callers_node) {
         BOOST_REQUIRE(s.events.size() == 1u);
         BOOST_TEST(&s.events[0] == node.get());
         BOOST_TEST(s.state.at("temp:scratch") == 1); // the caller's session sees temp: keys
-        std::optional<libretto::session> g = co_await st.async_get({"app", "u1", "s1"}, {}, asio::use_awaitable);
+        auto get = st.async_get({"app", "u1", "s1"}, {}, asio::use_awaitable); // named: g++ 12
+        std::optional<libretto::session> g = co_await std::move(get);
         BOOST_REQUIRE(g);
         BOOST_REQUIRE(g->events.size() == 1u);
         BOOST_TEST(&g->events[0] == node.get());
@@ -311,7 +312,8 @@ BOOST_AUTO_TEST_CASE(async_append_shared_failures_leave_the_node_and_the_store_a
         BOOST_TEST(ec3 == libretto::errc::not_found);
         BOOST_TEST(elsewhere->sequence == 0);
 
-        std::optional<libretto::session> g = co_await st.async_get({"app", "u1", "s1"}, {}, asio::use_awaitable);
+        auto get = st.async_get({"app", "u1", "s1"}, {}, asio::use_awaitable); // named: g++ 12
+        std::optional<libretto::session> g = co_await std::move(get);
         BOOST_REQUIRE(g);
         BOOST_TEST(g->events.size() == 2u);
         BOOST_TEST(g->last_sequence == 2);
