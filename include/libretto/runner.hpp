@@ -653,7 +653,8 @@ event_stream start_agent(const std::shared_ptr<Core>& core, turn_state& t, turn_
 
 /// One turn, as the producer of the stream run()/resume() return.
 template <class Core>
-boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, turn_request req, event_writer out) {
+boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_ptr<turn_request> boxed, event_writer out) {
+    turn_request& req = *boxed; // boxed: the frame keeps a pointer, not the options' strings and objects
     validate_turn_ids(req.options);
     if (req.content.parts.empty())
         throw_turn_error(errc::invalid_argument, req.resume ? "resume: the content has no tool_response part"
@@ -736,7 +737,7 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, turn_request r
 template <class Core>
 struct turn_producer {
     std::shared_ptr<Core> core;
-    turn_request request;
+    std::unique_ptr<turn_request> request; // moved by pointer from the runner into the turn
     boost::asio::awaitable<void> operator()(event_writer out) {
         return run_turn<Core>(std::move(core), std::move(request), std::move(out));
     }
@@ -842,7 +843,7 @@ private:
     event_stream make_turn(run_options options, content c, bool resume) {
         stream_options so;
         so.capacity = options.stream_capacity;
-        detail::turn_request req{std::move(options), std::move(c), resume};
+        std::unique_ptr<detail::turn_request> req(new detail::turn_request{std::move(options), std::move(c), resume});
         return event_stream(core_->ex, detail::turn_producer<core>{core_, std::move(req)}, so);
     }
 

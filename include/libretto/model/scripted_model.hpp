@@ -325,12 +325,17 @@ private:
             out.push_back(llm_chunk::last(std::move(failed)));
             return out;
         }
-        for (auto& piece : detail::split_utf8(r.thinking_, r.chunks_)) {
+        // Every chunk, the usage tail and the final one: an llm_chunk is large, and growing
+        // the vector would move each.
+        std::vector<std::string> thinking = detail::split_utf8(r.thinking_, r.chunks_);
+        std::vector<std::string> text = detail::split_utf8(r.text_, r.chunks_);
+        out.reserve(thinking.size() + text.size() + r.calls_.size() * std::min<std::size_t>(r.chunks_, 8) + 2);
+        for (auto& piece : thinking) {
             llm_chunk c;
             c.thinking = std::move(piece);
             out.push_back(std::move(c));
         }
-        for (auto& piece : detail::split_utf8(r.text_, r.chunks_)) {
+        for (auto& piece : text) {
             llm_chunk c;
             c.text = std::move(piece);
             out.push_back(std::move(c));
