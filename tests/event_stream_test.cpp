@@ -492,6 +492,60 @@ BOOST_AUTO_TEST_CASE(move_only_items) {
     });
 }
 
+/// Counts its instances, copies and moves (all on one thread).
+struct tracked {
+    static inline long live = 0, copies = 0, moves = 0;
+    std::string text; // longer than the small-string buffer: a leak would show under ASan
+    explicit tracked(int i) : text("item number " + std::to_string(i) + " with a tail past SSO") { ++live; }
+    tracked(const tracked& o) : text(o.text) { ++live, ++copies; }
+    tracked(tracked&& o) noexcept : text(std::move(o.text)) { ++live, ++moves; }
+    tracked& operator=(const tracked&) = delete;
+    tracked& operator=(tracked&&) = delete;
+    ~tracked() { --live; }
+};
+
+BOOST_AUTO_TEST_CASE(items_are_moved_not_copied_and_none_outlives_the_stream) {
+    // Capacity 0 and 4 (the buffer grows and wraps around); a consumer that keeps up and
+    // one that falls behind. Each item reaches the consumer intact, is never copied, moves
+    // at most three times on its way (into the buffer, from its slot into next()'s result,
+    // out to the caller) plus when the buffer grows, and every instance is gone once the
+    // stream is.
+    for (std::size_t capacity : {0u, 4u}) {
+        for (bool slow : {false, true}) {
+            tracked::live = tracked::copies = tracked::moves = 0;
+            constexpr int n = 60;
+            run([&](executor ex) -> asio::awaitable<void> {
+                {
+                    basic_event_stream<tracked> s(
+                        ex,
+                        [](stream_writer<tracked> out) -> asio::awaitable<void> {
+                            for (int i = 0; i < n; ++i) co_await out.emit(tracked(i));
+                        },
+                        stream_options{capacity});
+                    int expected = 0;
+                    for (;;) {
+                        auto next = s.next();
+                        std::optional<tracked> v = co_await std::move(next);
+                        if (!v) break;
+                        BOOST_REQUIRE_EQUAL(v->text, tracked(expected).text);
+                        ++expected;
+                        if (slow && expected % 7 == 0) co_await sleep_for(1ms);
+                    }
+                    BOOST_TEST(expected == n);
+                }
+            });
+            BOOST_TEST_CONTEXT("capacity " << capacity << (slow ? ", slow consumer" : "")) {
+                BOOST_TEST_MESSAGE("capacity " << capacity << (slow ? " slow" : "") << ": " << tracked::moves
+                                               << " moves for " << n << " items");
+                BOOST_TEST(tracked::copies == 0);
+                BOOST_TEST(tracked::live == 0);
+                if (capacity == 0) BOOST_TEST(tracked::moves <= 3L * n); // the buffer never grows
+                else BOOST_TEST(tracked::moves <= 3L * n + 2L * static_cast<long>(capacity + 1) * 2);
+            }
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(producer_starts_on_first_next) {
     auto started = std::make_shared<bool>(false);
     run([&](executor ex) -> asio::awaitable<void> {

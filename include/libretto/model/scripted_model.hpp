@@ -325,28 +325,20 @@ private:
             out.push_back(llm_chunk::last(std::move(failed)));
             return out;
         }
-        // Every chunk, the usage tail and the final one: an llm_chunk is large, and growing
-        // the vector would move each.
+        // Room for every chunk, the usage tail and the final one, each built in place: an
+        // llm_chunk is 480 bytes, and growing the vector or pushing a local would move it.
         std::vector<std::string> thinking = detail::split_utf8(r.thinking_, r.chunks_);
         std::vector<std::string> text = detail::split_utf8(r.text_, r.chunks_);
         out.reserve(thinking.size() + text.size() + r.calls_.size() * std::min<std::size_t>(r.chunks_, 8) + 2);
-        for (auto& piece : thinking) {
-            llm_chunk c;
-            c.thinking = std::move(piece);
-            out.push_back(std::move(c));
-        }
-        for (auto& piece : text) {
-            llm_chunk c;
-            c.text = std::move(piece);
-            out.push_back(std::move(c));
-        }
+        for (auto& piece : thinking) out.emplace_back().thinking = std::move(piece);
+        for (auto& piece : text) out.emplace_back().text = std::move(piece);
         for (std::size_t i = 0; i < r.calls_.size(); ++i) {
             const auto& sc = r.calls_[i];
             std::string id = sc.id.empty() ? "call_" + std::to_string(++call_counter) : sc.id;
             std::vector<std::string> pieces = detail::split_utf8(sc.arguments, r.chunks_);
             if (pieces.empty()) pieces.emplace_back();
             for (std::size_t k = 0; k < pieces.size(); ++k) {
-                llm_chunk c;
+                llm_chunk& c = out.emplace_back();
                 tool_call_delta d;
                 d.index = i;
                 if (k == 0) {
@@ -355,18 +347,17 @@ private:
                 }
                 d.arguments = std::move(pieces[k]);
                 c.tool_calls.push_back(std::move(d));
-                out.push_back(std::move(c));
             }
         }
-        llm_chunk tail;
+        llm_chunk& tail = out.emplace_back();
         tail.model_version = version;
         tail.usage = r.usage_;
         tail.finish = r.finish_;
-        out.push_back(std::move(tail));
 
         llm_response_accumulator acc;
         for (const auto& c : out) acc.add(c);
-        out.push_back(llm_chunk::last(std::move(acc).finish()));
+        llm_response final = std::move(acc).finish();
+        out.emplace_back().final = std::move(final);
         return out;
     }
 

@@ -36,13 +36,15 @@ public:
         ++size_;
     }
 
-    T pop_front() {
+    /// Removes the first item and returns its slot, still holding it: the caller moves the
+    /// item out at once, before the buffer is touched again (a stream's next() moves it
+    /// straight into its result, with no copy in between and no temporary in its frame).
+    /// The moved-from value stays in the slot until the slot is reused or the buffer goes.
+    std::optional<T>& take_front() noexcept {
         std::optional<T>& slot = slots_[head_];
-        T value(std::move(*slot));
-        slot.reset();
         if (++head_ == cap_) head_ = 0;
         --size_;
-        return value;
+        return slot;
     }
 
     void clear() noexcept {
