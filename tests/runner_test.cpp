@@ -514,6 +514,95 @@ BOOST_AUTO_TEST_CASE(the_turn_session_and_memory_store_share_each_stored_node) {
     }
 }
 
+/// memory_store, counting calls of its asynchronous operations; NeverBlocks false hides its
+/// never_blocks constant, so the runner goes through those operations instead.
+template <bool NeverBlocks>
+struct counting_memory_store : lb::memory_store {
+    static constexpr bool never_blocks = NeverBlocks;
+    std::shared_ptr<int> async_calls = std::make_shared<int>(0);
+    using lb::memory_store::memory_store;
+    template <class Token = asio::deferred_t>
+    auto async_get(lb::session_key k, lb::get_options o = {}, Token&& token = {}) {
+        ++*async_calls;
+        return lb::memory_store::async_get(std::move(k), std::move(o), std::forward<Token>(token));
+    }
+    template <class Token = asio::deferred_t>
+    auto async_create(lb::create_options o, Token&& token = {}) {
+        ++*async_calls;
+        return lb::memory_store::async_create(std::move(o), std::forward<Token>(token));
+    }
+    template <class Token = asio::deferred_t>
+    auto async_append(lb::session& s, lb::event e, Token&& token = {}) {
+        ++*async_calls;
+        return lb::memory_store::async_append(s, std::move(e), std::forward<Token>(token));
+    }
+};
+
+BOOST_AUTO_TEST_CASE(a_never_blocking_store_is_called_directly_with_the_same_outcome) {
+    static_assert(lb::detail::never_blocking_store<lb::memory_store>);
+    static_assert(lb::detail::never_blocking_store<counting_memory_store<true>>);
+    static_assert(!lb::detail::never_blocking_store<counting_memory_store<false>>);
+    static_assert(!lb::detail::never_blocking_store<lb::jsonl_store>);
+    asio::io_context io;
+    counting_memory_store<true> direct(io.get_executor());
+    counting_memory_store<false> posted(io.get_executor());
+    script_agent a;
+    a.name_ = "a";
+    a.steps = {{"one", false, {{"k", 1}, {"temp:t", 2}}}, {"tw", true}, {"two"}};
+    lb::runner r1{a, direct};
+    lb::runner r2{a, posted};
+    // Three turns: a new session, then the cached session brought up to date twice.
+    for (int turn = 0; turn < 3; ++turn) {
+        auto g1 = run_turn(io, r1.run(opts(), "hi"));
+        auto g2 = run_turn(io, r2.run(opts(), "hi"));
+        BOOST_TEST_REQUIRE(!g1.error);
+        BOOST_TEST_REQUIRE(!g2.error);
+        BOOST_TEST(g1.texts() == g2.texts());
+        BOOST_REQUIRE(g1.events.size() == g2.events.size());
+        for (std::size_t i = 0; i < g1.events.size(); ++i) {
+            BOOST_TEST(g1.events[i].sequence == g2.events[i].sequence);
+            BOOST_TEST(g1.events[i].partial == g2.events[i].partial);
+            BOOST_TEST(g1.events[i].actions.state_delta == g2.events[i].actions.state_delta);
+        }
+        BOOST_TEST(g1.events.back().sequence == 3 * (turn + 1));
+    }
+    BOOST_TEST(*direct.async_calls == 0);
+    BOOST_TEST(*posted.async_calls >= 3 * 3); // a get and three appends per turn at least
+    auto s1 = load(io, direct);
+    auto s2 = load(io, posted);
+    BOOST_REQUIRE(s1);
+    BOOST_REQUIRE(s2);
+    BOOST_TEST(s1->events.size() == 9u);
+    BOOST_TEST(s2->events.size() == 9u);
+    BOOST_TEST(s1->state == s2->state);
+    BOOST_TEST(!s1->state.contains("temp:t"));
+}
+
+BOOST_AUTO_TEST_CASE(a_direct_append_that_fails_ends_the_turn_and_keeps_what_was_stored) {
+    asio::io_context io;
+    lb::memory_store_options mo;
+    mo.max_event_bytes = 1024;
+    lb::memory_store st(io.get_executor(), mo);
+    script_agent a;
+    a.name_ = "a";
+    a.steps = {{"fine"}, {std::string(4000, 'x')}, {"never"}};
+    lb::runner r{a, st};
+    auto got = run_turn(io, r.run(opts(), "go"));
+    BOOST_TEST((got.code() == lb::errc::oversize));
+    BOOST_TEST(got.what().find("storing event 3 of the turn (agent_message by 'a')") != std::string::npos, got.what());
+    BOOST_TEST(got.texts() == (std::vector<std::string>{"fine"}));
+    auto s = load(io, st);
+    BOOST_REQUIRE(s);
+    BOOST_TEST(s->events.size() == 2u);
+    BOOST_TEST(s->last_sequence == 2);
+    BOOST_TEST(r.active_sessions() == 0u);
+    // The next turn starts from the stored session.
+    a.steps = {{"again"}};
+    auto next = run_turn(io, r.run(opts(), "more"));
+    BOOST_TEST(!next.error);
+    BOOST_TEST(next.events.at(0).sequence == 4);
+}
+
 BOOST_AUTO_TEST_CASE_TEMPLATE(state_deltas_of_the_user_message_and_the_agent_are_applied, Env, envs) {
     Env env;
     script_agent a;

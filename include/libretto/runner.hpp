@@ -46,6 +46,7 @@
 #include <boost/system/system_error.hpp>
 
 #include <algorithm>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -120,21 +121,24 @@ struct turn_state {
     std::size_t stored = 0; ///< events stored by this turn
 };
 
-/// A store whose async_append_shared(session&, shared_ptr<event>, token) stamps and keeps
-/// the caller's node before its initiation returns, on the caller's thread (memory_store):
-/// the turn's session can hold the node from the start, and no event is copied for it.
+/// A store whose synchronous get, create and append_shared never block (memory_store, which
+/// says so with its `never_blocks` constant): the turn calls them directly, with no
+/// suspension, post or completion handler in between, and the turn's session holds each
+/// stored node itself (no copy of the event for the session).
 template <class Store>
-concept appends_shared_in_initiation = requires(Store& st, session& s, std::shared_ptr<event> n) {
-    requires Store::appends_in_initiation;
-    st.async_append_shared(s, std::move(n), boost::asio::deferred);
+concept never_blocking_store = requires(Store& st, const Store& cst, session& s, std::shared_ptr<event> n,
+                                        std::int64_t& seq, std::optional<session>& out, const session_key& k,
+                                        const get_options& go) {
+    requires Store::never_blocks;
+    { cst.get(k, go, out) } -> std::same_as<boost::system::error_code>;
+    { st.create(create_options{}, s) } -> std::same_as<boost::system::error_code>;
+    { st.append_shared(s, std::move(n), seq) } -> std::same_as<boost::system::error_code>;
 };
 
-/// Stores `ev` (a non-partial event of the turn) and mirrors it into the turn's session.
-/// On return `ev` is the event as stored (sequence, session id; no temp: keys). Taken by
-/// reference so that the caller's frame, not a second one, holds the event.
+/// store_event's first part: what the runner fills in before the store sees the event (and
+/// its signature, with a signer).
 template <class Core>
-boost::asio::awaitable<void> store_event(Core& core, turn_state& t, event& ev) {
-    session& s = *t.sess;
+void stamp_event(Core& core, const session& s, event& ev) {
     if (ev.id.empty()) ev.id = event::new_id();
     if (ev.timestamp == 0) ev.timestamp = event::now();
     if (ev.session_id.empty()) ev.session_id = s.id;
@@ -145,36 +149,18 @@ boost::asio::awaitable<void> store_event(Core& core, turn_state& t, event& ev) {
         // leaves them out, so the signature holds for the stored event too.
         chain_event(s, ev);
         core.signer.sign_event(ev);
-    }
-    // The agent sees the event in ctx.session() as soon as the runner has taken it (its
-    // sequence is filled in once stored): an agent whose stream has capacity 0 finds
-    // each event it emitted in the session when its emit() returns.
-    constexpr bool in_place = detail::appends_shared_in_initiation<typename Core::store_type>;
-    std::shared_ptr<event> node; // in_place: the one box the session and the store share
-    if constexpr (in_place) {
-        node = std::make_shared<event>(std::move(ev));
-        s.events.push_back(event_list::pointer_type(node));
     } else {
-        s.events.push_back(ev);
+        (void)core;
     }
-    const std::size_t index = s.events.size() - 1;
-    if (const event& taken = s.events[index]; !taken.actions.state_delta.empty())
-        apply_delta(s.state, taken.actions.state_delta);
+}
 
-    t.scratch.last_sequence = s.last_sequence;
-    t.scratch.events.clear();
-    boost::system::error_code ec;
-    auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
-    std::int64_t seq = 0;
-    if constexpr (in_place) {
-        // The store stamps the node the session already holds (sequence, no temp: keys)
-        // before this initiation returns, on this thread: no copy, nothing runs between.
-        auto op = core.store->async_append_shared(t.scratch, node, std::move(token));
-        seq = co_await std::move(op);
-    } else {
-        auto op = core.store->async_append(t.scratch, std::move(ev), std::move(token));
-        seq = co_await std::move(op);
-    }
+/// store_event's last part, once the store answered: the stored event replaces the one the
+/// turn's session took at `index` (the node it holds already, with a never-blocking store),
+/// and `ev` becomes a copy of it (what the caller is given). A failure takes the event out
+/// of the turn's session again and throws.
+inline void finish_store(turn_state& t, event& ev, std::size_t index, boost::system::error_code ec,
+                         std::int64_t seq) {
+    session& s = *t.sess;
     if (ec || t.scratch.events.empty()) {
         if (!ec) ec = make_error_code(errc::io_error);
         std::string what = "storing event " + std::to_string(t.stored + 1) + " of the turn (" +
@@ -186,16 +172,60 @@ boost::asio::awaitable<void> store_event(Core& core, turn_state& t, event& ev) {
                     "stopped; the next turn loads the session again)";
         throw_turn_error(ec, what);
     }
-    // The turn's session keeps the stored event itself (with its sequence, without temp:
-    // keys), shared with the store where the store keeps shared events; the caller gets a
-    // copy.
     event_list::pointer_type stored = t.scratch.events.shared(t.scratch.events.size() - 1);
     t.scratch.events.clear();
-    s.events.replace(index, stored); // in_place: the node it holds already
+    s.events.replace(index, stored);
     ev = *stored;
     s.last_sequence = seq;
     s.last_update_time = ev.timestamp;
     ++t.stored;
+}
+
+/// store_event with a never-blocking store: a plain call. The event is boxed once; the
+/// turn's session takes the node at once (an agent whose stream has capacity 0 finds each
+/// event it emitted in ctx.session() when its emit() returns), and the store stamps and
+/// keeps that same node.
+template <class Core>
+void store_event_now(Core& core, turn_state& t, event& ev) {
+    session& s = *t.sess;
+    stamp_event(core, s, ev);
+    auto node = std::make_shared<event>(std::move(ev));
+    s.events.push_back(event_list::pointer_type(node));
+    const std::size_t index = s.events.size() - 1;
+    if (!node->actions.state_delta.empty()) apply_delta(s.state, node->actions.state_delta);
+    t.scratch.last_sequence = s.last_sequence;
+    t.scratch.events.clear();
+    std::int64_t seq = 0;
+    const auto ec = core.store->append_shared(t.scratch, std::move(node), seq);
+    finish_store(t, ev, index, ec, seq);
+}
+
+/// Stores `ev` (a non-partial event of the turn) and mirrors it into the turn's session.
+/// On return `ev` is the event as stored (sequence, session id; no temp: keys). Taken by
+/// reference so that the caller's frame, not a second one, holds the event. Hot paths call
+/// store_event_now themselves when the store never blocks (no frame at all).
+template <class Core>
+boost::asio::awaitable<void> store_event(Core& core, turn_state& t, event& ev) {
+    if constexpr (never_blocking_store<typename Core::store_type>) {
+        store_event_now(core, t, ev);
+        co_return;
+    } else {
+        session& s = *t.sess;
+        stamp_event(core, s, ev);
+        // The agent sees the event in ctx.session() as soon as the runner has taken it (its
+        // sequence is filled in once stored).
+        s.events.push_back(ev);
+        const std::size_t index = s.events.size() - 1;
+        if (const event& taken = s.events[index]; !taken.actions.state_delta.empty())
+            apply_delta(s.state, taken.actions.state_delta);
+        t.scratch.last_sequence = s.last_sequence;
+        t.scratch.events.clear();
+        boost::system::error_code ec;
+        auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
+        auto op = core.store->async_append(t.scratch, std::move(ev), std::move(token));
+        const std::int64_t seq = co_await std::move(op);
+        finish_store(t, ev, index, ec, seq);
+    }
 }
 
 template <class Store>
@@ -529,22 +559,35 @@ compaction_hook overflow_hook(std::shared_ptr<Core> core, turn_state& t) {
 template <class Core>
 boost::asio::awaitable<void> load_turn_session(Core& core, turn_state& t, const std::string& cache_key, bool resume) {
     // A session this runner ran before is only brought up to date (docs/performance.md).
+    // A never-blocking store is called directly (never_blocking_store); errors are thrown
+    // as use_awaitable throws them.
+    using store_type = typename Core::store_type;
+    constexpr bool direct = never_blocking_store<store_type>;
     auto& store = *core.store;
     std::optional<session> loaded = core.cache.take(cache_key);
     if (loaded) {
         get_options go;
         go.from_sequence = loaded->last_sequence;
-        session_key k = t.key;
-        auto op = store.async_get(std::move(k), std::move(go), boost::asio::use_awaitable);
-        std::optional<session> fresh = co_await std::move(op);
+        std::optional<session> fresh;
+        if constexpr (direct) {
+            if (auto ec = store.get(t.key, go, fresh)) throw boost::system::system_error(ec);
+        } else {
+            session_key k = t.key;
+            auto op = store.async_get(std::move(k), std::move(go), boost::asio::use_awaitable);
+            fresh = co_await std::move(op);
+        }
         if (!fresh || !refresh_cached_session(*loaded, std::move(*fresh))) loaded.reset();
     }
+    get_options from_compaction;
+    from_compaction.from_newest_compaction = true;
     if (!loaded) {
-        get_options go;
-        go.from_newest_compaction = true;
-        session_key k = t.key;
-        auto op = store.async_get(std::move(k), std::move(go), boost::asio::use_awaitable);
-        loaded = co_await std::move(op);
+        if constexpr (direct) {
+            if (auto ec = store.get(t.key, from_compaction, loaded)) throw boost::system::system_error(ec);
+        } else {
+            session_key k = t.key;
+            auto op = store.async_get(std::move(k), from_compaction, boost::asio::use_awaitable);
+            loaded = co_await std::move(op);
+        }
     }
     if (!loaded) {
         if (resume) throw_turn_error(errc::not_found, "resume: " + session_name(t.key) + " does not exist");
@@ -553,17 +596,24 @@ boost::asio::awaitable<void> load_turn_session(Core& core, turn_state& t, const 
         co.user_id = t.key.user_id;
         co.session_id = t.key.session_id;
         boost::system::error_code ec;
-        auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
-        auto op = store.async_create(std::move(co), std::move(token));
-        session created = co_await std::move(op);
+        session created;
+        if constexpr (direct) {
+            ec = store.create(std::move(co), created);
+        } else {
+            auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
+            auto op = store.async_create(std::move(co), std::move(token));
+            created = co_await std::move(op);
+        }
         if (!ec) {
             loaded.emplace(std::move(created));
         } else if (ec == errc::already_exists) { // another process created it meanwhile
-            get_options go;
-            go.from_newest_compaction = true;
-            session_key k = t.key;
-            auto again = store.async_get(std::move(k), std::move(go), boost::asio::use_awaitable);
-            loaded = co_await std::move(again);
+            if constexpr (direct) {
+                if (auto e = store.get(t.key, from_compaction, loaded)) throw boost::system::system_error(e);
+            } else {
+                session_key k = t.key;
+                auto again = store.async_get(std::move(k), from_compaction, boost::asio::use_awaitable);
+                loaded = co_await std::move(again);
+            }
             if (!loaded) throw_turn_error(errc::not_found, session_name(t.key) + " vanished while it was created");
         } else {
             throw_turn_error(ec, "creating " + session_name(t.key) + " failed: " + ec.message());
@@ -687,11 +737,13 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
     std::exception_ptr failure;
     bool finished = false;
     try {
-        {
+        if constexpr (never_blocking_store<typename Core::store_type>) {
+            store_event_now(*core, t, *ev);
+        } else {
             auto op = store_event(*core, t, *ev);
             co_await std::move(op);
-            if (req.options.yield_user_message) co_await out.emit(std::move(*ev));
         }
+        if (req.options.yield_user_message) co_await out.emit(std::move(*ev));
 
         // 4. The agent's events: stored (non-partial) before the agent is asked for the
         // next one, then yielded.
@@ -705,8 +757,12 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
                 continue;
             }
             if (ev->invocation_id.empty()) ev->invocation_id = invocation_id;
-            auto op = store_event(*core, t, *ev);
-            co_await std::move(op);
+            if constexpr (never_blocking_store<typename Core::store_type>) {
+                store_event_now(*core, t, *ev);
+            } else {
+                auto op = store_event(*core, t, *ev);
+                co_await std::move(op);
+            }
             co_await out.emit(std::move(*ev));
         }
 
@@ -723,8 +779,11 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
     // 7. The end of the turn for the store (durability per_turn), also after a failure or a
     // cancellation: what was stored is flushed before the next turn may start.
     if (failure) co_await boost::asio::this_coro::reset_cancellation_state();
-    auto flush = flush_turn(*core, t);
-    boost::system::error_code flush_ec = co_await std::move(flush);
+    boost::system::error_code flush_ec;
+    if constexpr (flushable_store<typename Core::store_type>) {
+        auto flush = flush_turn(*core, t);
+        flush_ec = co_await std::move(flush);
+    }
     if (failure) std::rethrow_exception(failure);
     if (finished && flush_ec)
         throw_turn_error(flush_ec, "flushing " + session_name(t.key) + " at the end of the turn failed: " +

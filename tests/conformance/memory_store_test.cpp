@@ -60,6 +60,59 @@ struct sync_store {
     sync_store() { BOOST_TEST_REQUIRE(!st.create(conformance::create_opts("app", "u", "s"), s)); }
 };
 
+// append_shared, the synchronous form the runner calls: the node is stamped and kept, and
+// every failure leaves the node, the caller's session and the store as they were.
+BOOST_FIXTURE_TEST_CASE(append_shared_stamps_and_keeps_the_node_or_leaves_everything_alone, sync_store) {
+    static_assert(libretto::memory_store::never_blocks);
+    auto node = std::make_shared<libretto::event>(conformance::text_event("one"));
+    node->actions.state_delta["temp:t"] = 1;
+    node->actions.state_delta["k"] = 2;
+    std::int64_t seq = -1;
+    BOOST_TEST_REQUIRE(!st.append_shared(s, node, seq));
+    BOOST_TEST(seq == 1);
+    BOOST_TEST(node->sequence == 1);
+    BOOST_TEST(node->session_id == "s");
+    BOOST_TEST(!node->actions.state_delta.contains("temp:t"));
+    BOOST_TEST_REQUIRE(s.events.size() == 1u);
+    BOOST_TEST(&s.events[0] == node.get());
+    std::optional<libretto::session> g;
+    BOOST_TEST_REQUIRE(!st.get({"app", "u", "s"}, {}, g));
+    BOOST_TEST_REQUIRE(g->events.size() == 1u);
+    BOOST_TEST(&g->events[0] == node.get());
+    BOOST_TEST(g->state.at("k") == 2);
+    BOOST_TEST(!g->state.contains("temp:t"));
+
+    // A stale session: another append came in since it was loaded.
+    libretto::session stale = s;
+    BOOST_TEST_REQUIRE(!st.append(s, conformance::text_event("two"), seq));
+    auto late = std::make_shared<libretto::event>(conformance::text_event("late"));
+    BOOST_TEST(st.append_shared(stale, late, seq) == libretto::errc::stale_session);
+    BOOST_TEST(seq == 0);
+    BOOST_TEST(late->sequence == 0);
+    BOOST_TEST(late->session_id.empty());
+    BOOST_TEST(stale.events.size() == 1u);
+
+    // No node; a session the store does not have; an event over the size limit.
+    BOOST_TEST(st.append_shared(s, nullptr, seq) == libretto::errc::invalid_argument);
+    libretto::session missing = s;
+    missing.id = "nope";
+    BOOST_TEST(st.append_shared(missing, late, seq) == libretto::errc::not_found);
+    libretto::memory_store_options mo;
+    mo.max_event_bytes = 256;
+    libretto::memory_store small(io.get_executor(), mo);
+    libretto::session t;
+    BOOST_TEST_REQUIRE(!small.create(conformance::create_opts("app", "u", "t"), t));
+    auto big = std::make_shared<libretto::event>(conformance::text_event(std::string(1000, 'x')));
+    BOOST_TEST(small.append_shared(t, big, seq) == libretto::errc::oversize);
+    BOOST_TEST(big->sequence == 0);
+    BOOST_TEST(t.events.empty());
+
+    BOOST_TEST_REQUIRE(!st.get({"app", "u", "s"}, {}, g));
+    BOOST_TEST(g->events.size() == 2u);
+    BOOST_TEST(g->last_sequence == 2);
+    BOOST_TEST(late->sequence == 0);
+}
+
 // An appended event exists once: the store, the appender's session and every session a
 // get returns hold the same node (sessions copy pointers, not events).
 BOOST_FIXTURE_TEST_CASE(store_appender_and_readers_share_one_event, sync_store) {

@@ -44,6 +44,11 @@ public:
 
     // ---- synchronous core (no I/O: these are what the async operations post) ----------
 
+    /// The synchronous functions below never block on I/O (a mutex held for a look-up and
+    /// a copy at most): an event-loop thread may call them directly. The runner does, for
+    /// the session load and its appends (docs/runner.md, "Stores that never block").
+    static constexpr bool never_blocks = true;
+
     boost::system::error_code create(create_options o, session& out) {
         if (auto ec = validate_id(o.app_name)) return ec;
         if (auto ec = validate_id(o.user_id)) return ec;
@@ -131,6 +136,16 @@ public:
         return append_event(sess, std::make_shared<event>(std::move(e)), sequence);
     }
 
+    /// append() for an event already boxed in `node`, which the caller may share: on
+    /// success the node has its sequence and session id, its delta has lost its temp: keys,
+    /// and the store and `sess` hold the node itself, with no copy. On failure (stale,
+    /// oversize, missing session, a null node) the node is left unchanged.
+    boost::system::error_code append_shared(session& sess, std::shared_ptr<event> node, std::int64_t& sequence) {
+        sequence = 0;
+        if (!node) return errc::invalid_argument;
+        return append_event(sess, std::move(node), sequence);
+    }
+
     /// Appends the events at once: all stored, or none (stale, oversize, missing session, an
     /// event naming another session). Partial events are skipped. `sequence` is that of the
     /// last stored event (0 if none was stored). One lock and one look-up for the batch.
@@ -207,7 +222,7 @@ public:
         return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
             [this](auto handler, session* sess, std::shared_ptr<event> e) {
                 std::int64_t seq = 0;
-                auto ec = e ? append_event(*sess, std::move(e), seq) : make_error_code(errc::invalid_argument);
+                auto ec = append_shared(*sess, std::move(e), seq);
                 detail::post_result(std::move(handler), ex_, ec, seq);
             },
             token, &sess, std::move(node));
