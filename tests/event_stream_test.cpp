@@ -660,6 +660,46 @@ BOOST_AUTO_TEST_CASE(make_stream_over_a_vector) {
     });
 }
 
+// make_stream has no producer: the items are buffered up front and next() never suspends
+// (a handler posted before the loop has not run when the last item is out), whatever the
+// capacity; after the end next() reports stream_closed; cancel() drops what was not taken;
+// move-only items work.
+BOOST_AUTO_TEST_CASE(make_stream_is_ready_at_once_and_never_suspends) {
+    run([](executor ex) -> asio::awaitable<void> {
+        auto s = libretto::make_stream<int>(ex, {1, 2, 3}, stream_options{0});
+        bool posted_ran = false;
+        asio::post(ex, [&] { posted_ran = true; });
+        std::vector<int> got;
+        for (;;) {
+            auto next = s.next();
+            std::optional<int> v = co_await std::move(next);
+            if (!v) break;
+            got.push_back(*v);
+        }
+        BOOST_TEST(!posted_ran);
+        BOOST_TEST(got == (std::vector<int>{1, 2, 3}), boost::test_tools::per_element());
+        auto after = co_await error_of(s.next());
+        BOOST_TEST((after == libretto::errc::stream_closed));
+
+        auto c = libretto::make_stream<std::string>(ex, {"a", "b", "c"});
+        {
+            auto first = co_await c.next();
+            BOOST_TEST((first == std::optional<std::string>("a")));
+        }
+        c.cancel();
+        auto cancelled = co_await error_of(c.next());
+        BOOST_TEST((cancelled == libretto::errc::cancelled));
+
+        std::vector<std::unique_ptr<int>> boxes;
+        boxes.push_back(std::make_unique<int>(7));
+        boxes.push_back(std::make_unique<int>(8));
+        auto u = libretto::make_stream<std::unique_ptr<int>>(ex, std::move(boxes));
+        int sum = 0;
+        while (auto b = co_await u.next()) sum += **b;
+        BOOST_TEST(sum == 15);
+    });
+}
+
 BOOST_AUTO_TEST_CASE(moving_the_stream_mid_way) {
     run([](executor ex) -> asio::awaitable<void> {
         basic_event_stream<int> a(ex, counting_producer{50}, stream_options{2});

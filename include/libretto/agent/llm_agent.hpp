@@ -244,13 +244,13 @@ public:
             if (!instruction) {
                 std::vector<event> err;
                 err.push_back(std::move(*instruction_error_));
-                co_await emit_all(std::move(err));
+                co_await emit_all(std::move(err), true);
                 co_return;
             }
             context_view history = history_with(view_builder_, ctx_.session().events, own_);
             llm_action a = loop_.begin_step(std::move(history), std::move(*instruction));
             if (a.kind == llm_action_kind::done) {
-                co_await emit_all(std::move(a.emit));
+                co_await emit_all(std::move(a.emit), true);
                 co_return;
             }
 
@@ -287,8 +287,9 @@ public:
             }
             for (const auto& c : a.calls)
                 if (c.long_running) ctx_.long_running_tool_ids().insert(c.call.tool_call_id);
-            co_await emit_all(std::move(a.emit));
-            if (a.kind == llm_action_kind::done) co_return;
+            const bool done = a.kind == llm_action_kind::done;
+            co_await emit_all(std::move(a.emit), done);
+            if (done) co_return;
 
             // The tools, concurrently.
             std::vector<pending_call> calls = std::move(a.calls);
@@ -297,7 +298,7 @@ public:
             for (auto& tc : inbox->contexts) tool_actions.merge(tc.take_actions());
             std::vector<std::optional<tool_response_part>> results = std::move(inbox->results);
             a = loop_.on_tool_results(std::move(results), std::move(tool_actions));
-            co_await emit_all(std::move(a.emit));
+            co_await emit_all(std::move(a.emit), a.kind != llm_action_kind::next_step);
             if (a.kind == llm_action_kind::transfer) {
                 std::string target = std::move(a.transfer_target);
                 co_await transfer(std::move(target));
@@ -347,22 +348,23 @@ private:
         return o_.static_instruction + "\n\n" + r.text;
     }
 
-    /// Emits `events` in order; non-partial ones are remembered (history_with) and their
-    /// state_delta applied to the invocation's state.
-    boost::asio::awaitable<void> emit_all(std::vector<event> events) {
-        for (auto& e : events) co_await emit_one(std::move(e));
+    /// Emits `events` in order; non-partial ones have their state_delta applied to the
+    /// invocation's state and, unless `last` (the run ends with them: no later request
+    /// needs them), are remembered for the next request's history (history_with).
+    boost::asio::awaitable<void> emit_all(std::vector<event> events, bool last = false) {
+        for (auto& e : events) co_await emit_one(std::move(e), !last);
     }
 
     /// Not a coroutine, and takes the event by reference: a by-value parameter would be a
     /// temporary of each `co_await emit_one(...)` expression, kept in the caller's frame.
     /// The event moves straight into the stream's emit.
-    boost::asio::awaitable<void> emit_one(event&& e) {
+    boost::asio::awaitable<void> emit_one(event&& e, bool remember = true) {
         if (!e.partial) {
             if (!e.actions.state_delta.empty()) ctx_.state().apply(e.actions.state_delta);
             // Those the runner has stored since are in the session: keeps own_ at the one
             // or two events in flight instead of a step's worth.
             drop_held_events(ctx_.session().events, own_);
-            own_.push_back(e);
+            if (remember) own_.push_back(e);
         }
         return out_.emit(std::move(e));
     }
@@ -390,8 +392,8 @@ private:
 
     /// The partial event for a streamed chunk, emitted; none for a chunk without text or
     /// thinking. A plain function: the event is built and moved on outside the frame.
-    std::optional<boost::asio::awaitable<void>> emit_partial(const llm_chunk& c) {
-        std::optional<event> p = loop_.partial_event(c);
+    std::optional<boost::asio::awaitable<void>> emit_partial(llm_chunk&& c) {
+        std::optional<event> p = loop_.partial_event(std::move(c));
         if (!p) return std::nullopt;
         return out_.emit(std::move(*p));
     }
@@ -408,7 +410,8 @@ private:
             if (!c) break;
             if (c->final) co_return std::move(*c->final);
             acc.add(*c);
-            std::optional<boost::asio::awaitable<void>> op = emit_partial(*c);
+            // The accumulator has copied what it keeps: the partial event takes the text.
+            std::optional<boost::asio::awaitable<void>> op = emit_partial(std::move(*c));
             if (op) co_await std::move(*op);
         }
         acc.fail(make_error_code(errc::bad_response), "the model's stream ended without a final response");

@@ -221,6 +221,7 @@ std::vector<message> build_messages_impl(const Events& events, std::string_view 
     }
 
     std::vector<message> out;
+    out.reserve(events.size()); // about one message per event: no regrowth, no moves
     boost::unordered_flat_set<std::string_view> emitted;
     for (const event& e : events) {
         if (skipped(e)) continue;

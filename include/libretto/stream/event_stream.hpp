@@ -74,6 +74,12 @@ struct stream_access {
     static stream_writer<T> make_writer(std::shared_ptr<stream_state<T>> st) {
         return stream_writer<T>(std::move(st));
     }
+    template <class T>
+    static basic_event_stream<T> make_ready(boost::asio::any_io_executor ex, std::vector<T> items) {
+        auto st = std::make_shared<stream_state<T>>(std::move(ex), 0);
+        st->preload(std::move(items));
+        return basic_event_stream<T>(std::move(st));
+    }
 };
 
 template <class P, class T>
@@ -189,6 +195,9 @@ public:
     executor_type get_executor() const { return state_->get_executor(); }
 
 private:
+    friend struct detail::stream_access;
+    explicit basic_event_stream(std::shared_ptr<detail::stream_state<T>> st) noexcept : state_(std::move(st)) {}
+
     void reset() noexcept {
         if (state_) {
             state_->cancel();
@@ -199,21 +208,14 @@ private:
     std::shared_ptr<detail::stream_state<T>> state_;
 };
 
-namespace detail {
-template <class T>
-struct vector_producer {
-    std::vector<T> items;
-    boost::asio::awaitable<void> operator()(stream_writer<T> out) {
-        for (T& item : items) co_await out.emit(std::move(item));
-    }
-};
-} // namespace detail
-
-/// A stream over ready items (scripted data, tests).
+/// A stream over ready items (scripted replies, replays, tests). The items are buffered
+/// when the stream is made and the stream has ended: there is no producer, so nothing is
+/// spawned, next() never suspends, and `options` (a producer's back-pressure) changes
+/// nothing. Cancelling or destroying the stream drops the items not taken.
 template <class T>
 basic_event_stream<T> make_stream(boost::asio::any_io_executor ex, std::vector<T> items,
-                                  stream_options options = {}) {
-    return basic_event_stream<T>(std::move(ex), detail::vector_producer<T>{std::move(items)}, options);
+                                  [[maybe_unused]] stream_options options = {}) {
+    return detail::stream_access::make_ready<T>(std::move(ex), std::move(items));
 }
 
 /// The stream every agent returns: libretto events.

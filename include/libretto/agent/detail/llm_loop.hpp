@@ -432,13 +432,15 @@ public:
         return e;
     }
 
-    /// A partial event for a chunk's text and thinking deltas; nullopt if it has neither.
-    std::optional<event> partial_event(const llm_chunk& c) const {
+    /// A partial event for a chunk's text and thinking deltas (moved out of the chunk);
+    /// nullopt if it has neither.
+    std::optional<event> partial_event(llm_chunk&& c) const {
         if (c.text.empty() && c.thinking.empty()) return std::nullopt;
         event e = make_event(event_type::agent_message);
         e.partial = true;
-        if (!c.thinking.empty()) e.content.parts.emplace_back(thinking_part{c.thinking, {}});
-        if (!c.text.empty()) e.content.parts.emplace_back(text_part{c.text, {}});
+        e.content.parts.reserve(static_cast<std::size_t>(!c.thinking.empty()) + !c.text.empty());
+        if (!c.thinking.empty()) e.content.parts.emplace_back(thinking_part{std::move(c.thinking), {}});
+        if (!c.text.empty()) e.content.parts.emplace_back(text_part{std::move(c.text), {}});
         return e;
     }
 

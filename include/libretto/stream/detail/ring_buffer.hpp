@@ -36,6 +36,11 @@ public:
         ++size_;
     }
 
+    /// Room for `n` items in all (one allocation, for items known up front).
+    void reserve(std::size_t n) {
+        if (n > cap_) grow_to(n);
+    }
+
     /// Removes the first item and returns its slot, still holding it: the caller moves the
     /// item out at once, before the buffer is touched again (a stream's next() moves it
     /// straight into its result, with no copy in between and no temporary in its frame).
@@ -57,8 +62,9 @@ public:
     }
 
 private:
-    void grow() {
-        const std::size_t new_cap = cap_ ? cap_ * 2 : first_cap_;
+    void grow() { grow_to(cap_ ? cap_ * 2 : first_cap_); }
+
+    void grow_to(std::size_t new_cap) {
         auto fresh = std::make_unique<std::optional<T>[]>(new_cap);
         for (std::size_t k = 0; k < size_; ++k) {
             std::size_t i = head_ + k;

@@ -139,6 +139,15 @@ public:
 
     void producer_started() noexcept { producer_active_ = true; }
 
+    /// A stream over items known up front (make_stream): all of them buffered at once, and
+    /// the stream ended. No producer: nothing is spawned, next() never waits.
+    void preload(std::vector<T>&& items) {
+        buffer_.reserve(items.size());
+        for (T& item : items) buffer_.push_back(std::move(item));
+        pushed_ = items.size();
+        phase_ = stream_phase::ended;
+    }
+
     /// The producer body returned (ep == nullptr) or threw.
     void producer_done(std::exception_ptr ep) {
         producer_active_ = false;
