@@ -156,10 +156,10 @@ void stamp_event(Core& core, const session& s, event& ev) {
 
 /// store_event's last part, once the store answered: the stored event replaces the one the
 /// turn's session took at `index` (the node it holds already, with a never-blocking store),
-/// and `ev` becomes a copy of it (what the caller is given). A failure takes the event out
-/// of the turn's session again and throws.
+/// and `ev` becomes a copy of it (what the caller is given) if `give_back`. A failure takes
+/// the event out of the turn's session again and throws.
 inline void finish_store(turn_state& t, event& ev, std::size_t index, boost::system::error_code ec,
-                         std::int64_t seq) {
+                         std::int64_t seq, bool give_back) {
     session& s = *t.sess;
     if (ec || t.scratch.events.empty()) {
         if (!ec) ec = make_error_code(errc::io_error);
@@ -174,19 +174,20 @@ inline void finish_store(turn_state& t, event& ev, std::size_t index, boost::sys
     }
     event_list::pointer_type stored = t.scratch.events.shared(t.scratch.events.size() - 1);
     t.scratch.events.clear();
-    s.events.replace(index, stored);
-    ev = *stored;
     s.last_sequence = seq;
-    s.last_update_time = ev.timestamp;
+    s.last_update_time = stored->timestamp;
+    if (give_back) ev = *stored;
+    s.events.replace(index, std::move(stored));
     ++t.stored;
 }
 
 /// store_event with a never-blocking store: a plain call. The event is boxed once; the
 /// turn's session takes the node at once (an agent whose stream has capacity 0 finds each
 /// event it emitted in ctx.session() when its emit() returns), and the store stamps and
-/// keeps that same node.
+/// keeps that same node. Without `give_back`, `ev` is left moved-from (the caller does not
+/// yield it: no copy).
 template <class Core>
-void store_event_now(Core& core, turn_state& t, event& ev) {
+void store_event_now(Core& core, turn_state& t, event& ev, bool give_back = true) {
     session& s = *t.sess;
     stamp_event(core, s, ev);
     auto node = std::make_shared<event>(std::move(ev));
@@ -197,7 +198,7 @@ void store_event_now(Core& core, turn_state& t, event& ev) {
     t.scratch.events.clear();
     std::int64_t seq = 0;
     const auto ec = core.store->append_shared(t.scratch, std::move(node), seq);
-    finish_store(t, ev, index, ec, seq);
+    finish_store(t, ev, index, ec, seq, give_back);
 }
 
 /// Stores `ev` (a non-partial event of the turn) and mirrors it into the turn's session.
@@ -205,9 +206,9 @@ void store_event_now(Core& core, turn_state& t, event& ev) {
 /// reference so that the caller's frame, not a second one, holds the event. Hot paths call
 /// store_event_now themselves when the store never blocks (no frame at all).
 template <class Core>
-boost::asio::awaitable<void> store_event(Core& core, turn_state& t, event& ev) {
+boost::asio::awaitable<void> store_event(Core& core, turn_state& t, event& ev, bool give_back = true) {
     if constexpr (never_blocking_store<typename Core::store_type>) {
-        store_event_now(core, t, ev);
+        store_event_now(core, t, ev, give_back);
         co_return;
     } else {
         session& s = *t.sess;
@@ -224,7 +225,7 @@ boost::asio::awaitable<void> store_event(Core& core, turn_state& t, event& ev) {
         auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
         auto op = core.store->async_append(t.scratch, std::move(ev), std::move(token));
         const std::int64_t seq = co_await std::move(op);
-        finish_store(t, ev, index, ec, seq);
+        finish_store(t, ev, index, ec, seq, give_back);
     }
 }
 
@@ -476,7 +477,7 @@ boost::asio::awaitable<void> run_memory_flush(std::shared_ptr<Core> core, turn_s
     first.metadata["memory_flush"] = true;
     const std::string invocation_id = first.invocation_id;
     {
-        auto op = store_event(*core, t, first);
+        auto op = store_event(*core, t, first, false); // not yielded: no copy back
         co_await std::move(op);
     }
     invocation_options io;
@@ -499,7 +500,7 @@ boost::asio::awaitable<void> run_memory_flush(std::shared_ptr<Core> core, turn_s
         if (ev->partial) continue;
         if (ev->invocation_id.empty()) ev->invocation_id = invocation_id;
         ev->metadata["memory_flush"] = true;
-        auto op = store_event(*core, t, *ev);
+        auto op = store_event(*core, t, *ev, false);
         co_await std::move(op);
     }
 }
@@ -737,13 +738,15 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
     std::exception_ptr failure;
     bool finished = false;
     try {
+        // Copied back for the caller only if it is yielded.
+        const bool yield_first = req.options.yield_user_message;
         if constexpr (never_blocking_store<typename Core::store_type>) {
-            store_event_now(*core, t, *ev);
+            store_event_now(*core, t, *ev, yield_first);
         } else {
-            auto op = store_event(*core, t, *ev);
+            auto op = store_event(*core, t, *ev, yield_first);
             co_await std::move(op);
         }
-        if (req.options.yield_user_message) co_await out.emit(std::move(*ev));
+        if (yield_first) co_await out.emit(std::move(*ev));
 
         // 4. The agent's events: stored (non-partial) before the agent is asked for the
         // next one, then yielded.
