@@ -667,8 +667,8 @@ BOOST_AUTO_TEST_CASE(make_stream_over_a_vector) {
 BOOST_AUTO_TEST_CASE(make_stream_is_ready_at_once_and_never_suspends) {
     run([](executor ex) -> asio::awaitable<void> {
         auto s = libretto::make_stream<int>(ex, {1, 2, 3}, stream_options{0});
-        bool posted_ran = false;
-        asio::post(ex, [&] { posted_ran = true; });
+        auto posted_ran = std::make_shared<bool>(false); // shared: the handler may outlive this frame
+        asio::post(ex, [posted_ran] { *posted_ran = true; });
         std::vector<int> got;
         for (;;) {
             auto next = s.next();
@@ -676,7 +676,7 @@ BOOST_AUTO_TEST_CASE(make_stream_is_ready_at_once_and_never_suspends) {
             if (!v) break;
             got.push_back(*v);
         }
-        BOOST_TEST(!posted_ran);
+        BOOST_TEST(!*posted_ran);
         BOOST_TEST(got == (std::vector<int>{1, 2, 3}), boost::test_tools::per_element());
         auto after = co_await error_of(s.next());
         BOOST_TEST((after == libretto::errc::stream_closed));
@@ -697,6 +697,8 @@ BOOST_AUTO_TEST_CASE(make_stream_is_ready_at_once_and_never_suspends) {
         int sum = 0;
         while (auto b = co_await u.next()) sum += **b;
         BOOST_TEST(sum == 15);
+        co_await sleep_for(1ms); // the first suspension of this coroutine: the handler runs
+        BOOST_TEST(*posted_ran);
     });
 }
 
