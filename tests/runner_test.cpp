@@ -578,6 +578,40 @@ BOOST_AUTO_TEST_CASE(a_never_blocking_store_is_called_directly_with_the_same_out
     BOOST_TEST(!s1->state.contains("temp:t"));
 }
 
+// With memory_store and an agent over a ready stream nothing in a turn has to wait; the turn
+// still passes through the event loop once, so a caller running turns back to back does not
+// starve other handlers: one posted before the first turn runs during that turn.
+BOOST_AUTO_TEST_CASE(a_turn_that_never_waits_still_lets_other_handlers_run) {
+    asio::io_context io;
+    lb::memory_store st(io.get_executor());
+    script_agent a;
+    a.name_ = "a";
+    a.steps = {{"one"}, {"two"}};
+    lb::runner r{a, st};
+    auto other = std::make_shared<bool>(false);
+    int seen_after_turn = -1;
+    int events = 0;
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+            asio::post(io, [other] { *other = true; });
+            for (int i = 0; i < 3; ++i) {
+                lb::event_stream s = r.run(opts(), "hi");
+                for (;;) {
+                    auto next = s.next();
+                    std::optional<lb::event> e = co_await std::move(next);
+                    if (!e) break;
+                    ++events;
+                }
+                if (*other && seen_after_turn < 0) seen_after_turn = i;
+            }
+        },
+        asio::detached);
+    io.run();
+    BOOST_TEST(events == 6);
+    BOOST_TEST(seen_after_turn == 0);
+}
+
 BOOST_AUTO_TEST_CASE(a_direct_append_that_fails_ends_the_turn_and_keeps_what_was_stored) {
     asio::io_context io;
     lb::memory_store_options mo;

@@ -39,6 +39,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/deferred.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -720,6 +721,16 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
         std::string lock_key = cache_key;
         auto acquire = core->locks->async_acquire(std::move(lock_key), core->ex, boost::asio::use_awaitable);
         lock = co_await std::move(acquire);
+    }
+
+    // A never-blocking store's calls do not suspend, and an agent over ready streams may not
+    // either: such a turn could run from its first next() to its end without returning to
+    // the event loop, and a caller running turns back to back would starve every other
+    // handler (and pile up the completed turns' posted clean-ups). One pass through the
+    // loop per turn, as the store's own posted completions gave before.
+    if constexpr (never_blocking_store<typename Core::store_type>) {
+        auto yield = boost::asio::post(core->ex, boost::asio::use_awaitable);
+        co_await std::move(yield);
     }
 
     // 2. The session: what the context needs (from the newest compaction on), or a new one.
