@@ -612,6 +612,71 @@ BOOST_AUTO_TEST_CASE(a_turn_that_never_waits_still_lets_other_handlers_run) {
     BOOST_TEST(seen_after_turn == 0);
 }
 
+/// memory_store whose get misses while "another process" creates the session (the first
+/// get of all; every get with `vanish`, whose session then never shows up). NeverBlocks
+/// false: the runner goes through async_get, which shares the race.
+template <bool NeverBlocks>
+struct racing_memory_store : lb::memory_store {
+    static constexpr bool never_blocks = NeverBlocks;
+    using lb::memory_store::memory_store;
+    std::shared_ptr<int> gets = std::make_shared<int>(0);
+    bool vanish = false;
+    boost::system::error_code get(const lb::session_key& k, const lb::get_options& o,
+                                  std::optional<lb::session>& out) const {
+        out.reset();
+        if ((*gets)++ == 0 || vanish) {
+            lb::create_options co;
+            co.app_name = k.app_name;
+            co.user_id = k.user_id;
+            co.session_id = k.session_id;
+            lb::session elsewhere;
+            (void)const_cast<racing_memory_store*>(this)->lb::memory_store::create(std::move(co), elsewhere);
+            return {};
+        }
+        return lb::memory_store::get(k, o, out);
+    }
+    template <class Token = asio::deferred_t>
+    auto async_get(lb::session_key k, lb::get_options o = {}, Token&& token = {}) {
+        return asio::async_initiate<Token, void(boost::system::error_code, std::optional<lb::session>)>(
+            [this](auto handler, lb::session_key k, lb::get_options o) {
+                std::optional<lb::session> out;
+                auto ec = get(k, o, out);
+                asio::post(get_executor(), asio::append(std::move(handler), ec, std::move(out)));
+            },
+            token, std::move(k), std::move(o));
+    }
+};
+
+template <class Store>
+void check_session_created_meanwhile() {
+    asio::io_context io;
+    Store st(io.get_executor());
+    script_agent a;
+    a.name_ = "a";
+    a.steps = {{"hello"}};
+    lb::runner r{a, st};
+    auto got = run_turn(io, r.run(opts(), "hi"));
+    BOOST_TEST(!got.error, got.what());
+    BOOST_TEST(got.texts() == (std::vector<std::string>{"hello"}));
+    BOOST_TEST(*st.gets == 2); // missed, then read after the create said already_exists
+    auto s = load(io, static_cast<lb::memory_store&>(st));
+    BOOST_REQUIRE(s);
+    BOOST_TEST(s->events.size() == 2u);
+
+    Store gone(io.get_executor());
+    gone.vanish = true;
+    lb::runner r2{a, gone};
+    auto lost = run_turn(io, r2.run(opts("s2"), "hi"));
+    BOOST_TEST((lost.code() == lb::errc::not_found));
+    BOOST_TEST(lost.what().find("vanished while it was created") != std::string::npos, lost.what());
+    BOOST_TEST(lost.what().find("session 'app/u1/s2'") != std::string::npos, lost.what());
+}
+
+BOOST_AUTO_TEST_CASE(a_session_created_by_another_writer_meanwhile_is_read_and_used) {
+    check_session_created_meanwhile<racing_memory_store<true>>();
+    check_session_created_meanwhile<racing_memory_store<false>>();
+}
+
 BOOST_AUTO_TEST_CASE(a_direct_append_that_fails_ends_the_turn_and_keeps_what_was_stored) {
     asio::io_context io;
     lb::memory_store_options mo;

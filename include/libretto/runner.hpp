@@ -582,7 +582,9 @@ boost::asio::awaitable<void> load_turn_session(Core& core, turn_state& t, const 
     }
     get_options from_compaction;
     from_compaction.from_newest_compaction = true;
-    if (!loaded) {
+    // What the context needs, else a new session; one another process created between our
+    // get and our create is read on the second pass.
+    for (bool created_elsewhere = false; !loaded;) {
         if constexpr (direct) {
             if (auto ec = store.get(t.key, from_compaction, loaded)) throw boost::system::system_error(ec);
         } else {
@@ -590,8 +592,9 @@ boost::asio::awaitable<void> load_turn_session(Core& core, turn_state& t, const 
             auto op = store.async_get(std::move(k), from_compaction, boost::asio::use_awaitable);
             loaded = co_await std::move(op);
         }
-    }
-    if (!loaded) {
+        if (loaded) break;
+        if (created_elsewhere)
+            throw_turn_error(errc::not_found, session_name(t.key) + " vanished while it was created");
         if (resume) throw_turn_error(errc::not_found, "resume: " + session_name(t.key) + " does not exist");
         create_options co;
         co.app_name = t.key.app_name;
@@ -606,20 +609,9 @@ boost::asio::awaitable<void> load_turn_session(Core& core, turn_state& t, const 
             auto op = store.async_create(std::move(co), std::move(token));
             created = co_await std::move(op);
         }
-        if (!ec) {
-            loaded.emplace(std::move(created));
-        } else if (ec == errc::already_exists) { // another process created it meanwhile
-            if constexpr (direct) {
-                if (auto e = store.get(t.key, from_compaction, loaded)) throw boost::system::system_error(e);
-            } else {
-                session_key k = t.key;
-                auto again = store.async_get(std::move(k), from_compaction, boost::asio::use_awaitable);
-                loaded = co_await std::move(again);
-            }
-            if (!loaded) throw_turn_error(errc::not_found, session_name(t.key) + " vanished while it was created");
-        } else {
-            throw_turn_error(ec, "creating " + session_name(t.key) + " failed: " + ec.message());
-        }
+        if (!ec) loaded.emplace(std::move(created));
+        else if (ec == errc::already_exists) created_elsewhere = true;
+        else throw_turn_error(ec, "creating " + session_name(t.key) + " failed: " + ec.message());
     }
     t.sess = std::make_shared<session>(std::move(*loaded));
     loaded.reset();
