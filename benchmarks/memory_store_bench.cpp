@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <stdexcept>
 #include <vector>
 
 namespace {
@@ -17,9 +18,10 @@ namespace {
 namespace asio = boost::asio;
 using namespace libretto;
 
-// Appends through the asynchronous API, one co_await per event, as a runner does: a
-// typical agent reply (text + usage) per event, into one session that grows to 200,000
-// events. The timed loop includes the caller's side: a copy of the prototype for each
+// Appends through the asynchronous API, one co_await per event, as a generic caller of the
+// session_store concept does (the runner calls memory_store's append_shared directly:
+// memory_append_direct_events_s below): a typical agent reply (text + usage) per event,
+// into one session that grows to 200,000 events. The timed loop includes the caller's side: a copy of the prototype for each
 // append, and the caller's session copy receiving every event (room reserved up front).
 // Both touch fresh memory, which on a small VM costs about as much as the store's work.
 void bench_memory_append(libretto_bench::reporter& r) {
@@ -51,6 +53,35 @@ void bench_memory_append(libretto_bench::reporter& r) {
     r.report("memory_append_events_s", n / seconds, "events/s");
 }
 LIBRETTO_BENCHMARK(bench_memory_append, "memory_append_events_s");
+
+// The same events and caller's side through the path the runner takes with memory_store
+// (memory_store::never_blocks): the event boxed once, append_shared called directly, no
+// co_await, post or handler per event.
+void bench_memory_append_direct(libretto_bench::reporter& r) {
+    constexpr int n = 200'000;
+    asio::io_context io;
+    memory_store store(io.get_executor());
+    session s;
+    create_options o;
+    o.app_name = "bench";
+    o.user_id = "u";
+    o.session_id = "s";
+    if (store.create(std::move(o), s)) throw std::runtime_error("memory append direct: create failed");
+    s.events.reserve(n);
+    event proto = event::make(event_type::agent_message, "assistant",
+                              content::from_text("The order shipped on Tuesday; tracking number ZX-1192."));
+    proto.usage = usage{1200, 40, "model-1"};
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i) {
+        std::int64_t seq = 0;
+        if (store.append_shared(s, std::make_shared<event>(proto), seq))
+            throw std::runtime_error("memory append direct: append failed");
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (s.last_sequence != n) std::fprintf(stderr, "memory append direct: wrong count\n");
+    r.report("memory_append_direct_events_s", n / seconds, "events/s");
+}
+LIBRETTO_BENCHMARK(bench_memory_append_direct, "memory_append_direct_events_s");
 
 // The same 200,000 events and the same caller's side (a copy of the prototype per event,
 // the caller's session copy growing), appended a turn at a time: async_append_batch with 8
