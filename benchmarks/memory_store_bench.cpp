@@ -18,27 +18,42 @@ namespace {
 namespace asio = boost::asio;
 using namespace libretto;
 
+constexpr int append_count = 200'000;
+
+/// The session every memory_append benchmark appends to.
+create_options bench_session() {
+    create_options o;
+    o.app_name = "bench";
+    o.user_id = "u";
+    o.session_id = "s";
+    return o;
+}
+
+/// The event appended: a typical agent reply (text + usage).
+event reply_prototype() {
+    event proto = event::make(event_type::agent_message, "assistant",
+                              content::from_text("The order shipped on Tuesday; tracking number ZX-1192."));
+    proto.usage = usage{1200, 40, "model-1"};
+    return proto;
+}
+
 // Appends through the asynchronous API, one co_await per event, as a generic caller of the
 // session_store concept does (the runner calls memory_store's append_shared directly:
 // memory_append_direct_events_s below): a typical agent reply (text + usage) per event,
-// into one session that grows to 200,000 events. The timed loop includes the caller's side: a copy of the prototype for each
-// append, and the caller's session copy receiving every event (room reserved up front).
+// into one session that grows to 200,000 events. The timed loop includes the caller's
+// side: a copy of the prototype for each append, and the caller's session copy receiving
+// every event (room reserved up front).
 // Both touch fresh memory, which on a small VM costs about as much as the store's work.
 void bench_memory_append(libretto_bench::reporter& r) {
-    constexpr int n = 200'000;
+    constexpr int n = append_count;
     asio::io_context io;
     memory_store store(io.get_executor());
     double seconds = 0;
     auto run = [&]() -> asio::awaitable<void> {
-        create_options o;
-        o.app_name = "bench";
-        o.user_id = "u";
-        o.session_id = "s";
-        auto s = co_await store.async_create(std::move(o), asio::use_awaitable);
+        auto create = store.async_create(bench_session(), asio::use_awaitable); // named: g++ 12
+        auto s = co_await std::move(create);
         s.events.reserve(n);
-        event proto = event::make(event_type::agent_message, "assistant",
-                                  content::from_text("The order shipped on Tuesday; tracking number ZX-1192."));
-        proto.usage = usage{1200, 40, "model-1"};
+        const event proto = reply_prototype();
         auto t0 = std::chrono::steady_clock::now();
         for (int i = 0; i < n; ++i) {
             event e = proto;
@@ -58,19 +73,13 @@ LIBRETTO_BENCHMARK(bench_memory_append, "memory_append_events_s");
 // (memory_store::never_blocks): the event boxed once, append_shared called directly, no
 // co_await, post or handler per event.
 void bench_memory_append_direct(libretto_bench::reporter& r) {
-    constexpr int n = 200'000;
+    constexpr int n = append_count;
     asio::io_context io;
     memory_store store(io.get_executor());
     session s;
-    create_options o;
-    o.app_name = "bench";
-    o.user_id = "u";
-    o.session_id = "s";
-    if (store.create(std::move(o), s)) throw std::runtime_error("memory append direct: create failed");
+    if (store.create(bench_session(), s)) throw std::runtime_error("memory append direct: create failed");
     s.events.reserve(n);
-    event proto = event::make(event_type::agent_message, "assistant",
-                              content::from_text("The order shipped on Tuesday; tracking number ZX-1192."));
-    proto.usage = usage{1200, 40, "model-1"};
+    const event proto = reply_prototype();
     auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < n; ++i) {
         std::int64_t seq = 0;
@@ -87,21 +96,16 @@ LIBRETTO_BENCHMARK(bench_memory_append_direct, "memory_append_direct_events_s");
 // the caller's session copy growing), appended a turn at a time: async_append_batch with 8
 // events, one co_await per batch.
 void bench_memory_append_batch(libretto_bench::reporter& r) {
-    constexpr int n = 200'000;
+    constexpr int n = append_count;
     constexpr int batch = 8;
     asio::io_context io;
     memory_store store(io.get_executor());
     double seconds = 0;
     auto run = [&]() -> asio::awaitable<void> {
-        create_options o;
-        o.app_name = "bench";
-        o.user_id = "u";
-        o.session_id = "s";
-        auto s = co_await store.async_create(std::move(o), asio::use_awaitable);
+        auto create = store.async_create(bench_session(), asio::use_awaitable); // named: g++ 12
+        auto s = co_await std::move(create);
         s.events.reserve(n);
-        event proto = event::make(event_type::agent_message, "assistant",
-                                  content::from_text("The order shipped on Tuesday; tracking number ZX-1192."));
-        proto.usage = usage{1200, 40, "model-1"};
+        const event proto = reply_prototype();
         auto t0 = std::chrono::steady_clock::now();
         for (int i = 0; i < n; i += batch) {
             std::vector<event> events;
