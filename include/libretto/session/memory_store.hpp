@@ -20,6 +20,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -318,18 +319,18 @@ private:
         sequence = 0;
         event& e = *ep;
         if (e.partial) return {}; // streaming chunks are never stored
-        const session_key k{sess.app_name, sess.user_id, sess.id};
-        if (auto ec = detail::validate_key(k)) return ec;
+        // The key as views of `sess` (its ids do not change here): no copies per append.
+        if (auto ec = detail::validate_key(sess.app_name, sess.user_id, sess.id)) return ec;
         if (data_->options.max_event_bytes && serialized_size(e) > data_->options.max_event_bytes) return errc::oversize;
         std::lock_guard lock(data_->mutex);
-        stored* s = find(k);
+        stored* s = find(sess.app_name, sess.user_id, sess.id);
         if (!s) return errc::not_found;
         detail::routed_delta routed;
         if (auto ec = detail::prepare_append(sess, e, s->last_sequence, routed)) return ec;
         if (!routed.app.empty() || !routed.user.empty()) {
-            auto& users = data_->apps.find(k.app_name)->second;
+            auto& users = data_->apps.find(sess.app_name)->second;
             apply_delta(users.app_state, routed.app);
-            apply_delta(users.user_state[k.user_id], routed.user);
+            apply_delta(users.user_state[sess.user_id], routed.user);
         }
         apply_delta(s->state, routed.session);
         s->last_sequence = e.sequence;
@@ -347,8 +348,7 @@ private:
     boost::system::error_code append_events(session& sess, std::vector<event>& events, std::int64_t& sequence) {
         sequence = 0;
         std::erase_if(events, [](const event& e) { return e.partial; }); // never stored
-        const session_key k{sess.app_name, sess.user_id, sess.id};
-        if (auto ec = detail::validate_key(k)) return ec;
+        if (auto ec = detail::validate_key(sess.app_name, sess.user_id, sess.id)) return ec;
         for (const auto& e : events) {
             if (!e.session_id.empty() && e.session_id != sess.id) return errc::invalid_argument;
             if (data_->options.max_event_bytes && serialized_size(e) > data_->options.max_event_bytes)
@@ -356,7 +356,7 @@ private:
         }
         std::vector<detail::routed_delta> routed(events.size());
         std::lock_guard lock(data_->mutex);
-        stored* s = find(k);
+        stored* s = find(sess.app_name, sess.user_id, sess.id);
         if (!s) return errc::not_found;
         if (sess.last_sequence != s->last_sequence) return errc::stale_session;
         // Nothing can fail from here on: prepare every event, then store them all.
@@ -369,9 +369,9 @@ private:
             event& e = events[i];
             const detail::routed_delta& r = routed[i];
             if (!r.app.empty() || !r.user.empty()) {
-                if (!users) users = &data_->apps.find(k.app_name)->second;
+                if (!users) users = &data_->apps.find(sess.app_name)->second;
                 apply_delta(users->app_state, r.app);
-                apply_delta(users->user_state[k.user_id], r.user);
+                apply_delta(users->user_state[sess.user_id], r.user);
             }
             apply_delta(s->state, r.session);
             s->last_sequence = e.sequence;
@@ -389,15 +389,19 @@ private:
         return {};
     }
 
-    const stored* find(const session_key& k) const {
-        auto app = data_->apps.find(k.app_name);
+    const stored* find(std::string_view app_name, std::string_view user_id, std::string_view session_id) const {
+        auto app = data_->apps.find(app_name);
         if (app == data_->apps.end()) return nullptr;
-        auto user = app->second.sessions.find(k.user_id);
+        auto user = app->second.sessions.find(user_id);
         if (user == app->second.sessions.end()) return nullptr;
-        auto s = user->second.find(k.session_id);
+        auto s = user->second.find(session_id);
         return s == user->second.end() ? nullptr : &s->second;
     }
-    stored* find(const session_key& k) { return const_cast<stored*>(std::as_const(*this).find(k)); }
+    stored* find(std::string_view app_name, std::string_view user_id, std::string_view session_id) {
+        return const_cast<stored*>(std::as_const(*this).find(app_name, user_id, session_id));
+    }
+    const stored* find(const session_key& k) const { return find(k.app_name, k.user_id, k.session_id); }
+    stored* find(const session_key& k) { return find(k.app_name, k.user_id, k.session_id); }
 
     static session make_session(const std::string& app, const std::string& user, const std::string& id,
                                 const stored& s, const app_data& a) {

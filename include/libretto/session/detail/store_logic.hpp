@@ -180,10 +180,14 @@ inline bool list_before(double a_time, std::string_view a_id, double b_time, std
     return a_id < b_id;
 }
 
+inline boost::system::error_code validate_key(std::string_view app, std::string_view user, std::string_view id) {
+    if (auto ec = validate_id(app)) return ec;
+    if (auto ec = validate_id(user)) return ec;
+    return validate_id(id);
+}
+
 inline boost::system::error_code validate_key(const session_key& k) {
-    if (auto ec = validate_id(k.app_name)) return ec;
-    if (auto ec = validate_id(k.user_id)) return ec;
-    return validate_id(k.session_id);
+    return validate_key(k.app_name, k.user_id, k.session_id);
 }
 
 } // namespace libretto::detail
