@@ -373,4 +373,77 @@ BOOST_AUTO_TEST_CASE(async_append_shared_failures_leave_the_node_and_the_store_a
     });
 }
 
+// For a coroutine caller (use_awaitable, as_tuple(use_awaitable)) every operation runs when
+// co_awaited and resumes the caller without suspending: nothing is posted, so a handler
+// posted before has not run yet. Errors still throw system_error (use_awaitable) or come
+// first in the tuple. Any other token completes through a post, after the initiation.
+BOOST_AUTO_TEST_CASE(awaitable_tokens_complete_without_suspending_and_other_tokens_post) {
+    using namespace conformance;
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        libretto::memory_store st(ex);
+        auto posted_ran = std::make_shared<bool>(false); // shared: the handler may outlive the frame
+        asio::post(ex, [posted_ran] { *posted_ran = true; });
+
+        libretto::create_options co;
+        co.app_name = "app";
+        co.user_id = "u1";
+        co.session_id = "s1";
+        auto create_op = st.async_create(co, asio::use_awaitable);
+        libretto::session s = co_await std::move(create_op);
+        auto lazy = st.async_append(s, text_event("lazy"), asio::use_awaitable);
+        BOOST_TEST(s.events.size() == 0u); // nothing runs before the co_await
+        std::int64_t seq = co_await std::move(lazy);
+        BOOST_TEST(seq == 1);
+        BOOST_TEST(s.events.size() == 1u);
+        auto tuple_op = st.async_append(s, text_event("tuple"), asio::as_tuple(asio::use_awaitable));
+        auto [ec, seq2] = co_await std::move(tuple_op);
+        BOOST_TEST(!ec);
+        BOOST_TEST(seq2 == 2);
+        auto batch_op = st.async_append_batch(s, {text_event("b1"), text_event("b2")}, asio::use_awaitable);
+        std::int64_t last = co_await std::move(batch_op);
+        BOOST_TEST(last == 4);
+        auto get_op = st.async_get({"app", "u1", "s1"}, {}, asio::use_awaitable);
+        std::optional<libretto::session> g = co_await std::move(get_op);
+        BOOST_REQUIRE(g);
+        BOOST_TEST(g->events.size() == 4u);
+        auto list_op = st.async_list({.app_name = "app"}, asio::use_awaitable);
+        libretto::list_page page = co_await std::move(list_op);
+        BOOST_TEST(page.sessions.size() == 1u);
+
+        // Errors: a stale session throws with use_awaitable, is the tuple's code otherwise.
+        libretto::session stale = *g;
+        auto newer = st.async_append(s, text_event("newer"), asio::use_awaitable);
+        co_await std::move(newer);
+        auto stale_op = st.async_append(stale, text_event("late"), asio::use_awaitable);
+        std::optional<error_code> thrown;
+        try {
+            co_await std::move(stale_op);
+        } catch (const boost::system::system_error& e) {
+            thrown = e.code();
+        }
+        BOOST_TEST((thrown == error_code(libretto::errc::stale_session)));
+        auto stale_tuple = st.async_append(stale, text_event("late"), asio::as_tuple(asio::use_awaitable));
+        auto [ec3, seq3] = co_await std::move(stale_tuple);
+        BOOST_TEST(ec3 == libretto::errc::stale_session);
+        BOOST_TEST(seq3 == 0);
+        auto delete_op = st.async_delete({"app", "u1", "nobody"}, asio::use_awaitable);
+        co_await std::move(delete_op); // idempotent: no error
+
+        BOOST_TEST(!*posted_ran); // not one suspension so far
+
+        // A callback token: the append happens in the initiation, the completion is posted.
+        bool completed = false;
+        st.async_append(s, text_event("callback"), [&](error_code e, std::int64_t n) {
+            BOOST_TEST(!e);
+            BOOST_TEST(n == 6);
+            completed = true;
+        });
+        BOOST_TEST(!completed);
+        asio::steady_timer yield_once(ex, std::chrono::milliseconds(1));
+        co_await yield_once.async_wait(asio::use_awaitable);
+        BOOST_TEST(completed);
+        BOOST_TEST(*posted_ran);
+    });
+}
+
 BOOST_AUTO_TEST_SUITE_END()

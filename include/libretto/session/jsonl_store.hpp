@@ -23,6 +23,7 @@
 #include <libretto/session/detail/jsonl_decode.hpp>
 #include <libretto/session/detail/jsonl_file.hpp>
 #include <libretto/session/detail/jsonl_format.hpp>
+#include <libretto/session/detail/await_inline.hpp>
 #include <libretto/session/detail/post_result.hpp>
 #include <libretto/session/detail/store_logic.hpp>
 #include <libretto/session/store.hpp>
@@ -1841,29 +1842,42 @@ public:
 
     /// Appends `e` to `s` (see session_store). `s` must stay alive and untouched until the
     /// operation completes. With durability none or per_turn, an append that finds the
-    /// session's lock held by this store runs on the calling thread (one write(2)).
+    /// session's lock held by this store runs on the calling thread (one write(2)); a
+    /// coroutine caller (use_awaitable, or as_tuple of it) then resumes at once, without
+    /// suspending. Other appends run on the pool.
     template <class Token = boost::asio::deferred_t>
     auto async_append(session& s, event e, Token&& token = {}) {
-        return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
-            [impl = impl_, ex = ex_](auto handler, session* sess, std::shared_ptr<event> e) {
-                std::int64_t seq = 0;
-                boost::system::error_code ec;
-                if (impl->try_append_inline(*sess, e, seq, ec)) {
-                    detail::post_result(std::move(handler), ex, ec, seq);
-                    return;
-                }
-                auto work = boost::asio::make_work_guard(ex);
-                boost::asio::post(impl->blocking, [impl, ex, sess, e = std::move(e), h = std::move(handler),
-                                                   work = std::move(work)]() mutable {
+        // Boxed once, in the node the caller's session then keeps: completion tokens
+        // move their arguments around, and an event's moves are not cheap.
+        auto node = std::make_shared<event>(std::move(e));
+        if constexpr (detail::is_awaitable_token<Token>) {
+            using ex_type = typename detail::awaitable_token<std::decay_t<Token>>::executor_type;
+            return detail::await_inline_or<Token>(
+                [impl = impl_, sess = &s,
+                 node]() mutable -> std::optional<std::tuple<boost::system::error_code, std::int64_t>> {
                     std::int64_t seq = 0;
-                    auto ec = impl->append(*sess, std::move(e), seq);
-                    detail::post_result(std::move(h), ex, ec, seq);
-                    work.reset();
+                    boost::system::error_code ec;
+                    if (!impl->try_append_inline(*sess, node, seq, ec)) return std::nullopt;
+                    return std::make_tuple(ec, seq);
+                },
+                [impl = impl_, ex = ex_, sess = &s, node]() {
+                    auto tok = boost::asio::as_tuple(boost::asio::use_awaitable_t<ex_type>{});
+                    return boost::asio::async_initiate<decltype(tok), void(boost::system::error_code, std::int64_t)>(
+                        append_on_pool{impl, ex}, tok, sess, node);
                 });
-            },
-            // Boxed once, in the node the caller's session then keeps: completion tokens
-            // move their arguments around, and an event's moves are not cheap.
-            token, &s, std::make_shared<event>(std::move(e)));
+        } else {
+            return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
+                [impl = impl_, ex = ex_](auto handler, session* sess, std::shared_ptr<event> e) {
+                    std::int64_t seq = 0;
+                    boost::system::error_code ec;
+                    if (impl->try_append_inline(*sess, e, seq, ec)) {
+                        detail::post_result(std::move(handler), ex, ec, seq);
+                        return;
+                    }
+                    append_on_pool{impl, ex}(std::move(handler), sess, std::move(e));
+                },
+                token, &s, std::move(node));
+        }
     }
 
     /// flush() on the pool: the runner calls it after each turn.
@@ -1886,6 +1900,23 @@ public:
     }
 
 private:
+    /// The append on the blocking executor, completing on `ex`.
+    struct append_on_pool {
+        std::shared_ptr<detail::jsonl::engine> impl;
+        executor_type ex;
+        template <class Handler>
+        void operator()(Handler&& handler, session* sess, std::shared_ptr<event> e) const {
+            auto work = boost::asio::make_work_guard(ex);
+            boost::asio::post(impl->blocking, [impl = impl, ex = ex, sess, e = std::move(e),
+                                               h = std::forward<Handler>(handler), work = std::move(work)]() mutable {
+                std::int64_t seq = 0;
+                auto ec = impl->append(*sess, std::move(e), seq);
+                detail::post_result(std::move(h), ex, ec, seq);
+                work.reset();
+            });
+        }
+    };
+
     struct pool_owner {
         boost::asio::thread_pool pool;
         explicit pool_owner(std::size_t n) : pool(n) {}

@@ -6,6 +6,7 @@
 // programs; everything is lost when the last copy of the store goes away. Copies of a
 // memory_store share one set of sessions; it is safe to use from several threads.
 
+#include <libretto/session/detail/await_inline.hpp>
 #include <libretto/session/detail/post_result.hpp>
 #include <libretto/session/detail/store_logic.hpp>
 #include <libretto/session/store.hpp>
@@ -156,58 +157,58 @@ public:
 
     // ---- asynchronous operations (the session_store concept) --------------------------
 
+    // A memory store has every result at once. For a coroutine caller (use_awaitable, or
+    // as_tuple of it) co_await runs the operation and resumes without suspending: nothing
+    // is posted. Any other token completes through a post to the store's executor, never
+    // inside the initiating call.
+
     template <class Token = boost::asio::deferred_t>
     auto async_create(create_options o, Token&& token = {}) {
-        return boost::asio::async_initiate<Token, void(boost::system::error_code, session)>(
-            [this](auto handler, create_options o) {
+        return complete<void(boost::system::error_code, session)>(
+            std::forward<Token>(token), [this, o = std::move(o)]() mutable {
                 session out;
                 auto ec = create(std::move(o), out);
-                detail::post_result(std::move(handler), ex_, ec, std::move(out));
-            },
-            token, std::move(o));
+                return std::make_tuple(ec, std::move(out));
+            });
     }
 
     template <class Token = boost::asio::deferred_t>
     auto async_get(session_key k, get_options o = {}, Token&& token = {}) {
-        return boost::asio::async_initiate<Token, void(boost::system::error_code, std::optional<session>)>(
-            [this](auto handler, session_key k, get_options o) {
+        return complete<void(boost::system::error_code, std::optional<session>)>(
+            std::forward<Token>(token), [this, k = std::move(k), o = std::move(o)] {
                 std::optional<session> out;
                 auto ec = get(k, o, out);
-                detail::post_result(std::move(handler), ex_, ec, std::move(out));
-            },
-            token, std::move(k), std::move(o));
+                return std::make_tuple(ec, std::move(out));
+            });
     }
 
     template <class Token = boost::asio::deferred_t>
     auto async_list(list_options o, Token&& token = {}) {
-        return boost::asio::async_initiate<Token, void(boost::system::error_code, list_page)>(
-            [this](auto handler, list_options o) {
-                list_page out;
-                auto ec = list(o, out);
-                detail::post_result(std::move(handler), ex_, ec, std::move(out));
-            },
-            token, std::move(o));
+        return complete<void(boost::system::error_code, list_page)>(std::forward<Token>(token),
+                                                                    [this, o = std::move(o)] {
+                                                                        list_page out;
+                                                                        auto ec = list(o, out);
+                                                                        return std::make_tuple(ec, std::move(out));
+                                                                    });
     }
 
     template <class Token = boost::asio::deferred_t>
     auto async_delete(session_key k, Token&& token = {}) {
-        return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-            [this](auto handler, session_key k) { detail::post_result(std::move(handler), ex_, remove(k)); }, token,
-            std::move(k));
+        return complete<void(boost::system::error_code)>(std::forward<Token>(token),
+                                                         [this, k = std::move(k)] { return std::make_tuple(remove(k)); });
     }
 
     template <class Token = boost::asio::deferred_t>
     auto async_append(session& sess, event e, Token&& token = {}) {
-        return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
-            [this](auto handler, session* sess, std::shared_ptr<event> e) {
+        // Boxed once, in the node the store and the caller's session then share:
+        // completion tokens move their arguments around, and an event's moves are not
+        // cheap.
+        return complete<void(boost::system::error_code, std::int64_t)>(
+            std::forward<Token>(token), [this, sess = &sess, node = std::make_shared<event>(std::move(e))]() mutable {
                 std::int64_t seq = 0;
-                auto ec = append_event(*sess, std::move(e), seq);
-                detail::post_result(std::move(handler), ex_, ec, seq);
-            },
-            // Boxed once, in the node the store and the caller's session then share:
-            // completion tokens move their arguments around, and an event's moves are not
-            // cheap.
-            token, &sess, std::make_shared<event>(std::move(e)));
+                auto ec = append_event(*sess, std::move(node), seq);
+                return std::make_tuple(ec, seq);
+            });
     }
 
     /// async_append_shared completes the append in its initiation (see there).
@@ -220,29 +221,43 @@ public:
     /// `sess` hold the node itself, with no copy. On failure the node is left unchanged.
     template <class Token = boost::asio::deferred_t>
     auto async_append_shared(session& sess, std::shared_ptr<event> node, Token&& token = {}) {
-        return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
-            [this](auto handler, session* sess, std::shared_ptr<event> e) {
+        return complete<void(boost::system::error_code, std::int64_t)>(
+            std::forward<Token>(token), [this, sess = &sess, node = std::move(node)]() mutable {
                 std::int64_t seq = 0;
-                auto ec = append_shared(*sess, std::move(e), seq);
-                detail::post_result(std::move(handler), ex_, ec, seq);
-            },
-            token, &sess, std::move(node));
+                auto ec = append_shared(*sess, std::move(node), seq);
+                return std::make_tuple(ec, seq);
+            });
     }
 
     /// Appends a turn's events at once, all or nothing (see append_batch). Completes with
     /// the sequence of the last stored event (0 if none was stored).
     template <class Token = boost::asio::deferred_t>
     auto async_append_batch(session& sess, std::vector<event> events, Token&& token = {}) {
-        return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
-            [this](auto handler, session* sess, std::vector<event> events) {
+        return complete<void(boost::system::error_code, std::int64_t)>(
+            std::forward<Token>(token), [this, sess = &sess, events = std::move(events)]() mutable {
                 std::int64_t seq = 0;
                 auto ec = append_events(*sess, events, seq);
-                detail::post_result(std::move(handler), ex_, ec, seq);
-            },
-            token, &sess, std::move(events));
+                return std::make_tuple(ec, seq);
+            });
     }
 
 private:
+    /// Runs `fn` (which returns the completion's arguments as a tuple) when the operation
+    /// starts: inline for an awaitable token, else completing through a post.
+    template <class Sig, class Token, class Fn>
+    auto complete(Token&& token, Fn fn) {
+        if constexpr (detail::is_awaitable_token<Token>) {
+            return detail::await_inline<Token>(std::move(fn));
+        } else {
+            return boost::asio::async_initiate<Token, Sig>(
+                [ex = ex_](auto handler, Fn fn) {
+                    std::apply([&](auto&&... r) { detail::post_result(std::move(handler), ex, std::move(r)...); },
+                               fn());
+                },
+                token, std::move(fn));
+        }
+    }
+
     /// Events `get` reserves room for beyond those it returns (a typical turn's appends;
     /// each spare slot costs an event's size while the copy lives).
     static constexpr std::size_t get_spare_events = 8;
