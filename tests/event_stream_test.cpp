@@ -11,6 +11,7 @@
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -358,15 +359,19 @@ BOOST_AUTO_TEST_CASE(dropping_the_stream_after_taking_the_parked_item_fails_only
         };
         std::optional<basic_event_stream<int>> s;
         s.emplace(ex, producer, stream_options{1});
-        // The first next() starts the producer: it emits 0, then parks in emit(1).
+        // The first next() starts the producer: 0 is handed over inside emit(0).
         std::optional<int> a = co_await s->next();
-        std::optional<int> b = co_await s->next(); // takes 1: emit(1) is woken, not yet resumed
+        // Meanwhile the producer emits 1 (buffered) and parks in emit(2).
+        co_await sleep_for(5ms);
+        std::optional<int> b = co_await s->next(); // takes 1: emit(2) is woken, not yet resumed
+        std::optional<int> c = co_await s->next(); // takes the parked item
         BOOST_TEST(*a == 0);
         BOOST_TEST(*b == 1);
+        BOOST_TEST(*c == 2);
         s.reset();
         co_await sleep_for(5ms);
     });
-    BOOST_TEST(*returned == (std::vector<int>{0, 1}), boost::test_tools::per_element());
+    BOOST_TEST(*returned == (std::vector<int>{0, 1, 2}), boost::test_tools::per_element());
     // The producer was sent terminal cancellation: Asio refuses its next co_await.
     bool aborted = false;
     try {
@@ -700,6 +705,105 @@ BOOST_AUTO_TEST_CASE(make_stream_is_ready_at_once_and_never_suspends) {
         co_await sleep_for(1ms); // the first suspension of this coroutine: the handler runs
         BOOST_TEST(*posted_ran);
     });
+}
+
+// A consumer parked in next() on the stream's executor takes each item inside the
+// producer's emit() call: with capacity 1 the producer never waits for room, and the whole
+// exchange, end included, runs without a pass through the event loop.
+BOOST_AUTO_TEST_CASE(a_parked_consumer_takes_each_item_inside_emit) {
+    run([](executor ex) -> asio::awaitable<void> {
+        auto got = std::make_shared<std::vector<int>>();
+        auto seen_at_emit = std::make_shared<std::vector<std::size_t>>();
+        auto producer = [got, seen_at_emit](stream_writer<int> out) -> asio::awaitable<void> {
+            for (int i = 0; i < 5; ++i) {
+                auto room = out.emit(i); // the consumer runs inside this call
+                seen_at_emit->push_back(got->size());
+                co_await std::move(room);
+            }
+        };
+        basic_event_stream<int> s(ex, producer, stream_options{1});
+        auto posted_ran = std::make_shared<bool>(false);
+        asio::post(ex, [posted_ran] { *posted_ran = true; });
+        for (;;) {
+            auto next = s.next();
+            std::optional<int> v = co_await std::move(next);
+            if (!v) break;
+            got->push_back(*v);
+        }
+        BOOST_TEST(!*posted_ran); // never back to the event loop
+        BOOST_TEST(*got == (std::vector<int>{0, 1, 2, 3, 4}), boost::test_tools::per_element());
+        BOOST_TEST(*seen_at_emit == (std::vector<std::size_t>{1, 2, 3, 4, 5}), boost::test_tools::per_element());
+        co_await sleep_for(1ms);
+        BOOST_TEST(*posted_ran);
+    });
+}
+
+// A consumer on another executor (a strand here) is never run from inside emit(): it is
+// woken through its executor, as every completion is.
+BOOST_AUTO_TEST_CASE(a_consumer_on_another_executor_is_woken_by_post) {
+    asio::io_context io;
+    auto got = std::make_shared<std::vector<int>>();
+    auto seen_at_emit = std::make_shared<std::vector<std::size_t>>();
+    auto producer = [got, seen_at_emit](stream_writer<int> out) -> asio::awaitable<void> {
+        for (int i = 0; i < 3; ++i) {
+            auto room = out.emit(i);
+            seen_at_emit->push_back(got->size());
+            co_await std::move(room);
+        }
+    };
+    basic_event_stream<int> s(io.get_executor(), producer, stream_options{1});
+    auto consumer = [](basic_event_stream<int>* s, std::shared_ptr<std::vector<int>> got) -> asio::awaitable<void> {
+        for (;;) {
+            auto next = s->next();
+            std::optional<int> v = co_await std::move(next);
+            if (!v) break;
+            got->push_back(*v);
+        }
+    };
+    std::exception_ptr failure;
+    bool done = false;
+    asio::co_spawn(asio::make_strand(io), consumer(&s, got), [&](std::exception_ptr ep) {
+        failure = ep;
+        done = true;
+    });
+    io.run();
+    BOOST_REQUIRE(done);
+    if (failure) std::rethrow_exception(failure);
+    BOOST_TEST(*got == (std::vector<int>{0, 1, 2}), boost::test_tools::per_element());
+    // Each emit() returned before its item was delivered.
+    BOOST_REQUIRE(seen_at_emit->size() == 3u);
+    for (std::size_t i = 0; i < 3; ++i) BOOST_TEST((*seen_at_emit)[i] <= i);
+}
+
+// The consumer, run inside emit(), drops the stream: the producer, still inside that
+// call, is sent the cancellation, and its next co_await throws; nothing is used after free.
+BOOST_AUTO_TEST_CASE(a_consumer_dropping_the_stream_inside_emit_cancels_the_producer) {
+    auto outcome = std::make_shared<std::optional<libretto::errc>>();
+    auto returned = std::make_shared<std::vector<int>>();
+    run([&](executor ex) -> asio::awaitable<void> {
+        auto producer = [outcome, returned](stream_writer<int> out) -> asio::awaitable<void> {
+            try {
+                for (int i = 0;; ++i) {
+                    auto room = out.emit(i); // named: g++ 12
+                    co_await std::move(room);
+                    returned->push_back(i);
+                }
+            } catch (const boost::system::system_error& e) {
+                if (e.code().category() == libretto::error_category())
+                    *outcome = static_cast<libretto::errc>(e.code().value());
+                else if (e.code() == asio::error::operation_aborted)
+                    *outcome = libretto::errc::cancelled;
+                throw;
+            }
+        };
+        auto s = std::make_unique<basic_event_stream<int>>(ex, producer, stream_options{1});
+        std::optional<int> a = co_await s->next();
+        BOOST_TEST(*a == 0);
+        s.reset(); // runs inside the producer's emit(0): the item is taken, the stream gone
+        co_await sleep_for(5ms);
+    });
+    BOOST_TEST(returned->empty()); // the co_await of emit(0)'s room threw
+    BOOST_TEST((*outcome == libretto::errc::cancelled));
 }
 
 BOOST_AUTO_TEST_CASE(moving_the_stream_mid_way) {

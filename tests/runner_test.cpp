@@ -978,7 +978,10 @@ BOOST_AUTO_TEST_CASE(dropping_a_turn_stream_mid_way_releases_the_session) {
     env.io.restart();
     BOOST_TEST((std::chrono::steady_clock::now() - started < 5s));
     BOOST_TEST(o.texts() == (std::vector<std::string>{""}));
-    BOOST_TEST(*a.outcome == "cancelled");
+    // The caller takes the call event inside the agent's emit of it (the streams hand over
+    // inline) and drops the turn there: the agent is cancelled at that emit and never
+    // starts its ten-second wait.
+    BOOST_TEST(a.outcome->empty());
     BOOST_TEST(r.active_sessions() == 0u);
     BOOST_TEST(load(env.io, env.store)->events.size() == 2u);
 }

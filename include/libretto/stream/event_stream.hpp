@@ -125,7 +125,7 @@ boost::asio::awaitable<void> run_producer(std::weak_ptr<stream_state<T>> weak, P
         ep = std::current_exception();
     }
     guard.reported = true;
-    st->producer_done(std::move(ep));
+    st->producer_done(std::move(ep), true);
     // If we were cancelled, leave the thread's cancellation state clean: Asio 1.26's
     // co_spawn entry point may co_await once more after we return.
     co_await boost::asio::this_coro::reset_cancellation_state();

@@ -17,6 +17,7 @@
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/append.hpp>
+#include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -126,8 +127,9 @@ public:
     /// Enqueues an item, wakes a parked consumer, returns the item's sequence number.
     std::uint64_t push(T&& item) {
         buffer_.push_back(std::move(item));
-        if (consumer_) complete(consumer_, {});
-        return pushed_++;
+        const std::uint64_t seq = pushed_++;
+        if (consumer_) resume_consumer();
+        return seq;
     }
 
     /// Back-pressure rule: an emit() may return once its item is among the first
@@ -148,15 +150,19 @@ public:
         phase_ = stream_phase::ended;
     }
 
-    /// The producer body returned (ep == nullptr) or threw.
-    void producer_done(std::exception_ptr ep) {
+    /// The producer body returned (ep == nullptr) or threw. `from_body`: called by the
+    /// producer's coroutine itself, which may resume a consumer on ex_ inline (as push()).
+    void producer_done(std::exception_ptr ep, bool from_body = false) {
         producer_active_ = false;
         if (phase_ != stream_phase::open) return; // cancelled: nobody wants the outcome
         phase_ = ep ? stream_phase::failed : stream_phase::ended;
         error_ = std::move(ep);
-        if (consumer_) complete(consumer_, {});
         // Stray emitters (copies of the writer used after the producer returned).
         fail_producers(errc::stream_closed);
+        if (consumer_) {
+            if (from_body) resume_consumer();
+            else complete(consumer_, {});
+        }
     }
 
     // ---- consumer side ------------------------------------------------------------
@@ -207,10 +213,15 @@ public:
 
     // ---- parking --------------------------------------------------------------------
 
+    bool unstarted() const noexcept { return body_.has_value(); }
+
+    /// Parks the consumer; with `start_producer`, then spawns the unstarted producer, so
+    /// that its first items find the consumer parked and hand over inline (push()) instead
+    /// of filling the buffer and making the producer wait for room.
     template <class Token>
-    auto async_wait_consumer(Token&& token) {
+    auto async_wait_consumer(Token&& token, bool start_producer = false) {
         return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-            initiate_consumer_wait{this}, token);
+            initiate_consumer_wait{this, start_producer}, token);
     }
 
     template <class Token>
@@ -250,8 +261,13 @@ private:
 
     struct initiate_consumer_wait {
         stream_state* self;
+        bool start_producer;
         template <class Handler>
         void operator()(Handler&& handler) const {
+            // A consumer on the stream's own executor is resumed inline by push() (see
+            // resume_consumer); asked before wrapping, as any_completion_handler does not
+            // pass its associated executor on in Asio 1.26.
+            const bool same_executor = boost::asio::get_associated_executor(handler, self->ex_) == self->ex_;
             // Wrap first: any_completion_handler installs its own cancellation state in
             // the handler's slot, so our cancellation handler goes on *its* slot.
             handler_type h(std::forward<Handler>(handler));
@@ -259,6 +275,9 @@ private:
             if (slot.is_connected())
                 slot.template emplace<consumer_cancellation>(self->weak_from_this());
             self->consumer_ = waiter(std::move(h));
+            self->consumer_inline_ = same_executor;
+            // The consumer's coroutine has suspended: the producer may resume it from here.
+            if (start_producer) self->start();
         }
     };
 
@@ -294,8 +313,25 @@ private:
         }
     };
 
-    /// Handlers are always posted, never invoked inline: the caller may be inside a
-    /// cancellation slot, inside emit() or inside next().
+    /// A consumer parked in next() on the stream's executor, woken by a new item, runs at
+    /// once, inside the producer's emit() (before emit() returns its awaitable): it takes
+    /// the item, and usually parks again, before the producer goes on. That is a
+    /// rendezvous with no post and no queued handler per item, and the producer never
+    /// waits for room because the consumer has already taken the item. emit() holds the
+    /// state through its writer, so a consumer that drops or cancels the stream meanwhile
+    /// leaves it valid. Only the item hand-over does this: every other wake-up (the end,
+    /// cancellation, a producer waiting for room) is posted.
+    void resume_consumer() {
+        if (!consumer_inline_) {
+            complete(consumer_, {});
+            return;
+        }
+        handler_type h = consumer_.take();
+        std::move(h)(boost::system::error_code{});
+    }
+
+    /// Posted, never invoked inline: the caller may be inside a cancellation slot,
+    /// inside emit() or inside next().
     void complete(waiter& w, boost::system::error_code ec) {
         handler_type h = w.take();
         boost::asio::post(ex_, boost::asio::append(std::move(h), ec));
@@ -339,6 +375,7 @@ private:
     bool producer_active_ = false;
     boost::asio::cancellation_signal producer_cancel_;
     waiter consumer_;
+    bool consumer_inline_ = false; ///< consumer_ runs on ex_: push() may resume it inline
     std::vector<producer_waiter> producers_;
 };
 
@@ -364,11 +401,11 @@ boost::asio::awaitable<std::optional<T>> next_impl(std::shared_ptr<stream_state<
         case stream_phase::open: break;
         }
         if (st->consumer_waiting()) throw_stream_error(errc::busy); // one next() at a time
-        if (st->start()) continue;
         boost::system::error_code ec;
         try {
             auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
-            co_await st->async_wait_consumer(std::move(token));
+            // Lazy start: the first next() spawns the producer once it is parked.
+            co_await st->async_wait_consumer(std::move(token), st->unstarted());
         } catch (const boost::system::system_error& e) {
             // Asio refuses to suspend a coroutine that is already cancelled
             // (throw_if_cancelled): that is a cancelled next() as well.
