@@ -74,6 +74,34 @@ asio::awaitable<json::value> progress_tool(lb::tool_context& tc) {
     co_return json::value("done");
 }
 
+// Calls of reporting_tool still sleeping (they push their event first, then sleep).
+int reporting_running = 0;
+
+asio::awaitable<json::value> reporting_tool(city_args a, lb::tool_context& tc) {
+    ++reporting_running;
+    lb::event e = lb::event::make(lb::event_type::agent_message, "progress", lb::content::from_text(a.city + " 50%"));
+    e.branch = tc.context().branch();
+    e.partial = true;
+    tc.emit(std::move(e));
+    co_await sleep_ms(30);
+    --reporting_running;
+    co_return json::value(a.city + " done");
+}
+
+/// consume() that also records, for each event from author "progress", how many
+/// reporting_tool calls were still sleeping when it arrived.
+asio::awaitable<void> consume_noting_running(lb::event_stream* s, lb::invocation_context* ctx, run_result* r,
+                                             std::vector<int>* running_at_progress) {
+    for (;;) {
+        auto next = s->next();
+        std::optional<lb::event> e = co_await std::move(next);
+        if (!e) break;
+        if (e->author == "progress") running_at_progress->push_back(reporting_running);
+        store(*ctx, *e);
+        r->events.push_back(std::move(*e));
+    }
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(llm_agent_tests)
@@ -610,6 +638,37 @@ BOOST_AUTO_TEST_CASE(events_pushed_by_tools_are_forwarded_live) {
     BOOST_TEST(r.events[1].text() == "50%"); // before the tool's response
     BOOST_TEST((r.events[2].type == lb::event_type::tool_response));
     BOOST_TEST(!ctx.event_callback()); // the agent's layer was removed again
+}
+
+// One call runs in the agent's coroutine, several are spawned: either way what a call
+// pushes reaches the caller while the call is still running, and the responses come after.
+BOOST_AUTO_TEST_CASE(pushed_events_arrive_while_the_call_runs_for_one_call_and_for_several) {
+    for (const int calls : {1, 2}) {
+        BOOST_TEST_CONTEXT("calls " << calls) {
+            asio::io_context io;
+            reporting_running = 0;
+            auto first = lb::scripted_reply::tool_call("report", {{"city", "Oslo"}});
+            if (calls == 2) first.with_tool_call("report", {{"city", "Rome"}});
+            auto m = model_of(io, {std::move(first), lb::scripted_reply::text("reported")});
+            auto agent = make_agent(m, lb::tools(lb::function_tool("report", "Reports", reporting_tool)));
+            auto ctx = make_ctx(io, "go");
+            lb::event_stream s = agent.run(ctx);
+            run_result r;
+            std::vector<int> running_at_progress;
+            asio::co_spawn(io, consume_noting_running(&s, &ctx, &r, &running_at_progress),
+                           [&r](std::exception_ptr p) { r.error = p; });
+            io.run();
+            BOOST_REQUIRE(!r.error);
+            BOOST_REQUIRE(running_at_progress.size() == static_cast<std::size_t>(calls));
+            for (int n : running_at_progress) BOOST_TEST(n >= 1); // a call was still sleeping
+            BOOST_TEST(reporting_running == 0);
+            auto st = r.stored();
+            BOOST_REQUIRE(st.size() == 3u); // call, responses, answer
+            BOOST_TEST(st[1]->tool_responses().size() == static_cast<std::size_t>(calls));
+            BOOST_TEST(st[2]->text() == "reported");
+            BOOST_TEST(!ctx.event_callback()); // the agent's layer was removed again
+        }
+    }
 }
 
 BOOST_AUTO_TEST_CASE(cancelling_the_stream_stops_the_tools) {

@@ -169,10 +169,9 @@ namespace detail {
 /// the agent's inbox, others to the callback it replaced (a parallel sibling's), and
 /// everything goes to the replaced callback once the agent's tools are done.
 struct tool_inbox {
-    tool_inbox(boost::asio::any_io_executor ex, invocation_context c) : wake(std::move(ex)), ctx(std::move(c)) {
-        wake.expires_at(boost::asio::steady_timer::time_point::max());
-    }
-    boost::asio::steady_timer wake;
+    tool_inbox(boost::asio::any_io_executor e, invocation_context c) : ex(std::move(e)), ctx(std::move(c)) {}
+    boost::asio::any_io_executor ex;
+    std::optional<boost::asio::steady_timer> wake; // only while calls run concurrently
     invocation_context ctx; // tools' contexts point here: it outlives a cancelled run
     std::deque<tool_context> contexts;
     std::deque<event> events;
@@ -181,8 +180,13 @@ struct tool_inbox {
     std::unique_ptr<boost::asio::cancellation_signal[]> signals;
     std::size_t pending = 0;
     bool open = true;
+    /// Set while a single call runs in the agent's own coroutine: the events the call
+    /// pushes go straight to the agent's stream instead of the queue.
+    std::function<void(event&&)> forward;
 
-    void notify() { wake.cancel(); }
+    void notify() {
+        if (wake) wake->cancel();
+    }
 };
 
 struct inbox_callback {
@@ -197,6 +201,10 @@ struct inbox_callback {
                           (e.branch.size() > branch.size() && e.branch.starts_with(branch) &&
                            e.branch[branch.size()] == '.');
         if (live && (mine || !previous)) {
+            if (in->forward) {
+                in->forward(std::move(e));
+                return;
+            }
             in->events.push_back(std::move(e));
             in->notify();
         } else if (previous) {
@@ -470,22 +478,39 @@ private:
     /// Runs the calls without an answer concurrently, forwarding the events they push
     /// through ctx.emit as they arrive. On cancellation the calls are cancelled and the
     /// exception propagates at once (the calls' state lives in the inbox, not here).
+    /// A single call (the usual case) runs in this coroutine instead of a spawned one: no
+    /// thread, post, timer or wake-up per call, and a cancellation of the run reaches it
+    /// directly. The events it pushes go to the stream as they arrive, as with several.
     boost::asio::awaitable<std::shared_ptr<tool_inbox>> run_tools(std::vector<pending_call> calls) {
         auto ex = out_.get_executor();
         auto inbox = std::make_shared<tool_inbox>(ex, ctx_);
         const std::size_t n = calls.size();
         inbox->results.resize(n);
         inbox->errors.resize(n);
-        inbox->signals.reset(new boost::asio::cancellation_signal[n]);
 
         event_callback previous = ctx_.event_callback();
         ctx_.set_event_callback(inbox_callback{inbox, ctx_.branch(), previous});
 
+        std::size_t to_run = 0, only = 0;
         for (std::size_t i = 0; i < n; ++i) {
             inbox->contexts.emplace_back(inbox->ctx, calls[i].call);
+            if (!calls[i].answer) {
+                ++to_run;
+                only = i;
+            }
+        }
+        if (to_run == 1) {
+            co_await run_single(inbox, calls[only], only, std::move(previous));
+            co_return inbox;
+        }
+        inbox->signals.reset(new boost::asio::cancellation_signal[n]);
+        inbox->wake.emplace(ex);
+        inbox->wake->expires_at(boost::asio::steady_timer::time_point::max());
+
+        for (std::size_t i = 0; i < n; ++i) {
             if (calls[i].answer) continue;
             ++inbox->pending;
-            auto op = run_one(&o_, calls[i].call, calls[i].long_running, &inbox->contexts.back());
+            auto op = run_one(&o_, calls[i].call, calls[i].long_running, &inbox->contexts[i]);
             boost::asio::co_spawn(
                 ex, std::move(op),
                 boost::asio::bind_cancellation_slot(
@@ -510,8 +535,8 @@ private:
                 }
             }
             if (failure || inbox->pending == 0) break;
-            inbox->wake.expires_at(boost::asio::steady_timer::time_point::max());
-            auto wait = inbox->wake.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+            inbox->wake->expires_at(boost::asio::steady_timer::time_point::max());
+            auto wait = inbox->wake->async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
             std::tuple<boost::system::error_code> waited = co_await std::move(wait);
             (void)waited;
             boost::asio::cancellation_state cs = co_await boost::asio::this_coro::cancellation_state;
@@ -533,6 +558,30 @@ private:
         for (auto& ep : inbox->errors)
             if (ep) std::rethrow_exception(ep);
         co_return inbox;
+    }
+
+    /// run_tools for one call, in this coroutine. The call's pushed events are emitted at
+    /// once, without waiting for room (the queue of the concurrent case has no bound
+    /// either); if the stream has been closed meanwhile, the next emit of the run throws.
+    boost::asio::awaitable<void> run_single(std::shared_ptr<tool_inbox> inbox, pending_call& call, std::size_t i,
+                                            event_callback previous) {
+        inbox->forward = [this](event&& e) {
+            boost::asio::awaitable<void> room = emit_one(std::move(e));
+            (void)room; // not awaited: see above
+        };
+        std::exception_ptr failure;
+        try {
+            auto op = run_one(&o_, call.call, call.long_running, &inbox->contexts[i]);
+            std::optional<tool_response_part> r = co_await std::move(op);
+            inbox->results[i] = std::move(r);
+        } catch (...) {
+            failure = std::current_exception();
+        }
+        inbox->forward = nullptr;
+        inbox->open = false;
+        if (auto* mine = ctx_.event_callback().template target<inbox_callback>(); mine && mine->inbox.lock() == inbox)
+            ctx_.set_event_callback(std::move(previous));
+        if (failure) std::rethrow_exception(failure);
     }
 
     /// Runs agent `target` in this invocation and forwards its events.
