@@ -40,10 +40,24 @@ double thread_cpu_seconds() {
     return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
+/// The reply of a tool_loop_model with `suspend`: after one pass through the event loop, as
+/// a reply from the network would come.
+asio::awaitable<void> reply_later(std::vector<lb::llm_chunk> chunks, lb::llm_writer out) {
+    auto ex = out.get_executor();
+    auto pass = asio::post(ex, asio::use_awaitable); // named: g++ 12
+    co_await std::move(pass);
+    for (auto& c : chunks) {
+        auto emit = out.emit(std::move(c));
+        co_await std::move(emit);
+    }
+}
+
 /// A model for many concurrent turns: asks for `lookup` until the request holds two tool
-/// results, then answers. Records nothing (scripted_model keeps every request).
+/// results, then answers. Records nothing (scripted_model keeps every request). With
+/// `suspend`, each reply arrives after a pass through the event loop (concurrent_io_*).
 struct tool_loop_model {
     asio::any_io_executor ex;
+    bool suspend = false;
     std::string_view name() const { return "bench-model"; }
     asio::any_io_executor get_executor() const { return ex; }
     lb::llm_stream generate(lb::llm_request req) {
@@ -68,6 +82,10 @@ struct tool_loop_model {
         chunks.push_back(lb::llm_chunk::last(std::move(acc).finish()));
         lb::stream_options so;
         so.capacity = 1;
+        if (suspend)
+            return lb::llm_stream(
+                ex, [chunks = std::move(chunks)](lb::llm_writer out) mutable { return reply_later(std::move(chunks), std::move(out)); },
+                so);
         return lb::make_stream(ex, std::move(chunks), so);
     }
 };
@@ -192,6 +210,12 @@ long status_kb(const char* key) {
 // buffers of 1 (run_options::stream_capacity and llm_agent_options::stream): each buffer
 // slot costs an event (~0.6 KB) per turn in flight. turns/s from the first start to the
 // last end. Peak memory: VmHWM (reset through /proc/self/clear_refs) minus VmRSS before.
+// The scripted model answers at once, and nothing else in such a turn waits: after the
+// runner's one pass through the event loop at its start, a turn runs to its end without
+// suspending, so the turns barely overlap. concurrent_io_turns_s / concurrent_io_peak_mb:
+// the same turns with every model reply arriving after a pass through the event loop, as a
+// reply from the network would: all 10,000 turns are then in flight at once, suspended in
+// their model calls, and the peak is what 10,000 turns waiting on their models hold.
 // concurrent_store_only_mb: the same sessions and events appended straight to a fresh
 // memory_store (no runner, no agent): the store's share of the peak (memory_store
 // reserves a chunk of 64 events, ~40 KB, per session). concurrent_bare_mb: 10,000
@@ -225,6 +249,40 @@ asio::awaitable<void> store_only(lb::memory_store* st, int i) {
     }
 }
 
+/// The 10,000 concurrent 3-step tool turns; `suspend`: every model reply arrives after a
+/// pass through the event loop.
+void concurrent_tool_turns(libretto_bench::reporter& r, bool suspend, const char* turns_metric, const char* peak_metric) {
+    constexpr int sessions = 10'000;
+    if (!r.wants(turns_metric) && !r.wants(peak_metric)) return;
+    asio::io_context io;
+    lb::memory_store store(io.get_executor());
+    tool_loop_model model{io.get_executor(), suspend};
+    lb::stream_options agent_stream;
+    agent_stream.capacity = 1;
+    lb::llm_agent agent{lb::llm_agent_options<tool_loop_model>{
+        .name = "assistant",
+        .model = model,
+        .tools = lb::tools(lb::function_tool("lookup", "Looks a number up", runner_bench::lookup)),
+        .stream = agent_stream,
+    }};
+    lb::runner runner{agent, store};
+    std::size_t events = 0;
+    { std::ofstream("/proc/self/clear_refs") << "5"; }
+    const long rss0 = status_kb("VmRSS:");
+    const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = thread_cpu_seconds();
+    for (int i = 0; i < sessions; ++i) asio::co_spawn(io, concurrent_one::run(&runner, i, &events), asio::detached);
+    const std::size_t handlers = io.run();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double cpu = thread_cpu_seconds() - c0;
+    const long peak = status_kb("VmHWM:");
+    if (events < sessions * 5u) std::fprintf(stderr, "%s: only %zu events\n", turns_metric, events);
+    r.report(turns_metric, sessions / seconds, "turns/s");
+    r.report(peak_metric, (peak - rss0) / 1024.0, "MB");
+    std::fprintf(stderr, "%s: %.0f turns per CPU second (%zu events yielded, %.1f handlers run per turn)\n", turns_metric,
+                 sessions / cpu, events, static_cast<double>(handlers) / sessions);
+}
+
 void bench_concurrent_turns(libretto_bench::reporter& r) {
     constexpr int sessions = 10'000;
     if (r.wants("concurrent_store_only_mb")) {
@@ -254,35 +312,11 @@ void bench_concurrent_turns(libretto_bench::reporter& r) {
         }
         malloc_trim(0);
     }
-    if (!r.wants("concurrent_turns_s") && !r.wants("concurrent_peak_mb")) return;
-    asio::io_context io;
-    lb::memory_store store(io.get_executor());
-    tool_loop_model model{io.get_executor()};
-    lb::stream_options agent_stream;
-    agent_stream.capacity = 1;
-    lb::llm_agent agent{lb::llm_agent_options<tool_loop_model>{
-        .name = "assistant",
-        .model = model,
-        .tools = lb::tools(lb::function_tool("lookup", "Looks a number up", runner_bench::lookup)),
-        .stream = agent_stream,
-    }};
-    lb::runner runner{agent, store};
-    std::size_t events = 0;
-    { std::ofstream("/proc/self/clear_refs") << "5"; }
-    const long rss0 = status_kb("VmRSS:");
-    const auto t0 = std::chrono::steady_clock::now();
-    const double c0 = thread_cpu_seconds();
-    for (int i = 0; i < sessions; ++i) asio::co_spawn(io, concurrent_one::run(&runner, i, &events), asio::detached);
-    io.run();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double cpu = thread_cpu_seconds() - c0;
-    const long peak = status_kb("VmHWM:");
-    if (events < sessions * 5u) std::fprintf(stderr, "concurrent bench: only %zu events\n", events);
-    r.report("concurrent_turns_s", sessions / seconds, "turns/s");
-    r.report("concurrent_peak_mb", (peak - rss0) / 1024.0, "MB");
-    std::fprintf(stderr, "concurrent_turns_s: %.0f turns per CPU second (%zu events yielded)\n", sessions / cpu, events);
+    concurrent_tool_turns(r, false, "concurrent_turns_s", "concurrent_peak_mb");
+    malloc_trim(0);
+    concurrent_tool_turns(r, true, "concurrent_io_turns_s", "concurrent_io_peak_mb");
 }
 LIBRETTO_BENCHMARK(bench_concurrent_turns, "concurrent_turns_s", "concurrent_peak_mb", "concurrent_store_only_mb",
-                   "concurrent_bare_mb");
+                   "concurrent_bare_mb", "concurrent_io_turns_s", "concurrent_io_peak_mb");
 
 } // namespace
