@@ -788,6 +788,79 @@ BOOST_AUTO_TEST_CASE(invalid_ids_create_nothing) {
     BOOST_TEST(!fs::exists(d.path.parent_path() / "x"));
 }
 
+// An append that finds the session's lock held by this store (the lease after an append)
+// runs on the caller's thread: a coroutine's co_await (use_awaitable, as_tuple of it) then
+// resumes without suspending; a callback token still completes through a post. The first
+// append, which takes the lock, goes through the pool; so does every append with
+// inline_appends off. Same events and sequences either way.
+BOOST_AUTO_TEST_CASE(appends_under_a_held_lock_complete_at_once_for_coroutines) {
+    for (const bool inline_appends : {true, false}) {
+        BOOST_TEST_CONTEXT("inline_appends " << inline_appends) {
+            temp_dir d;
+            asio::io_context io;
+            auto o = opts(d.path);
+            o.lock_linger = std::chrono::seconds(30); // the lease outlives the test's steps
+            o.inline_appends = inline_appends;
+            lb::jsonl_store st(io.get_executor(), o);
+            std::exception_ptr failure;
+            bool done = false;
+            auto body = [&]() -> asio::awaitable<void> {
+                lb::create_options co;
+                co.app_name = "app";
+                co.user_id = "u";
+                co.session_id = "s";
+                auto create = st.async_create(co, asio::use_awaitable);
+                lb::session s = co_await std::move(create);
+                auto first = st.async_append(s, text_event("one"), asio::use_awaitable);
+                const std::int64_t a = co_await std::move(first); // takes the lock on the pool
+                BOOST_TEST(a == 1);
+
+                auto posted_ran = std::make_shared<bool>(false);
+                asio::post(io, [posted_ran] { *posted_ran = true; });
+                auto second = st.async_append(s, text_event("two"), asio::use_awaitable);
+                BOOST_TEST(s.events.size() == 1u); // lazy: nothing before the co_await
+                const std::int64_t b = co_await std::move(second);
+                BOOST_TEST(b == 2);
+                auto third = st.async_append(s, text_event("three"), asio::as_tuple(asio::use_awaitable));
+                auto [ec, c] = co_await std::move(third);
+                BOOST_TEST(!ec);
+                BOOST_TEST(c == 3);
+                lb::session stale = s;
+                stale.last_sequence = 1;
+                auto late = st.async_append(stale, text_event("late"), asio::as_tuple(asio::use_awaitable));
+                auto [ec_late, n_late] = co_await std::move(late);
+                BOOST_TEST(ec_late == lb::errc::stale_session);
+                BOOST_TEST(n_late == 0);
+                BOOST_TEST(*posted_ran == !inline_appends); // inline: not one suspension
+
+                bool completed = false;
+                st.async_append(s, text_event("four"), [&](error_code e, std::int64_t n) {
+                    BOOST_TEST(!e);
+                    BOOST_TEST(n == 4);
+                    completed = true;
+                });
+                BOOST_TEST(!completed); // never inside the initiation
+                asio::steady_timer t(io, std::chrono::milliseconds(20));
+                co_await t.async_wait(asio::use_awaitable);
+                BOOST_TEST(completed);
+                BOOST_TEST(s.last_sequence == 4);
+            };
+            asio::co_spawn(io, body(), [&](std::exception_ptr ep) {
+                failure = ep;
+                done = true;
+            });
+            io.run();
+            BOOST_REQUIRE(done);
+            if (failure) std::rethrow_exception(failure);
+            std::optional<lb::session> g;
+            BOOST_REQUIRE(!st.get({"app", "u", "s"}, {}, g));
+            BOOST_REQUIRE(g);
+            BOOST_REQUIRE(g->events.size() == 4u);
+            BOOST_TEST(g->events[3].text() == "four");
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(from_newest_compaction_reads_only_the_tail) {
     temp_dir d;
     const lb::session_key k{"app", "u", "long"};
