@@ -49,7 +49,6 @@
 #include <chrono>
 #include <concepts>
 #include <cstddef>
-#include <deque>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -173,8 +172,9 @@ struct tool_inbox {
     boost::asio::any_io_executor ex;
     std::optional<boost::asio::steady_timer> wake; // only while calls run concurrently
     invocation_context ctx; // tools' contexts point here: it outlives a cancelled run
-    std::deque<tool_context> contexts;
-    std::deque<event> events;
+    std::vector<tool_context> contexts; // room reserved for every call first: never moves
+    std::vector<event> events;          // pushed, not yet forwarded: [next_event, size)
+    std::size_t next_event = 0;
     std::vector<std::optional<tool_response_part>> results;
     std::vector<std::exception_ptr> errors;
     std::unique_ptr<boost::asio::cancellation_signal[]> signals;
@@ -492,6 +492,7 @@ private:
         ctx_.set_event_callback(inbox_callback{inbox, ctx_.branch(), previous});
 
         std::size_t to_run = 0, only = 0;
+        inbox->contexts.reserve(n); // the calls get pointers into it
         for (std::size_t i = 0; i < n; ++i) {
             inbox->contexts.emplace_back(inbox->ctx, calls[i].call);
             if (!calls[i].answer) {
@@ -524,10 +525,13 @@ private:
         }
 
         std::exception_ptr failure;
-        while (inbox->pending > 0 || !inbox->events.empty()) {
-            while (!inbox->events.empty() && !failure) {
-                event e = std::move(inbox->events.front());
-                inbox->events.pop_front();
+        while (inbox->pending > 0 || inbox->next_event < inbox->events.size()) {
+            while (inbox->next_event < inbox->events.size() && !failure) {
+                event e = std::move(inbox->events[inbox->next_event++]);
+                if (inbox->next_event == inbox->events.size()) {
+                    inbox->events.clear();
+                    inbox->next_event = 0;
+                }
                 try {
                     co_await emit_one(std::move(e));
                 } catch (...) {

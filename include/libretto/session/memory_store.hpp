@@ -211,14 +211,15 @@ public:
             });
     }
 
-    /// async_append_shared completes the append in its initiation (see there).
+    /// async_append_shared appends when the operation starts (see there).
     static constexpr bool appends_in_initiation = true;
 
     /// async_append for an event already boxed in `node`, which the caller may share (a
-    /// runner puts it in the turn's session first). memory_store appends in the initiating
-    /// call, on the caller's thread: before the initiation returns, the node has its sequence
-    /// and session id, its delta has lost its temp: keys, and on success the store and
-    /// `sess` hold the node itself, with no copy. On failure the node is left unchanged.
+    /// runner puts it in the turn's session first). memory_store appends when the operation
+    /// starts, on the caller's thread (in the initiating call; for use_awaitable, at the
+    /// co_await): by then the node has its sequence and session id, its delta has lost its
+    /// temp: keys, and on success the store and `sess` hold the node itself, with no copy.
+    /// On failure the node is left unchanged.
     template <class Token = boost::asio::deferred_t>
     auto async_append_shared(session& sess, std::shared_ptr<event> node, Token&& token = {}) {
         return complete<void(boost::system::error_code, std::int64_t)>(
@@ -334,12 +335,11 @@ private:
         sequence = 0;
         event& e = *ep;
         if (e.partial) return {}; // streaming chunks are never stored
-        // The key as views of `sess` (its ids do not change here): no copies per append.
-        if (auto ec = detail::validate_key(sess.app_name, sess.user_id, sess.id)) return ec;
         if (data_->options.max_event_bytes && serialized_size(e) > data_->options.max_event_bytes) return errc::oversize;
         std::lock_guard lock(data_->mutex);
+        // The key as views of `sess` (its ids do not change here): no copies per append.
         stored* s = find(sess.app_name, sess.user_id, sess.id);
-        if (!s) return errc::not_found;
+        if (!s) return missing(sess);
         detail::routed_delta routed;
         if (auto ec = detail::prepare_append(sess, e, s->last_sequence, routed)) return ec;
         if (!routed.app.empty() || !routed.user.empty()) {
@@ -363,7 +363,6 @@ private:
     boost::system::error_code append_events(session& sess, std::vector<event>& events, std::int64_t& sequence) {
         sequence = 0;
         std::erase_if(events, [](const event& e) { return e.partial; }); // never stored
-        if (auto ec = detail::validate_key(sess.app_name, sess.user_id, sess.id)) return ec;
         for (const auto& e : events) {
             if (!e.session_id.empty() && e.session_id != sess.id) return errc::invalid_argument;
             if (data_->options.max_event_bytes && serialized_size(e) > data_->options.max_event_bytes)
@@ -372,7 +371,7 @@ private:
         std::vector<detail::routed_delta> routed(events.size());
         std::lock_guard lock(data_->mutex);
         stored* s = find(sess.app_name, sess.user_id, sess.id);
-        if (!s) return errc::not_found;
+        if (!s) return missing(sess);
         if (sess.last_sequence != s->last_sequence) return errc::stale_session;
         // Nothing can fail from here on: prepare every event, then store them all.
         for (std::size_t i = 0; i < events.size(); ++i) {
@@ -402,6 +401,14 @@ private:
             detail::commit_append(sess, std::move(stored), routed[i]);
         }
         return {};
+    }
+
+    /// Why an append found no session for `sess`: an id no session can have
+    /// (invalid_argument), or none by that key (not_found). Only ids that were stored are
+    /// found, and they were checked then, so a found key needs no check per append.
+    static boost::system::error_code missing(const session& sess) {
+        if (auto ec = detail::validate_key(sess.app_name, sess.user_id, sess.id)) return ec;
+        return errc::not_found;
     }
 
     const stored* find(std::string_view app_name, std::string_view user_id, std::string_view session_id) const {

@@ -400,16 +400,19 @@ public:
         e.actions = std::move(actions);
         const bool paused = long_running && cfg_.resumable;
         const bool any = !e.content.parts.empty() || !e.actions.empty();
-        if (any) a.emit.push_back(e);
+        const bool escalate = e.actions.escalate.value_or(false);
+        const bool skip_summarization = e.actions.skip_summarization.value_or(false);
+        if (e.actions.transfer_to_agent) a.transfer_target = *e.actions.transfer_to_agent;
+        const bool transfer = e.actions.transfer_to_agent.has_value();
+        if (any) a.emit.push_back(std::move(e)); // not used below: moved, not copied
 
-        if (e.actions.transfer_to_agent) {
+        if (transfer) {
             a.kind = llm_action_kind::transfer;
-            a.transfer_target = *e.actions.transfer_to_agent;
             a.reason = llm_stop::transferred;
-        } else if (e.actions.escalate.value_or(false)) {
+        } else if (escalate) {
             a.kind = llm_action_kind::done;
             a.reason = llm_stop::escalated;
-        } else if (e.actions.skip_summarization.value_or(false)) {
+        } else if (skip_summarization) {
             a.kind = llm_action_kind::done;
             a.reason = llm_stop::skip_summarization;
         } else if (paused) {
