@@ -738,6 +738,46 @@ BOOST_AUTO_TEST_CASE(a_parked_consumer_takes_each_item_inside_emit) {
     });
 }
 
+// A consumer run inside emit() whose coroutine ends in an exception that its co_spawn
+// handler rethrows: the exception leaves io_context::run(), as it would have through a
+// post (Asio's io_context captures what an inline-dispatched handler throws), and the
+// producer's emit() is not affected.
+BOOST_AUTO_TEST_CASE(an_exception_escaping_a_consumer_run_inside_emit_leaves_the_event_loop) {
+    asio::io_context io;
+    auto returned = std::make_shared<std::vector<int>>();
+    auto producer = [returned](stream_writer<int> out) -> asio::awaitable<void> {
+        for (int i = 0; i < 3; ++i) {
+            auto room = out.emit(i); // named: g++ 12
+            co_await std::move(room);
+            returned->push_back(i);
+        }
+    };
+    auto s = std::make_shared<basic_event_stream<int>>(io.get_executor(), producer, stream_options{1});
+    auto consumer = [](std::shared_ptr<basic_event_stream<int>> s) -> asio::awaitable<void> {
+        // A real suspension first: Asio then completes this coroutine's co_spawn inline
+        // (dispatch) instead of posting, so the handler runs inside the producer's emit().
+        co_await sleep_for(1ms);
+        auto next = s->next();
+        std::optional<int> v = co_await std::move(next);
+        if (v) throw std::runtime_error("consumer failed at " + std::to_string(*v));
+    };
+    asio::co_spawn(io, consumer(s), [](std::exception_ptr ep) {
+        if (ep) std::rethrow_exception(ep);
+    });
+    std::string what;
+    try {
+        io.run();
+    } catch (const std::runtime_error& e) {
+        what = e.what();
+    }
+    BOOST_TEST(what == "consumer failed at 0");
+    s.reset(); // the producer is done or parked: dropping the stream cancels what is left
+    io.restart();
+    io.run();
+    BOOST_TEST(!returned->empty()); // emit(0) returned normally
+    BOOST_TEST(returned->front() == 0);
+}
+
 // A consumer on another executor (a strand here) is never run from inside emit(): it is
 // woken through its executor, as every completion is.
 BOOST_AUTO_TEST_CASE(a_consumer_on_another_executor_is_woken_by_post) {
