@@ -384,11 +384,7 @@ BOOST_AUTO_TEST_CASE(awaitable_tokens_complete_without_suspending_and_other_toke
         auto posted_ran = std::make_shared<bool>(false); // shared: the handler may outlive the frame
         asio::post(ex, [posted_ran] { *posted_ran = true; });
 
-        libretto::create_options co;
-        co.app_name = "app";
-        co.user_id = "u1";
-        co.session_id = "s1";
-        auto create_op = st.async_create(co, asio::use_awaitable);
+        auto create_op = st.async_create(create_opts("app", "u1", "s1"), asio::use_awaitable);
         libretto::session s = co_await std::move(create_op);
         auto lazy = st.async_append(s, text_event("lazy"), asio::use_awaitable);
         BOOST_TEST(s.events.size() == 0u); // nothing runs before the co_await
