@@ -44,6 +44,20 @@ BOOST_AUTO_TEST_CASE(max_iterations_repeats_the_children_in_order) {
     BOOST_TEST(a.p->agent_names == (strings{"a", "a", "a"}));
 }
 
+// Each iteration is a new stream whose first next() starts its producer inline, and the
+// child never waits: without a bound on the inline nesting (stream_state's
+// max_inline_depth) the iterations nest on the stack until it overflows (it did, at 20,000).
+BOOST_AUTO_TEST_CASE(many_iterations_that_never_wait_keep_the_stack_bounded) {
+    asio::io_context io;
+    leaf a{"a", texts({"a"})};
+    lb::loop_agent refine{{.name = "refine", .max_iterations = 20000}, a};
+    auto got = run_agent(refine, make_ctx(io, "root"));
+    BOOST_TEST(!got.error);
+    BOOST_REQUIRE(got.events.size() == 20000u);
+    BOOST_TEST(got.events.back().text() == "a");
+    BOOST_TEST(a.p->runs == 20000);
+}
+
 BOOST_AUTO_TEST_CASE(escalate_stops_the_loop_at_once) {
     asio::io_context io;
     leaf b{"b", texts({"b1"})};

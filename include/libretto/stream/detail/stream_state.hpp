@@ -59,6 +59,24 @@ inline bool is_terminal_or_partial(boost::asio::cancellation_type_t t) noexcept 
     return (t & (ct::terminal | ct::partial)) != ct::none;
 }
 
+/// Hand-overs and producer starts run inline (resume_consumer, the first next()) on the
+/// current thread's stack, one inside the other when a consumer goes on to start or feed
+/// another stream (a loop_agent's iterations, each a new stream). Past this depth they are
+/// posted instead, so the stack stays bounded however long a run goes without waiting.
+inline constexpr int max_inline_depth = 32;
+
+inline int& inline_depth() noexcept {
+    thread_local int depth = 0;
+    return depth;
+}
+
+struct inline_scope {
+    inline_scope() noexcept { ++inline_depth(); }
+    ~inline_scope() { --inline_depth(); }
+    inline_scope(const inline_scope&) = delete;
+    inline_scope& operator=(const inline_scope&) = delete;
+};
+
 enum class stream_phase {
     open,      ///< producer not started or running
     ended,     ///< producer returned; buffered items still to deliver, then nullopt
@@ -259,6 +277,14 @@ private:
         std::uint64_t seq;
     };
 
+    /// start(), one pass through the event loop later (see max_inline_depth).
+    struct deferred_start {
+        std::shared_ptr<stream_state> self;
+        void operator()() const {
+            if (self->phase_ == stream_phase::open) self->start();
+        }
+    };
+
     struct initiate_consumer_wait {
         stream_state* self;
         bool start_producer;
@@ -277,7 +303,14 @@ private:
             self->consumer_ = waiter(std::move(h));
             self->consumer_inline_ = same_executor;
             // The consumer's coroutine has suspended: the producer may resume it from here.
-            if (start_producer) self->start();
+            if (start_producer) {
+                if (inline_depth() >= max_inline_depth) {
+                    boost::asio::post(self->ex_, deferred_start{self->shared_from_this()});
+                } else {
+                    inline_scope nested;
+                    self->start();
+                }
+            }
         }
     };
 
@@ -322,11 +355,12 @@ private:
     /// leaves it valid. Only the item hand-over does this: every other wake-up (the end,
     /// cancellation, a producer waiting for room) is posted.
     void resume_consumer() {
-        if (!consumer_inline_) {
+        if (!consumer_inline_ || inline_depth() >= max_inline_depth) {
             complete(consumer_, {});
             return;
         }
         handler_type h = consumer_.take();
+        inline_scope nested;
         std::move(h)(boost::system::error_code{});
     }
 
