@@ -7,6 +7,7 @@
 // formats a string.
 
 #include <libretto/detail/json_kind.hpp>
+#include <libretto/event/boxed_optional.hpp>
 #include <libretto/error.hpp>
 #include <libretto/json_error.hpp>
 
@@ -129,6 +130,19 @@ inline bool read(const json::value& v, json::value& out, decode_error&) {
 /// An optional member: absent or null leaves `out` disengaged.
 template <class T>
 bool read(const json::value& v, std::optional<T>& out, decode_error& err) {
+    if (v.is_null()) {
+        out.reset();
+        return true;
+    }
+    T tmp{};
+    if (!read(v, tmp, err)) return false;
+    out = std::move(tmp);
+    return true;
+}
+
+/// The same for a boxed optional member.
+template <class T>
+bool read(const json::value& v, boxed_optional<T>& out, decode_error& err) {
     if (v.is_null()) {
         out.reset();
         return true;

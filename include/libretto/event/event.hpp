@@ -2,6 +2,7 @@
 #ifndef LIBRETTO_EVENT_EVENT_HPP
 #define LIBRETTO_EVENT_EVENT_HPP
 
+#include <libretto/event/boxed_optional.hpp>
 #include <libretto/event/event_actions.hpp>
 #include <libretto/event/event_type.hpp>
 #include <libretto/event/parts.hpp>
@@ -62,10 +63,10 @@ struct event {
     event_actions actions;
     json::object metadata;
     bool partial = false; ///< a streaming chunk: yielded to callers, never stored
-    std::optional<libretto::usage> usage;
-    std::optional<std::string> signature;
+    boxed_optional<libretto::usage> usage;
+    boxed_optional<std::string> signature;
     std::string signer_did;
-    std::optional<std::string> prev_signature;
+    boxed_optional<std::string> prev_signature;
 
     // ---- construction helpers -------------------------------------------------------
 

@@ -2,6 +2,8 @@
 #ifndef LIBRETTO_EVENT_EVENT_ACTIONS_HPP
 #define LIBRETTO_EVENT_EVENT_ACTIONS_HPP
 
+#include <libretto/event/boxed_optional.hpp>
+
 #include <boost/json/object.hpp>
 
 #include <cstdint>
@@ -35,11 +37,11 @@ struct event_compaction {
 struct event_actions {
     json::object state_delta;    ///< merged into state; a null value deletes the key
     json::object artifact_delta; ///< artifact file name -> version number saved
-    std::optional<std::string> transfer_to_agent;
+    boxed_optional<std::string> transfer_to_agent;
     std::optional<bool> escalate;
     std::optional<bool> skip_summarization;
     std::optional<bool> end_of_agent;
-    std::optional<event_compaction> compaction;
+    boxed_optional<event_compaction> compaction;
 
     /// True when no action is set.
     bool empty() const noexcept {

@@ -2,6 +2,8 @@
 #ifndef LIBRETTO_EVENT_PARTS_HPP
 #define LIBRETTO_EVENT_PARTS_HPP
 
+#include <libretto/event/boxed_optional.hpp>
+
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
@@ -40,10 +42,10 @@ struct data_part {
 
 /// A file by reference (`uri`) or inline (`inline_bytes`, base64).
 struct file_part {
-    std::optional<std::string> uri;
-    std::optional<std::string> inline_bytes;
-    std::optional<std::string> mime_type;
-    std::optional<std::string> name;
+    boxed_optional<std::string> uri;
+    boxed_optional<std::string> inline_bytes;
+    boxed_optional<std::string> mime_type;
+    boxed_optional<std::string> name;
     json::object metadata;
     friend bool operator==(const file_part&, const file_part&) = default;
 };
@@ -62,7 +64,7 @@ struct tool_response_part {
     std::string tool_call_id;
     std::string tool_name;
     json::value result;               ///< any JSON; null when absent
-    std::optional<std::string> error; ///< set when the call failed
+    boxed_optional<std::string> error; ///< set when the call failed
     json::object metadata;
     friend bool operator==(const tool_response_part&, const tool_response_part&) = default;
 };
@@ -71,7 +73,7 @@ using part = std::variant<text_part, thinking_part, data_part, file_part, tool_c
 
 /// The payload of an event: an optional role and an ordered list of parts.
 struct content {
-    std::optional<std::string> role;
+    boxed_optional<std::string> role;
     std::vector<part> parts;
 
     static content from_text(std::string text) {

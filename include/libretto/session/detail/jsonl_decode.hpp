@@ -324,6 +324,7 @@ private:
 
     static void set(std::string& dst, std::string_view s) { dst.assign(s.data(), s.size()); }
     static void set(std::optional<std::string>& dst, std::string_view s) { dst.emplace(s.data(), s.size()); }
+    static void set(boxed_optional<std::string>& dst, std::string_view s) { dst.emplace(s.data(), s.size()); }
 
     bool take_string(std::string_view s) {
         switch (slot_) {
