@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 using namespace libretto;
@@ -105,6 +106,9 @@ BOOST_AUTO_TEST_CASE(converts_to_and_from_std_optional) {
 BOOST_AUTO_TEST_CASE(events_keep_their_rarely_set_fields_boxed) {
     // The fields most events leave empty cost a pointer each, not their full size.
     static_assert(sizeof(event) <= 400, "event grew: keep rarely set fields boxed");
+    // Containers of events move them on growth only if moving cannot throw.
+    static_assert(std::is_nothrow_move_constructible_v<event>);
+    static_assert(std::is_nothrow_move_constructible_v<part>);
     event e = event::make(event_type::agent_message, "a", content::from_text("hi"));
     BOOST_TEST(!e.usage.has_value());
     BOOST_TEST(!e.signature.has_value());
