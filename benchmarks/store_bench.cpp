@@ -300,6 +300,8 @@ double run_on_store(Body body) {
     std::exception_ptr failure;
     asio::co_spawn(io, body(store, seconds), [&](std::exception_ptr e) { failure = e; });
     io.run();
+    std::fprintf(stderr, "sqlite: %llu background checkpoints\n",
+                 static_cast<unsigned long long>(store.background_checkpoints()));
     if (failure) {
         try {
             std::rethrow_exception(failure);

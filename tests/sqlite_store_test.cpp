@@ -21,6 +21,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -677,6 +678,122 @@ BOOST_AUTO_TEST_CASE(sync_core_matches_async_and_stores_move) {
     BOOST_TEST(!st.remove({"app", "u", "s"}));
     BOOST_TEST(!st.get({"app", "u", "s"}, {}, g));
     BOOST_TEST(!g.has_value());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---- WAL checkpoints ----------------------------------------------------------------------
+
+namespace {
+
+long long file_size(const std::string& path) {
+    std::ifstream f(path, std::ios::binary | std::ios::ate);
+    return f ? static_cast<long long>(f.tellg()) : -1;
+}
+
+// Appends `turns` batches of 8 events of ~1 KB each (a few WAL pages per batch).
+void append_turns(lb::sqlite_store& st, lb::session& s, int turns) {
+    const std::string filler(1000, 'x');
+    for (int t = 0; t < turns; ++t) {
+        std::vector<lb::event> v;
+        for (int i = 0; i < 8; ++i) v.push_back(text_event(filler + std::to_string(t * 8 + i)));
+        std::int64_t seq = 0;
+        BOOST_REQUIRE(!st.append_batch(s, std::move(v), seq));
+        s.events.clear();
+    }
+}
+
+bool wait_for(const std::function<bool()>& done) {
+    for (int i = 0; i < 500 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return done();
+}
+
+constexpr long long wal_page = 4096 + 24; // a WAL frame: page plus frame header
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(sqlite_store_checkpoints)
+
+BOOST_AUTO_TEST_CASE(background_checkpoints_keep_the_wal_bounded_and_lose_nothing) {
+    temp_db db;
+    asio::io_context io;
+    auto o = db.options();
+    o.checkpoint_pages = 16;
+    {
+        lb::sqlite_store st(io.get_executor(), o);
+        lb::session s;
+        BOOST_REQUIRE(!st.create(create_opts("app", "u", "s"), s));
+        append_turns(st, s, 200); // ~1.6 MB of events, hundreds of WAL pages
+        BOOST_TEST(wait_for([&] { return st.background_checkpoints() > 0; }));
+        // Bounded by 8 x checkpoint_pages (then the writer checkpoints itself and the WAL
+        // restarts) plus one batch; without checkpoints it would hold every page written.
+        const long long wal = file_size(db.path + "-wal");
+        BOOST_TEST(wal > 0);
+        BOOST_TEST(wal <= (16 * 8 + 64) * wal_page + 32);
+        // Checkpointed pages are in the database file itself.
+        BOOST_TEST(file_size(db.path) > 1'000'000);
+        std::optional<lb::session> g;
+        BOOST_REQUIRE(!st.get({"app", "u", "s"}, {}, g));
+        BOOST_TEST(g->events.size() == 1600u);
+    }
+    // Closed: the last connection folds the WAL in and removes it; a new store reads all.
+    BOOST_TEST(file_size(db.path + "-wal") == -1);
+    lb::sqlite_store again(io.get_executor(), o);
+    std::optional<lb::session> g;
+    BOOST_REQUIRE(!again.get({"app", "u", "s"}, {}, g));
+    BOOST_REQUIRE(g.has_value());
+    BOOST_TEST(g->events.size() == 1600u);
+    BOOST_TEST(g->events.back().text() == std::string(1000, 'x') + "1599");
+}
+
+BOOST_AUTO_TEST_CASE(checkpoints_on_the_writer_when_background_is_off) {
+    temp_db db;
+    asio::io_context io;
+    auto o = db.options();
+    o.checkpoint_pages = 16;
+    o.background_checkpoint = false;
+    lb::sqlite_store st(io.get_executor(), o);
+    lb::session s;
+    BOOST_REQUIRE(!st.create(create_opts("app", "u", "s"), s));
+    append_turns(st, s, 200);
+    BOOST_TEST(st.background_checkpoints() == 0u);
+    // SQLite's auto-checkpoint at 16 pages: the WAL restarts long before it grows large.
+    BOOST_TEST(file_size(db.path + "-wal") <= (16 + 64) * wal_page + 32);
+    std::optional<lb::session> g;
+    BOOST_REQUIRE(!st.get({"app", "u", "s"}, {}, g));
+    BOOST_TEST(g->events.size() == 1600u);
+}
+
+BOOST_AUTO_TEST_CASE(zero_checkpoint_pages_leaves_the_wal_to_grow) {
+    temp_db db;
+    asio::io_context io;
+    auto o = db.options();
+    o.checkpoint_pages = 0;
+    lb::sqlite_store st(io.get_executor(), o);
+    lb::session s;
+    BOOST_REQUIRE(!st.create(create_opts("app", "u", "s"), s));
+    append_turns(st, s, 200);
+    BOOST_TEST(st.background_checkpoints() == 0u);
+    // Every page written is still in the WAL (far beyond what the bounded cases allow).
+    BOOST_TEST(file_size(db.path + "-wal") > 1'000'000);
+    std::optional<lb::session> g;
+    BOOST_REQUIRE(!st.get({"app", "u", "s"}, {}, g));
+    BOOST_TEST(g->events.size() == 1600u);
+}
+
+BOOST_AUTO_TEST_CASE(an_in_memory_database_has_no_checkpointer) {
+    asio::io_context io;
+    lb::sqlite_store_options o;
+    o.path = ":memory:";
+    o.checkpoint_pages = 1;
+    lb::sqlite_store st(io.get_executor(), o);
+    lb::session s;
+    BOOST_REQUIRE(!st.create(create_opts("app", "u", "s"), s));
+    append_turns(st, s, 20);
+    BOOST_TEST(st.background_checkpoints() == 0u);
+    std::optional<lb::session> g;
+    BOOST_REQUIRE(!st.get({"app", "u", "s"}, {}, g));
+    BOOST_TEST(g->events.size() == 160u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -71,6 +71,17 @@ struct sqlite_store_options {
     /// fails its append (or its whole batch) with errc::oversize and stores nothing.
     std::size_t max_event_bytes = 16 * 1024 * 1024;
     sqlite_synchronous synchronous = sqlite_synchronous::normal;
+    /// WAL checkpoints (copying committed pages from the -wal file back into the database
+    /// file, and syncing it) start once the WAL holds this many pages (4 KiB each by
+    /// default). 0: never automatically; the WAL then grows until the last connection to
+    /// the file closes.
+    std::size_t checkpoint_pages = 1000;
+    /// true: checkpoints run on a thread of the store's own, on a second connection, so an
+    /// append never waits for one (unless the WAL reaches 8 * checkpoint_pages, when the
+    /// append checkpoints itself to keep it bounded). false: the append that takes the WAL
+    /// past checkpoint_pages checkpoints, as SQLite's auto-checkpoint does. For file
+    /// databases; ":memory:" has no WAL.
+    bool background_checkpoint = true;
     /// Where the blocking SQLite calls run (through a strand). Empty: on a one-thread
     /// thread_pool owned by the store.
     boost::asio::any_io_executor blocking_executor{};
@@ -101,6 +112,8 @@ public:
                         : o.synchronous == sqlite_synchronous::full ? "FULL"
                                                                      : "NORMAL";
         p.max_event_bytes = o.max_event_bytes;
+        p.checkpoint_pages = o.checkpoint_pages;
+        p.background_checkpoint = o.background_checkpoint;
         if (auto ec = core_->open(p)) throw boost::system::system_error(ec, core_->last_error());
     }
 
@@ -129,6 +142,10 @@ public:
     /// What the latest failed operation of this instance was about, e.g. "sqlite_store:
     /// session app/u1/s1: event at sequence 7 is corrupt: ..." ("" if none failed yet).
     std::string last_error_message() const { return core_ ? core_->last_error() : std::string(); }
+
+    /// WAL checkpoints completed on the background thread so far (background_checkpoint);
+    /// 0 without one.
+    std::uint64_t background_checkpoints() const noexcept { return core_ ? core_->background_checkpoints() : 0; }
 
     // ---- synchronous core: blocks the calling thread; never call it on an io_context
     // thread that serves other work. Safe to mix with the async operations.

@@ -8,6 +8,7 @@
 // caller's io_context thread. The rules come from store_logic.hpp; only the I/O is here.
 
 #include <libretto/event/json.hpp>
+#include <libretto/session/detail/sqlite_checkpointer.hpp>
 #include <libretto/session/detail/sqlite_db.hpp>
 #include <libretto/session/detail/sqlite_schema.hpp>
 #include <libretto/session/detail/store_batch.hpp>
@@ -21,6 +22,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -35,6 +37,8 @@ struct sqlite_params {
     int busy_timeout_ms = 5000;
     const char* synchronous = "NORMAL"; ///< OFF, NORMAL or FULL
     std::size_t max_event_bytes = 0;    ///< 0: no limit
+    std::size_t checkpoint_pages = 1000; ///< 0: no automatic checkpoints
+    bool background_checkpoint = true;   ///< on sqlite::checkpointer's thread, not in commits
 };
 
 class sqlite_core {
@@ -76,6 +80,9 @@ public:
 
     /// The journal mode the connection ended up with ("wal").
     const std::string& journal_mode() const noexcept { return journal_mode_; }
+
+    /// Checkpoints the background thread has completed (0 without one).
+    std::uint64_t background_checkpoints() const noexcept { return checkpointer_ ? checkpointer_->completed() : 0; }
 
 private:
     // Every *_impl sets detail_ (under mutex_) when it fails.
@@ -139,7 +146,51 @@ private:
             return sqlite::error_from(rc);
         }
         if (auto ec = sqlite::migrate(db_, detail)) return ec;
+        if (auto ec = set_up_checkpoints(p, detail)) return ec;
         return prepare_statements(detail);
+    }
+
+    // SQLite's default: the commit that takes the WAL past 1000 pages checkpoints. Here the
+    // commit only asks the checkpointer's thread (sqlite_checkpointer.hpp), unless the WAL
+    // has grown to 8 times the threshold meanwhile (the thread cannot keep up, or readers
+    // hold old snapshots): then the commit checkpoints itself, so the WAL stays bounded.
+    boost::system::error_code set_up_checkpoints(const sqlite_params& p, std::string& detail) {
+        if (journal_mode_ != "wal") return {}; // ":memory:": no WAL
+        constexpr std::size_t max_pages = std::numeric_limits<int>::max() / 8;
+        checkpoint_pages_ = std::min(p.checkpoint_pages, max_pages);
+        next_request_ = checkpoint_pages_;
+        if (checkpoint_pages_ == 0 || !p.background_checkpoint) {
+            sqlite3_wal_autocheckpoint(db_.get(), static_cast<int>(checkpoint_pages_));
+            return {};
+        }
+        checkpointer_ = std::make_unique<sqlite::checkpointer>();
+        if (int rc = checkpointer_->start(p.path, detail); rc != SQLITE_OK) {
+            checkpointer_.reset();
+            detail = "cannot open the checkpoint connection: " + detail;
+            return sqlite::error_from(rc);
+        }
+        sqlite3_wal_hook(db_.get(), &sqlite_core::on_wal_commit, this);
+        return {};
+    }
+
+    static int on_wal_commit(void* self, sqlite3* db, const char* name, int frames) {
+        auto& core = *static_cast<sqlite_core*>(self);
+        const auto n = static_cast<std::size_t>(frames);
+        // The WAL restarts from its beginning only when a write transaction starts with
+        // every frame checkpointed: rarely while the thread checkpoints behind a busy
+        // writer. So the WAL grows; each further checkpoint_pages pages ask the thread once
+        // more, and at 8 times the threshold this commit checkpoints the rest itself (the
+        // thread has copied most of it), after which the next transaction restarts the WAL.
+        if (n < core.wal_frames_) core.next_request_ = core.checkpoint_pages_; // restarted
+        core.wal_frames_ = n;
+        if (n >= core.checkpoint_pages_ * 8) {
+            // SQLITE_BUSY: the thread is checkpointing; the next commit tries again.
+            sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+        } else if (n >= core.next_request_) {
+            core.checkpointer_->request();
+            core.next_request_ = n + core.checkpoint_pages_;
+        }
+        return SQLITE_OK;
     }
 
     boost::system::error_code prepare_statements(std::string& detail) {
@@ -508,7 +559,13 @@ private:
     std::string last_error_;
     std::string journal_mode_;
     std::size_t max_event_bytes_ = 0;
+    std::size_t checkpoint_pages_ = 0;
+    std::size_t wal_frames_ = 0;   // at the last commit (on_wal_commit)
+    std::size_t next_request_ = 0; // WAL size at which to ask the checkpointer next
 
+    // Declared before db_: closed after it, so that the checkpointer's connection is the
+    // last one and its close checkpoints and removes the WAL, as a sole connection's would.
+    std::unique_ptr<sqlite::checkpointer> checkpointer_;
     sqlite::connection db_; // declared before the statements: they are finalized first
     sqlite::statement begin_, begin_immediate_, commit_, rollback_;
     sqlite::statement insert_session_, select_session_, select_revision_, select_revision_state_, update_session_,
