@@ -691,8 +691,19 @@ long long file_size(const std::string& path) {
     return f ? static_cast<long long>(f.tellg()) : -1;
 }
 
-// Appends `turns` batches of 8 events of ~1 KB each (a few WAL pages per batch).
-void append_turns(lb::sqlite_store& st, lb::session& s, int turns) {
+// The number of events stored in app/u/s.
+std::size_t stored_events(lb::sqlite_store& st) {
+    std::optional<lb::session> g;
+    BOOST_REQUIRE(!st.get({"app", "u", "s"}, {}, g));
+    BOOST_REQUIRE(g.has_value());
+    return g->events.size();
+}
+
+// Creates app/u/s and appends `turns` batches of 8 events of ~1 KB each (a few WAL pages
+// per batch); checks all of them were stored.
+void fill(lb::sqlite_store& st, int turns) {
+    lb::session s;
+    BOOST_REQUIRE(!st.create(create_opts("app", "u", "s"), s));
     const std::string filler(1000, 'x');
     for (int t = 0; t < turns; ++t) {
         std::vector<lb::event> v;
@@ -701,6 +712,7 @@ void append_turns(lb::sqlite_store& st, lb::session& s, int turns) {
         BOOST_REQUIRE(!st.append_batch(s, std::move(v), seq));
         s.events.clear();
     }
+    BOOST_TEST(stored_events(st) == static_cast<std::size_t>(turns) * 8);
 }
 
 bool wait_for(const std::function<bool()>& done) {
@@ -710,6 +722,13 @@ bool wait_for(const std::function<bool()>& done) {
 
 constexpr long long wal_page = 4096 + 24; // a WAL frame: page plus frame header
 
+lb::sqlite_store_options checkpoint_options(const temp_db& db, std::size_t pages, bool background = true) {
+    auto o = db.options();
+    o.checkpoint_pages = pages;
+    o.background_checkpoint = background;
+    return o;
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(sqlite_store_checkpoints)
@@ -717,13 +736,10 @@ BOOST_AUTO_TEST_SUITE(sqlite_store_checkpoints)
 BOOST_AUTO_TEST_CASE(background_checkpoints_keep_the_wal_bounded_and_lose_nothing) {
     temp_db db;
     asio::io_context io;
-    auto o = db.options();
-    o.checkpoint_pages = 16;
+    const auto o = checkpoint_options(db, 16);
     {
         lb::sqlite_store st(io.get_executor(), o);
-        lb::session s;
-        BOOST_REQUIRE(!st.create(create_opts("app", "u", "s"), s));
-        append_turns(st, s, 200); // ~1.6 MB of events, hundreds of WAL pages
+        fill(st, 200); // ~1.6 MB of events, hundreds of WAL pages
         BOOST_TEST(wait_for([&] { return st.background_checkpoints() > 0; }));
         // Bounded by 8 x checkpoint_pages (then the writer checkpoints itself and the WAL
         // restarts) plus one batch; without checkpoints it would hold every page written.
@@ -732,9 +748,6 @@ BOOST_AUTO_TEST_CASE(background_checkpoints_keep_the_wal_bounded_and_lose_nothin
         BOOST_TEST(wal <= (16 * 8 + 64) * wal_page + 32);
         // Checkpointed pages are in the database file itself.
         BOOST_TEST(file_size(db.path) > 1'000'000);
-        std::optional<lb::session> g;
-        BOOST_REQUIRE(!st.get({"app", "u", "s"}, {}, g));
-        BOOST_TEST(g->events.size() == 1600u);
     }
     // Closed: the last connection folds the WAL in and removes it; a new store reads all.
     BOOST_TEST(file_size(db.path + "-wal") == -1);
@@ -749,36 +762,21 @@ BOOST_AUTO_TEST_CASE(background_checkpoints_keep_the_wal_bounded_and_lose_nothin
 BOOST_AUTO_TEST_CASE(checkpoints_on_the_writer_when_background_is_off) {
     temp_db db;
     asio::io_context io;
-    auto o = db.options();
-    o.checkpoint_pages = 16;
-    o.background_checkpoint = false;
-    lb::sqlite_store st(io.get_executor(), o);
-    lb::session s;
-    BOOST_REQUIRE(!st.create(create_opts("app", "u", "s"), s));
-    append_turns(st, s, 200);
+    lb::sqlite_store st(io.get_executor(), checkpoint_options(db, 16, false));
+    fill(st, 200);
     BOOST_TEST(st.background_checkpoints() == 0u);
     // SQLite's auto-checkpoint at 16 pages: the WAL restarts long before it grows large.
     BOOST_TEST(file_size(db.path + "-wal") <= (16 + 64) * wal_page + 32);
-    std::optional<lb::session> g;
-    BOOST_REQUIRE(!st.get({"app", "u", "s"}, {}, g));
-    BOOST_TEST(g->events.size() == 1600u);
 }
 
 BOOST_AUTO_TEST_CASE(zero_checkpoint_pages_leaves_the_wal_to_grow) {
     temp_db db;
     asio::io_context io;
-    auto o = db.options();
-    o.checkpoint_pages = 0;
-    lb::sqlite_store st(io.get_executor(), o);
-    lb::session s;
-    BOOST_REQUIRE(!st.create(create_opts("app", "u", "s"), s));
-    append_turns(st, s, 200);
+    lb::sqlite_store st(io.get_executor(), checkpoint_options(db, 0));
+    fill(st, 200);
     BOOST_TEST(st.background_checkpoints() == 0u);
     // Every page written is still in the WAL (far beyond what the bounded cases allow).
     BOOST_TEST(file_size(db.path + "-wal") > 1'000'000);
-    std::optional<lb::session> g;
-    BOOST_REQUIRE(!st.get({"app", "u", "s"}, {}, g));
-    BOOST_TEST(g->events.size() == 1600u);
 }
 
 BOOST_AUTO_TEST_CASE(an_in_memory_database_has_no_checkpointer) {
@@ -787,13 +785,8 @@ BOOST_AUTO_TEST_CASE(an_in_memory_database_has_no_checkpointer) {
     o.path = ":memory:";
     o.checkpoint_pages = 1;
     lb::sqlite_store st(io.get_executor(), o);
-    lb::session s;
-    BOOST_REQUIRE(!st.create(create_opts("app", "u", "s"), s));
-    append_turns(st, s, 20);
+    fill(st, 20);
     BOOST_TEST(st.background_checkpoints() == 0u);
-    std::optional<lb::session> g;
-    BOOST_REQUIRE(!st.get({"app", "u", "s"}, {}, g));
-    BOOST_TEST(g->events.size() == 160u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -127,27 +127,23 @@ inline bool read(const json::value& v, json::value& out, decode_error&) {
     return true;
 }
 
-/// An optional member: absent or null leaves `out` disengaged.
 template <class T>
-bool read(const json::value& v, std::optional<T>& out, decode_error& err) {
-    if (v.is_null()) {
-        out.reset();
-        return true;
-    }
-    T tmp{};
-    if (!read(v, tmp, err)) return false;
-    out = std::move(tmp);
-    return true;
-}
+inline constexpr bool is_optional_member = false;
+template <class T>
+inline constexpr bool is_optional_member<std::optional<T>> = true;
+template <class T>
+inline constexpr bool is_optional_member<boxed_optional<T>> = true;
 
-/// The same for a boxed optional member.
-template <class T>
-bool read(const json::value& v, boxed_optional<T>& out, decode_error& err) {
+/// An optional member (std::optional or boxed_optional): absent or null leaves `out`
+/// disengaged.
+template <class Optional>
+    requires is_optional_member<Optional>
+bool read(const json::value& v, Optional& out, decode_error& err) {
     if (v.is_null()) {
         out.reset();
         return true;
     }
-    T tmp{};
+    typename Optional::value_type tmp{};
     if (!read(v, tmp, err)) return false;
     out = std::move(tmp);
     return true;

@@ -55,6 +55,22 @@ public:
         wake_.notify_one();
     }
 
+    /// Runs `f` (the writer's own checkpoint) while the thread is not checkpointing: waits
+    /// for the checkpoint in progress, if any, and starts none until `f` returns. Two
+    /// checkpoints at once fail one of them with SQLITE_BUSY.
+    template <class F>
+    void exclusive(F&& f) {
+        std::unique_lock lock(mutex_);
+        paused_ = true;
+        idle_.wait(lock, [this] { return !running_; });
+        lock.unlock();
+        f();
+        lock.lock();
+        paused_ = false;
+        lock.unlock();
+        wake_.notify_one();
+    }
+
     /// Checkpoints run to completion so far (each copied every committed WAL page back).
     std::uint64_t completed() const noexcept { return completed_.load(std::memory_order_relaxed); }
 
@@ -72,23 +88,29 @@ private:
     void run() {
         std::unique_lock lock(mutex_);
         for (;;) {
-            wake_.wait(lock, [this] { return pending_ || stopping_; });
+            wake_.wait(lock, [this] { return (pending_ && !paused_) || stopping_; });
             if (stopping_) return;
             pending_ = false;
+            running_ = true;
             lock.unlock();
             int wal_frames = 0, copied = 0;
             // SQLITE_BUSY: another connection is checkpointing; the next request retries.
             const int rc = sqlite3_wal_checkpoint_v2(db_.get(), nullptr, SQLITE_CHECKPOINT_PASSIVE, &wal_frames, &copied);
             if (rc == SQLITE_OK && wal_frames >= 0 && copied == wal_frames) completed_.fetch_add(1, std::memory_order_relaxed);
             lock.lock();
+            running_ = false;
+            idle_.notify_all();
         }
     }
 
     connection db_;
     std::thread thread_;
     std::mutex mutex_;
-    std::condition_variable wake_;
+    std::condition_variable wake_; // the thread: a request, the end of a pause, stop
+    std::condition_variable idle_; // the writer: the running checkpoint finished
     bool pending_ = false;
+    bool running_ = false;
+    bool paused_ = false;
     bool stopping_ = false;
     std::atomic<std::uint64_t> completed_{0};
 };

@@ -184,8 +184,11 @@ private:
         if (n < core.wal_frames_) core.next_request_ = core.checkpoint_pages_; // restarted
         core.wal_frames_ = n;
         if (n >= core.checkpoint_pages_ * 8) {
-            // SQLITE_BUSY: the thread is checkpointing; the next commit tries again.
-            sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+            // Not while the thread checkpoints (ours would fail with SQLITE_BUSY, again and
+            // again while the thread keeps busy). SQLITE_BUSY now: another process's
+            // checkpoint; the next commit tries again.
+            core.checkpointer_->exclusive(
+                [&] { sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr); });
         } else if (n >= core.next_request_) {
             core.checkpointer_->request();
             core.next_request_ = n + core.checkpoint_pages_;
