@@ -33,8 +33,8 @@ BOOST_AUTO_TEST_CASE(holds_a_value_assigned_and_replaced) {
     BOOST_TEST(&*b == box);
     b = std::nullopt;
     BOOST_TEST(!b.has_value());
-    b.emplace(3, 'x');
-    BOOST_TEST(*b == "xxx");
+    b.emplace(3, 'q'); // std::string(3, 'q')
+    BOOST_TEST(*b == "qqq");
     b.reset();
     BOOST_TEST(!b);
 }
