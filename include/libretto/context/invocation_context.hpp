@@ -4,10 +4,11 @@
 
 // The run-time state passed through every agent of one invocation (one user turn).
 //
-// Identity (ids, agent name, branch) is per context and copied by derive(); everything
-// that must be seen by the whole call tree (state, per-agent states, the long-running
-// call ids, the end-invocation switch, the session, the event callback) is shared by
-// reference between a context and everything derived from it.
+// The agent name, the branch and the resumable flag are per context, copied by derive();
+// everything that is the same for the whole call tree (the invocation's ids and input,
+// state, per-agent states, the long-running call ids, the end-invocation switch, the
+// event callback) is shared by reference between a context and everything derived from
+// it. The session is held per context (clear_session gives a child its own).
 
 #include <libretto/event/event.hpp>
 #include <libretto/session/session.hpp>
@@ -91,40 +92,43 @@ struct event_filter {
 class invocation_context {
 public:
     explicit invocation_context(invocation_options o = {})
-        : invocation_id_(o.invocation_id.empty() ? event::new_id() : std::move(o.invocation_id)),
-          session_id_(std::move(o.session_id)), user_id_(std::move(o.user_id)), app_name_(std::move(o.app_name)),
-          agent_name_(std::move(o.agent_name)), branch_(std::move(o.branch)),
-          input_content_(std::move(o.input_content)), is_resumable_(o.is_resumable),
+        : agent_name_(std::move(o.agent_name)), branch_(std::move(o.branch)), is_resumable_(o.is_resumable),
           shared_(std::make_shared<shared>()) {
+        auto& sh = *shared_;
+        sh.invocation_id = o.invocation_id.empty() ? event::new_id() : std::move(o.invocation_id);
+        sh.session_id = std::move(o.session_id);
+        sh.user_id = std::move(o.user_id);
+        sh.app_name = std::move(o.app_name);
+        sh.input_content = std::move(o.input_content);
         if (!o.session) {
             o.session = std::make_shared<libretto::session>();
-            o.session->id = session_id_;
-            o.session->app_name = app_name_;
-            o.session->user_id = user_id_;
+            o.session->id = sh.session_id;
+            o.session->app_name = sh.app_name;
+            o.session->user_id = sh.user_id;
         }
         session_ = std::move(o.session);
         // Ids not given are taken from the session, so ctx.session_id() is never blank
         // while the session has an id.
-        if (session_id_.empty()) session_id_ = session_->id;
-        if (user_id_.empty()) user_id_ = session_->user_id;
-        if (app_name_.empty()) app_name_ = session_->app_name;
-        shared_->state = libretto::state(o.state ? std::move(*o.state) : session_->state);
-        shared_->run_config = std::move(o.run_config);
-        shared_->agent_tree = std::move(o.agent_tree);
-        shared_->callback = std::move(o.event_callback);
-        shared_->executor = std::move(o.executor);
-        shared_->launcher = std::move(o.agent_launcher);
-        shared_->compaction_hook = std::move(o.compaction_hook);
+        if (sh.session_id.empty()) sh.session_id = session_->id;
+        if (sh.user_id.empty()) sh.user_id = session_->user_id;
+        if (sh.app_name.empty()) sh.app_name = session_->app_name;
+        sh.state = libretto::state(o.state ? std::move(*o.state) : session_->state);
+        sh.run_config = std::move(o.run_config);
+        sh.agent_tree = std::move(o.agent_tree);
+        sh.callback = std::move(o.event_callback);
+        sh.executor = std::move(o.executor);
+        sh.launcher = std::move(o.agent_launcher);
+        sh.compaction_hook = std::move(o.compaction_hook);
     }
 
     // ---- identity ---------------------------------------------------------------------
-    const std::string& invocation_id() const noexcept { return invocation_id_; }
-    const std::string& session_id() const noexcept { return session_id_; }
-    const std::string& user_id() const noexcept { return user_id_; }
-    const std::string& app_name() const noexcept { return app_name_; }
+    const std::string& invocation_id() const noexcept { return shared_->invocation_id; }
+    const std::string& session_id() const noexcept { return shared_->session_id; }
+    const std::string& user_id() const noexcept { return shared_->user_id; }
+    const std::string& app_name() const noexcept { return shared_->app_name; }
     const std::string& agent_name() const noexcept { return agent_name_; }
     const std::string& branch() const noexcept { return branch_; }
-    const std::optional<std::string>& input_content() const noexcept { return input_content_; }
+    const std::optional<std::string>& input_content() const noexcept { return shared_->input_content; }
     bool is_resumable() const noexcept { return is_resumable_; }
     void set_resumable(bool r) noexcept { is_resumable_ = r; }
 
@@ -208,7 +212,7 @@ public:
         std::vector<const event*> out;
         for (const auto& e : session_->events) {
             if (f.current_branch && e.branch != branch_) continue;
-            if (f.current_invocation && e.invocation_id != invocation_id_) continue;
+            if (f.current_invocation && e.invocation_id != invocation_id()) continue;
             out.push_back(&e);
         }
         return out;
@@ -218,7 +222,7 @@ public:
     std::vector<const event*> get_previous_final_responses() const {
         std::vector<const event*> out;
         for (const auto& e : session_->events)
-            if (e.invocation_id != invocation_id_ && e.is_final_response() && !e.text().empty()) out.push_back(&e);
+            if (e.invocation_id != invocation_id() && e.is_final_response() && !e.text().empty()) out.push_back(&e);
         return out;
     }
 
@@ -293,7 +297,15 @@ public:
     }
 
 private:
+    /// What every context of the invocation shares: its ids (fixed for the whole
+    /// invocation; shared so that moving and deriving a context copies no string), its state
+    /// and its control switches.
     struct shared {
+        std::string invocation_id;
+        std::string session_id;
+        std::string user_id;
+        std::string app_name;
+        std::optional<std::string> input_content;
         libretto::state state;
         std::map<std::string, json::object, std::less<>> agent_states;
         std::map<std::string, bool, std::less<>> end_of_agents;
@@ -314,13 +326,8 @@ private:
         }
     }
 
-    std::string invocation_id_;
-    std::string session_id_;
-    std::string user_id_;
-    std::string app_name_;
     std::string agent_name_;
     std::string branch_;
-    std::optional<std::string> input_content_;
     bool is_resumable_ = false;
     std::shared_ptr<libretto::session> session_;
     std::shared_ptr<shared> shared_;
