@@ -978,3 +978,173 @@ BOOST_AUTO_TEST_CASE(io_context_destroyed_with_everything_suspended) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// ---- run_inline: the producer run in the consumer's coroutine, a sink taking items -------
+
+BOOST_AUTO_TEST_SUITE(event_stream_run_inline)
+
+using access = libretto::detail::stream_access;
+
+/// Records the items; fails at item `fail_at` (if set) with a runtime_error. What accept()
+/// returns is what the producer's emit() returns: an awaitable that counts its awaits.
+struct recording_sink final : libretto::detail::stream_state<int>::sink {
+    std::vector<int> items;
+    std::optional<int> fail_at;
+    std::shared_ptr<int> awaited = std::make_shared<int>(0);
+    static asio::awaitable<void> count(std::shared_ptr<int> n) {
+        ++*n;
+        co_return;
+    }
+    asio::awaitable<void> accept(int&& item) override {
+        if (fail_at && item == *fail_at) throw std::runtime_error("sink failed at " + std::to_string(item));
+        items.push_back(item);
+        return count(awaited);
+    }
+};
+
+BOOST_AUTO_TEST_CASE(the_sink_takes_every_item_inside_emit_and_the_stream_ends) {
+    run([](executor ex) -> asio::awaitable<void> {
+        auto consumed = std::make_shared<std::vector<bool>>();
+        auto log = std::make_shared<std::vector<int>>();
+        recording_sink k;
+        auto producer = [consumed, log, &k](stream_writer<int> out) -> asio::awaitable<void> {
+            for (int i = 0; i < 5; ++i) {
+                auto op = out.emit(i); // the sink has the item before emit() is awaited
+                log->push_back(static_cast<int>(k.items.size()));
+                co_await std::move(op);
+                consumed->push_back(out.consumed_on_emit());
+            }
+        };
+        basic_event_stream<int> s(ex, producer, stream_options{16});
+        BOOST_TEST(access::can_run_inline(s, ex));
+        auto op = access::run_inline(s, k);
+        co_await std::move(op);
+        BOOST_TEST(k.items == (std::vector<int>{0, 1, 2, 3, 4}));
+        BOOST_TEST(*log == (std::vector<int>{1, 2, 3, 4, 5}));
+        BOOST_TEST(*k.awaited == 5);
+        BOOST_TEST(*consumed == (std::vector<bool>(5, true)));
+        // Ended: a later next() reports a closed stream, and it cannot run again.
+        BOOST_TEST(!access::can_run_inline(s, ex));
+        auto again = error_of(s.next());
+        BOOST_TEST((co_await std::move(again) == libretto::errc::stream_closed));
+    });
+}
+
+BOOST_AUTO_TEST_CASE(the_producers_exception_comes_out_of_run_inline_after_its_items) {
+    run([](executor ex) -> asio::awaitable<void> {
+        recording_sink k;
+        auto producer = [](stream_writer<int> out) -> asio::awaitable<void> {
+            co_await out.emit(1);
+            co_await out.emit(2);
+            throw std::logic_error("producer broke");
+        };
+        basic_event_stream<int> s(ex, producer);
+        std::string what;
+        try {
+            auto op = access::run_inline(s, k);
+            co_await std::move(op);
+        } catch (const std::logic_error& e) {
+            what = e.what();
+        }
+        BOOST_TEST(what == "producer broke");
+        BOOST_TEST(k.items == (std::vector<int>{1, 2}));
+    });
+}
+
+BOOST_AUTO_TEST_CASE(a_failing_sink_cancels_the_producer_and_its_error_wins) {
+    run([](executor ex) -> asio::awaitable<void> {
+        recording_sink k;
+        k.fail_at = 2;
+        auto seen = std::make_shared<std::optional<libretto::errc>>();
+        auto after = std::make_shared<std::optional<libretto::errc>>();
+        auto producer = [seen, after](stream_writer<int> out) -> asio::awaitable<void> {
+            co_await out.emit(1);
+            try {
+                co_await out.emit(2);
+            } catch (const boost::system::system_error& e) {
+                *seen = static_cast<libretto::errc>(e.code().value());
+            }
+            // A producer that goes on anyway is refused, and its item goes nowhere.
+            auto more = error_of(out.emit(3));
+            *after = co_await std::move(more);
+            throw std::logic_error("the producer's own error, after the sink's");
+        };
+        basic_event_stream<int> s(ex, producer);
+        std::string what;
+        try {
+            auto op = access::run_inline(s, k);
+            co_await std::move(op);
+        } catch (const std::runtime_error& e) {
+            what = e.what();
+        }
+        BOOST_TEST(what == "sink failed at 2");
+        BOOST_TEST(k.items == (std::vector<int>{1}));
+        BOOST_TEST((*seen == libretto::errc::cancelled));
+        BOOST_TEST((*after == libretto::errc::cancelled));
+    });
+}
+
+BOOST_AUTO_TEST_CASE(cancelling_the_consumers_coroutine_reaches_the_producer) {
+    asio::io_context io;
+    asio::cancellation_signal signal;
+    auto cancelled = std::make_shared<bool>(false);
+    auto finished = std::make_shared<bool>(false);
+    recording_sink k;
+    std::exception_ptr outcome;
+    bool done = false;
+    auto consumer = [&](executor ex) -> asio::awaitable<void> {
+        basic_event_stream<int> s(ex, sleeping_producer{2, cancelled, finished});
+        auto op = access::run_inline(s, k);
+        co_await std::move(op);
+    };
+    asio::co_spawn(io, consumer(io.get_executor()), asio::bind_cancellation_slot(signal.slot(), [&](std::exception_ptr ep) {
+                       outcome = ep;
+                       done = true;
+                   }));
+    asio::steady_timer t(io, 10ms);
+    t.async_wait([&](boost::system::error_code) { signal.emit(asio::cancellation_type::terminal); });
+    io.run();
+    BOOST_TEST(done);
+    BOOST_TEST(*cancelled);
+    BOOST_TEST(*finished);
+    BOOST_TEST(k.items == (std::vector<int>{0, 1}));
+    BOOST_TEST(static_cast<bool>(outcome)); // the producer's cancellation, rethrown
+}
+
+BOOST_AUTO_TEST_CASE(only_an_unstarted_producer_on_the_same_executor_runs_inline) {
+    run([](executor ex) -> asio::awaitable<void> {
+        // Started by a next(): no longer.
+        basic_event_stream<int> started(ex, counting_producer{3});
+        auto first = started.next();
+        std::optional<int> v = co_await std::move(first);
+        BOOST_TEST((v == 0));
+        BOOST_TEST(!access::can_run_inline(started, ex));
+        // A stream over ready items has no producer to run.
+        auto ready = libretto::make_stream<int>(ex, {1, 2});
+        BOOST_TEST(!access::can_run_inline(ready, ex));
+        // Another executor (a strand of this one).
+        executor strand = asio::make_strand(ex);
+        basic_event_stream<int> elsewhere(strand, counting_producer{3});
+        BOOST_TEST(!access::can_run_inline(elsewhere, ex));
+        BOOST_TEST(access::can_run_inline(elsewhere, strand));
+        // Moved-from, and cancelled.
+        basic_event_stream<int> moved(ex, counting_producer{3});
+        basic_event_stream<int> taker(std::move(moved));
+        BOOST_TEST(!access::can_run_inline(moved, ex));
+        taker.cancel();
+        BOOST_TEST(!access::can_run_inline(taker, ex));
+        // An ordinary consumer: the writer says items are not consumed inside emit().
+        auto flags = std::make_shared<std::vector<bool>>();
+        basic_event_stream<int> plain(ex, [flags](stream_writer<int> out) -> asio::awaitable<void> {
+            co_await out.emit(7);
+            flags->push_back(out.consumed_on_emit());
+        });
+        auto n1 = plain.next();
+        co_await std::move(n1);
+        auto n2 = plain.next();
+        co_await std::move(n2);
+        BOOST_TEST(*flags == (std::vector<bool>{false}));
+    });
+}
+
+BOOST_AUTO_TEST_SUITE_END()

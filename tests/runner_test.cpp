@@ -21,6 +21,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -133,6 +134,45 @@ struct node_agent : leaf {
         lb::stream_options so;
         so.capacity = 0;
         auto ex = ctx.get_executor();
+        return lb::event_stream(ex, producer{std::move(ctx), name_, n, seen}, so);
+    }
+};
+
+/// Emits n events on a stream with room for 16 (so an ordinary consumer may lag behind)
+/// and records, after each emit(), whether the writer said the consumer takes items inside
+/// emit() and whether ctx.session() then held the event, stored (a sequence). With
+/// `on_strand` its stream runs on a strand of the context's executor instead.
+struct inline_probe_agent : leaf {
+    int n = 3;
+    bool on_strand = false;
+    struct record {
+        bool consumed_on_emit = false;
+        bool stored = false;
+    };
+    std::shared_ptr<std::vector<record>> seen = std::make_shared<std::vector<record>>();
+    static asio::awaitable<void> body(lb::invocation_context ctx, std::string name, int n,
+                                      std::shared_ptr<std::vector<record>> seen, lb::event_writer out) {
+        for (int i = 0; i < n; ++i) {
+            lb::event e = make_event(ctx, name, lb::content::from_text("p" + std::to_string(i)));
+            const std::string id = e.id;
+            co_await out.emit(std::move(e));
+            const lb::event_list& evs = ctx.session().events;
+            const bool stored = !evs.empty() && evs.back().id == id && evs.back().sequence > 0;
+            seen->push_back({out.consumed_on_emit(), stored});
+        }
+    }
+    struct producer {
+        lb::invocation_context ctx;
+        std::string name;
+        int n;
+        std::shared_ptr<std::vector<record>> seen;
+        asio::awaitable<void> operator()(lb::event_writer out) { return body(ctx, name, n, seen, std::move(out)); }
+    };
+    lb::event_stream run(lb::invocation_context ctx) const {
+        lb::stream_options so;
+        so.capacity = 16;
+        lb::event_stream::executor_type ex = ctx.get_executor();
+        if (on_strand) ex = asio::make_strand(ex);
         return lb::event_stream(ex, producer{std::move(ctx), name_, n, seen}, so);
     }
 };
@@ -537,6 +577,56 @@ struct counting_memory_store : lb::memory_store {
         return lb::memory_store::async_append(s, std::move(e), std::forward<Token>(token));
     }
 };
+
+BOOST_AUTO_TEST_CASE(a_never_blocking_store_takes_each_event_inside_the_agents_emit) {
+    memory_env env;
+    inline_probe_agent a;
+    a.name_ = "p";
+    lb::runner r{a, env.store};
+    for (int turn = 0; turn < 2; ++turn) {
+        a.seen->clear();
+        auto got = run_turn(env.io, r.run(opts(), "go"));
+        BOOST_TEST_REQUIRE(!got.error);
+        BOOST_TEST(got.texts() == (std::vector<std::string>{"p0", "p1", "p2"}));
+        BOOST_REQUIRE(a.seen->size() == 3u);
+        for (const auto& rec : *a.seen) {
+            BOOST_TEST(rec.consumed_on_emit);
+            BOOST_TEST(rec.stored); // stored before emit() returned, though the stream has room
+        }
+        for (std::size_t i = 0; i < got.events.size(); ++i)
+            BOOST_TEST(got.events[i].sequence == static_cast<std::int64_t>(turn * 4 + 2 + i));
+    }
+    auto s = load(env.io, env.store);
+    BOOST_REQUIRE(s);
+    BOOST_TEST(s->events.size() == 8u);
+}
+
+BOOST_AUTO_TEST_CASE(an_agent_stream_on_another_executor_or_store_goes_through_next) {
+    // A stream on a strand (not the runner's executor), and a store that does not declare
+    // never_blocks: the runner pulls the events with next(), with the same outcome.
+    memory_env env;
+    inline_probe_agent stranded;
+    stranded.name_ = "p";
+    stranded.on_strand = true;
+    lb::runner r1{stranded, env.store};
+    auto g1 = run_turn(env.io, r1.run(opts(), "go"));
+    BOOST_TEST_REQUIRE(!g1.error);
+    BOOST_TEST(g1.texts() == (std::vector<std::string>{"p0", "p1", "p2"}));
+    BOOST_REQUIRE(stranded.seen->size() == 3u);
+    for (const auto& rec : *stranded.seen) BOOST_TEST(!rec.consumed_on_emit);
+    BOOST_TEST(load(env.io, env.store)->events.size() == 4u);
+
+    counting_memory_store<false> posted(env.io.get_executor());
+    inline_probe_agent plain;
+    plain.name_ = "p";
+    lb::runner r2{plain, posted};
+    auto g2 = run_turn(env.io, r2.run(opts(), "go"));
+    BOOST_TEST_REQUIRE(!g2.error);
+    BOOST_TEST(g2.texts() == (std::vector<std::string>{"p0", "p1", "p2"}));
+    BOOST_REQUIRE(plain.seen->size() == 3u);
+    for (const auto& rec : *plain.seen) BOOST_TEST(!rec.consumed_on_emit);
+    BOOST_TEST(load(env.io, posted)->events.size() == 4u);
+}
 
 BOOST_AUTO_TEST_CASE(a_never_blocking_store_is_called_directly_with_the_same_outcome) {
     static_assert(lb::detail::never_blocking_store<lb::memory_store>);

@@ -695,6 +695,28 @@ event_stream start_agent(const std::shared_ptr<Core>& core, turn_state& t, turn_
     return ts.agent.run(std::move(ctx));
 }
 
+/// The runner as the sink of its agent's stream (stream_access::run_inline), for a store
+/// that never blocks: each event the agent emits is stored inside the agent's emit() and
+/// handed on to the caller's stream, without a buffer, a next() or a move in between.
+template <class Core>
+struct turn_sink final : stream_state<event>::sink {
+    Core& core;
+    turn_state& t;
+    const std::string& invocation_id;
+    const event_writer& out;
+
+    turn_sink(Core& c, turn_state& ts, const std::string& id, const event_writer& w) noexcept
+        : core(c), t(ts), invocation_id(id), out(w) {}
+
+    boost::asio::awaitable<void> accept(event&& ev) override {
+        if (!ev.partial) {
+            if (ev.invocation_id.empty()) ev.invocation_id = invocation_id;
+            store_event_now(core, t, ev);
+        }
+        return out.emit(std::move(ev));
+    }
+};
+
 /// One turn, as the producer of the stream run()/resume() return.
 template <class Core>
 boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_ptr<turn_request> boxed, event_writer out) {
@@ -754,7 +776,21 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
         // 4. The agent's events: stored (non-partial) before the agent is asked for the
         // next one, then yielded.
         event_stream agent_events = start_agent(core, t, start, invocation_id, std::move(req.options.run_config));
-        for (;;) {
+        bool consumed = false;
+        if constexpr (never_blocking_store<typename Core::store_type>) {
+            // The agent's producer runs in this coroutine, the runner taking each event
+            // inside its emit() (the same order and the same stores as the loop below,
+            // one hop fewer). Not for an agent whose stream was started already or runs
+            // on another executor.
+            const boost::asio::any_io_executor here = co_await boost::asio::this_coro::executor;
+            if (stream_access::can_run_inline(agent_events, here)) {
+                turn_sink<Core> sink(*core, t, invocation_id, out);
+                auto op = stream_access::run_inline(agent_events, sink);
+                co_await std::move(op);
+                consumed = true;
+            }
+        }
+        while (!consumed) {
             auto next = agent_events.next();
             ev = co_await std::move(next);
             if (!ev) break;

@@ -372,7 +372,9 @@ private:
             // Those the runner has stored since are in the session: keeps own_ at the one
             // or two events in flight instead of a step's worth.
             drop_held_events(ctx_.session().events, own_);
-            if (remember) own_.push_back(e);
+            // A consumer that takes the event inside emit() (the runner, running this agent
+            // in its own coroutine) has it in the session when emit() returns: no copy held.
+            if (remember && !out_.consumed_on_emit()) own_.push_back(e);
         }
         return out_.emit(std::move(e));
     }

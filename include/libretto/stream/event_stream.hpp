@@ -60,6 +60,12 @@ public:
 
     executor_type get_executor() const { return state_->get_executor(); }
 
+    /// True when the consumer takes each item inside emit() (a runner running this producer
+    /// in its own coroutine, docs/runner.md): once emit() has returned its awaitable, the
+    /// item has been consumed (for the runner: stored). False for an ordinary consumer,
+    /// which may take the item later.
+    bool consumed_on_emit() const noexcept { return state_->has_sink(); }
+
 private:
     friend struct detail::stream_access;
     explicit stream_writer(std::shared_ptr<detail::stream_state<T>> st) : state_(std::move(st)) {}
@@ -79,6 +85,38 @@ struct stream_access {
         auto st = std::make_shared<stream_state<T>>(std::move(ex), 0);
         st->preload(std::move(items));
         return basic_event_stream<T>(std::move(st));
+    }
+
+    /// True if run_inline can run `s` on `ex`: a producer not started yet, on that executor.
+    template <class T>
+    static bool can_run_inline(const basic_event_stream<T>& s, const boost::asio::any_io_executor& ex) {
+        return s.state_ && s.state_->unstarted() && s.state_->phase() == stream_phase::open &&
+               s.state_->get_executor() == ex;
+    }
+
+    /// Runs the unstarted producer of `s` in the calling coroutine (no spawn, no buffer, no
+    /// next() per item): `k` takes each item inside the producer's emit(). Completes when
+    /// the producer returns; rethrows the sink's failure, else the producer's. The stream
+    /// has ended afterwards (next() throws errc::stream_closed). Precondition:
+    /// can_run_inline(s, the caller's executor).
+    template <class T>
+    static boost::asio::awaitable<void> run_inline(basic_event_stream<T>& s, typename stream_state<T>::sink& k) {
+        std::shared_ptr<stream_state<T>> st = s.state_;
+        std::optional<boost::asio::awaitable<void>> body = st->take_body_inline(k);
+        if (!body) throw_stream_error(errc::busy);
+        struct drop_guard {
+            stream_state<T>* st;
+            ~drop_guard() { st->drop_sink(); }
+        } guard{st.get()};
+        co_await std::move(*body);
+        st->drop_sink();
+        if (std::exception_ptr ep = st->take_sink_error()) std::rethrow_exception(ep);
+        if (st->phase() == stream_phase::failed) {
+            st->mark_closed();
+            std::exception_ptr ep = st->take_error();
+            std::rethrow_exception(ep);
+        }
+        if (st->phase() == stream_phase::ended) st->mark_closed();
     }
 };
 
@@ -127,8 +165,9 @@ boost::asio::awaitable<void> run_producer(std::weak_ptr<stream_state<T>> weak, P
     guard.reported = true;
     st->producer_done(std::move(ep), true);
     // If we were cancelled, leave the thread's cancellation state clean: Asio 1.26's
-    // co_spawn entry point may co_await once more after we return.
-    co_await boost::asio::this_coro::reset_cancellation_state();
+    // co_spawn entry point may co_await once more after we return. Not when run inline:
+    // the thread, and its cancellation state, are the consumer's.
+    if (!st->runs_inline()) co_await boost::asio::this_coro::reset_cancellation_state();
 }
 
 } // namespace detail

@@ -116,6 +116,18 @@ public:
     using executor_type = boost::asio::any_io_executor;
     using handler_type = boost::asio::any_completion_handler<void(boost::system::error_code)>;
 
+    /// A consumer that takes each item inside the producer's emit() (stream_access::
+    /// run_inline: the runner running its root agent's producer in its own coroutine). What
+    /// accept() returns is what that emit() returns (e.g. another stream's emit of the item).
+    /// An exception from accept() is the consumer's failure: run_inline rethrows it, and the
+    /// producer sees errc::cancelled, as when a consumer cancels.
+    struct sink {
+        virtual boost::asio::awaitable<void> accept(T&& item) = 0;
+
+    protected:
+        ~sink() = default;
+    };
+
     stream_state(executor_type ex, std::size_t capacity)
         // The ring allocates one slot at the first emit and grows only when the producer
         // runs ahead of the consumer (a second slot holds the next emit's item while the
@@ -137,6 +149,10 @@ public:
     void set_body(boost::asio::awaitable<void> body) { body_.emplace(std::move(body)); }
 
     bool can_emit() const noexcept { return phase_ == stream_phase::open; }
+    /// True while a sink takes the items (run_inline): each is consumed when emit() returns.
+    bool has_sink() const noexcept { return sink_ != nullptr; }
+    /// The producer runs inside its consumer's coroutine (run_inline), not spawned.
+    bool runs_inline() const noexcept { return runs_inline_; }
     void check_emit() const {
         if (phase_ == stream_phase::cancelled) throw_stream_error(errc::cancelled);
         if (phase_ != stream_phase::open) throw_stream_error(errc::stream_closed);
@@ -149,6 +165,34 @@ public:
         if (consumer_) resume_consumer();
         return seq;
     }
+
+    /// emit() with a sink: the sink takes the item now. A failure of the sink cancels the
+    /// stream (the producer's awaitable throws errc::cancelled) and is kept for run_inline.
+    boost::asio::awaitable<void> sink_emit(T&& item) {
+        try {
+            return sink_->accept(std::move(item));
+        } catch (...) {
+            sink_error_ = std::current_exception();
+            cancel();
+            return refused();
+        }
+    }
+    static boost::asio::awaitable<void> refused_body(std::shared_ptr<stream_state> st);
+    boost::asio::awaitable<void> refused() { return refused_body(this->shared_from_this()); }
+
+    /// run_inline: takes the unstarted producer for the caller to co_await itself, with
+    /// `k` taking every item. Empty if the producer was started already.
+    std::optional<boost::asio::awaitable<void>> take_body_inline(sink& k) {
+        if (!body_ || phase_ != stream_phase::open) return std::nullopt;
+        std::optional<boost::asio::awaitable<void>> body = std::move(body_);
+        body_.reset();
+        sink_ = &k;
+        runs_inline_ = true;
+        return body;
+    }
+    /// The end of run_inline (also when its frame is destroyed): no sink from now on.
+    void drop_sink() noexcept { sink_ = nullptr; }
+    std::exception_ptr take_sink_error() noexcept { return std::exchange(sink_error_, nullptr); }
 
     /// Back-pressure rule: an emit() may return once its item is among the first
     /// `capacity` items the consumer has not taken yet (for capacity 0: once taken).
@@ -411,6 +455,9 @@ private:
     waiter consumer_;
     bool consumer_inline_ = false; ///< consumer_ runs on ex_: push() may resume it inline
     std::vector<producer_waiter> producers_;
+    sink* sink_ = nullptr;
+    std::exception_ptr sink_error_;
+    bool runs_inline_ = false;
 };
 
 /// The body of next(). A free coroutine holding the state by shared_ptr, so moving or
@@ -473,11 +520,18 @@ boost::asio::awaitable<void> emit_refused(std::shared_ptr<stream_state<T>> st) {
     co_return;
 }
 
+template <class T>
+boost::asio::awaitable<void> stream_state<T>::refused_body(std::shared_ptr<stream_state> st) {
+    return emit_refused<T>(std::move(st));
+}
+
 /// stream_writer::emit(): queues the item at once (waking a waiting consumer); the
 /// awaitable returned waits for room (back-pressure) or reports why the item was refused.
+/// With a sink (run_inline) the sink takes the item instead, and its awaitable is returned.
 template <class T>
 boost::asio::awaitable<void> emit_item(const std::shared_ptr<stream_state<T>>& st, T&& item) {
     if (!st->can_emit()) return emit_refused<T>(st);
+    if (st->has_sink()) return st->sink_emit(std::move(item));
     const std::uint64_t seq = st->push(std::move(item));
     return emit_wait<T>(st, seq);
 }
