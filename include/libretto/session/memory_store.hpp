@@ -199,16 +199,17 @@ public:
     }
 
     template <class Token = boost::asio::deferred_t>
-    auto async_append(session& sess, event e, Token&& token = {}) {
+    auto async_append(session& sess, event&& e, Token&& token = {}) {
         // Boxed once, in the node the store and the caller's session then share:
         // completion tokens move their arguments around, and an event's moves are not
-        // cheap.
-        return complete<void(boost::system::error_code, std::int64_t)>(
-            std::forward<Token>(token), [this, sess = &sess, node = std::make_shared<event>(std::move(e))]() mutable {
-                std::int64_t seq = 0;
-                auto ec = append_event(*sess, std::move(node), seq);
-                return std::make_tuple(ec, seq);
-            });
+        // cheap. Taken by reference (this overload and the next), not by value: the event
+        // moves once, into the node.
+        return append_node<Token>(sess, std::make_shared<event>(std::move(e)), std::forward<Token>(token));
+    }
+    /// async_append of a copy of `e`.
+    template <class Token = boost::asio::deferred_t>
+    auto async_append(session& sess, const event& e, Token&& token = {}) {
+        return append_node<Token>(sess, std::make_shared<event>(e), std::forward<Token>(token));
     }
 
     /// async_append_shared appends when the operation starts (see there).
@@ -243,6 +244,16 @@ public:
     }
 
 private:
+    template <class Token>
+    auto append_node(session& sess, std::shared_ptr<event> node, Token&& token) {
+        return complete<void(boost::system::error_code, std::int64_t)>(
+            std::forward<Token>(token), [this, sess = &sess, node = std::move(node)]() mutable {
+                std::int64_t seq = 0;
+                auto ec = append_event(*sess, std::move(node), seq);
+                return std::make_tuple(ec, seq);
+            });
+    }
+
     /// Runs `fn` (which returns the completion's arguments as a tuple) when the operation
     /// starts: inline for an awaitable token, else completing through a post.
     template <class Sig, class Token, class Fn>
