@@ -335,6 +335,44 @@ BOOST_AUTO_TEST_CASE(async_append_shared_stamps_and_keeps_the_callers_node) {
     });
 }
 
+BOOST_AUTO_TEST_CASE(async_append_of_an_lvalue_stores_a_copy_and_of_an_rvalue_takes_it) {
+    using namespace conformance;
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        libretto::memory_store st(ex);
+        auto s = co_await create(st, "app", "u1", "s1");
+        // An lvalue: the caller's event stays as it was; the stored copy gets the sequence.
+        libretto::event kept = text_event("kept by the caller");
+        kept.actions.state_delta["temp:t"] = 1;
+        const std::string id = kept.id;
+        auto first = st.async_append(s, kept, asio::use_awaitable);
+        BOOST_TEST(co_await std::move(first) == 1);
+        BOOST_TEST(kept.sequence == 0);
+        BOOST_TEST(kept.session_id.empty());
+        BOOST_TEST(kept.actions.state_delta.contains("temp:t"));
+        BOOST_TEST(kept.text() == "kept by the caller");
+        BOOST_REQUIRE(s.events.size() == 1u);
+        BOOST_TEST(s.events[0].id == id);
+        BOOST_TEST(s.events[0].sequence == 1);
+        BOOST_TEST(!s.events[0].actions.state_delta.contains("temp:t"));
+        // A const lvalue as well; an rvalue is moved into the store.
+        const libretto::event constant = text_event("constant");
+        auto second = st.async_append(s, constant, asio::use_awaitable);
+        BOOST_TEST(co_await std::move(second) == 2);
+        BOOST_TEST(constant.sequence == 0);
+        libretto::event moved = text_event("moved");
+        auto third = st.async_append(s, std::move(moved), asio::use_awaitable);
+        BOOST_TEST(co_await std::move(third) == 3);
+        auto get = st.async_get({"app", "u1", "s1"}, {}, asio::use_awaitable); // named: g++ 12
+        std::optional<libretto::session> g = co_await std::move(get);
+        BOOST_REQUIRE(g);
+        BOOST_REQUIRE(g->events.size() == 3u);
+        BOOST_TEST(g->events[0].text() == "kept by the caller");
+        BOOST_TEST(g->events[1].text() == "constant");
+        BOOST_TEST(g->events[2].text() == "moved");
+        BOOST_TEST(g->events[2].sequence == 3);
+    });
+}
+
 BOOST_AUTO_TEST_CASE(async_append_shared_failures_leave_the_node_and_the_store_alone) {
     using namespace conformance;
     run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
