@@ -38,6 +38,12 @@ public:
     /// event where the last seen one was — rebuilds from scratch).
     void sync(event_span events) {
         if (events.size() < seen_ || (seen_ > 0 && events[seen_ - 1].id != last_id_)) reset();
+        // Room for every new event at once (an agent's first sync sees the whole loaded
+        // session: no growth one doubling at a time).
+        if (events.size() > seen_) {
+            const std::size_t need = items_.size() + (events.size() - seen_);
+            if (need > items_.capacity()) items_.reserve(std::max(need, 2 * items_.capacity()));
+        }
         for (std::size_t i = seen_; i < events.size(); ++i) add(events, i);
         seen_ = events.size();
         if (seen_ > 0) last_id_ = events[seen_ - 1].id;
