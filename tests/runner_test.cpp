@@ -605,27 +605,21 @@ BOOST_AUTO_TEST_CASE(an_agent_stream_on_another_executor_or_store_goes_through_n
     // A stream on a strand (not the runner's executor), and a store that does not declare
     // never_blocks: the runner pulls the events with next(), with the same outcome.
     memory_env env;
-    inline_probe_agent stranded;
-    stranded.name_ = "p";
-    stranded.on_strand = true;
-    lb::runner r1{stranded, env.store};
-    auto g1 = run_turn(env.io, r1.run(opts(), "go"));
-    BOOST_TEST_REQUIRE(!g1.error);
-    BOOST_TEST(g1.texts() == (std::vector<std::string>{"p0", "p1", "p2"}));
-    BOOST_REQUIRE(stranded.seen->size() == 3u);
-    for (const auto& rec : *stranded.seen) BOOST_TEST(!rec.consumed_on_emit);
-    BOOST_TEST(load(env.io, env.store)->events.size() == 4u);
-
     counting_memory_store<false> posted(env.io.get_executor());
-    inline_probe_agent plain;
-    plain.name_ = "p";
-    lb::runner r2{plain, posted};
-    auto g2 = run_turn(env.io, r2.run(opts(), "go"));
-    BOOST_TEST_REQUIRE(!g2.error);
-    BOOST_TEST(g2.texts() == (std::vector<std::string>{"p0", "p1", "p2"}));
-    BOOST_REQUIRE(plain.seen->size() == 3u);
-    for (const auto& rec : *plain.seen) BOOST_TEST(!rec.consumed_on_emit);
-    BOOST_TEST(load(env.io, posted)->events.size() == 4u);
+    auto check = [&](auto& store, bool on_strand) {
+        inline_probe_agent a;
+        a.name_ = "p";
+        a.on_strand = on_strand;
+        lb::runner r{a, store};
+        auto got = run_turn(env.io, r.run(opts(), "go"));
+        BOOST_TEST_REQUIRE(!got.error);
+        BOOST_TEST(got.texts() == (std::vector<std::string>{"p0", "p1", "p2"}));
+        BOOST_REQUIRE(a.seen->size() == 3u);
+        for (const auto& rec : *a.seen) BOOST_TEST(!rec.consumed_on_emit);
+        BOOST_TEST(load(env.io, store)->events.size() == 4u);
+    };
+    check(env.store, true);
+    check(posted, false);
 }
 
 BOOST_AUTO_TEST_CASE(a_never_blocking_store_is_called_directly_with_the_same_outcome) {
