@@ -1148,3 +1148,96 @@ BOOST_AUTO_TEST_CASE(only_an_unstarted_producer_on_the_same_executor_runs_inline
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// ---- try_next: ready items without a coroutine ---------------------------------------------
+
+BOOST_AUTO_TEST_SUITE(event_stream_try_next)
+
+BOOST_AUTO_TEST_CASE(takes_ready_items_then_leaves_the_end_to_next) {
+    run([](executor ex) -> asio::awaitable<void> {
+        auto s = libretto::make_stream<int>(ex, {1, 2, 3});
+        std::vector<int> got;
+        while (auto v = s.try_next()) got.push_back(*v);
+        BOOST_TEST(got == (std::vector<int>{1, 2, 3}));
+        BOOST_TEST(!s.try_next().has_value()); // still nothing: the end is next()'s to report
+        auto end = s.next();
+        BOOST_TEST(!(co_await std::move(end)).has_value());
+        auto closed = error_of(s.next());
+        BOOST_TEST((co_await std::move(closed) == libretto::errc::stream_closed));
+        BOOST_TEST(!s.try_next().has_value());
+    });
+}
+
+BOOST_AUTO_TEST_CASE(never_starts_the_producer_and_takes_what_it_ran_ahead_with) {
+    run([](executor ex) -> asio::awaitable<void> {
+        auto started = std::make_shared<bool>(false);
+        basic_event_stream<int> s(
+            ex,
+            [started](stream_writer<int> out) -> asio::awaitable<void> {
+                *started = true;
+                for (int i = 0; i < 4; ++i) co_await out.emit(i);
+            },
+            stream_options{16});
+        BOOST_TEST(!s.try_next().has_value());
+        BOOST_TEST(!*started);
+        auto first = s.next(); // starts it; it runs ahead into the buffer
+        std::optional<int> v = co_await std::move(first);
+        BOOST_TEST((v == 0));
+        std::vector<int> rest;
+        for (;;) {
+            std::optional<int> item = s.try_next();
+            if (!item) {
+                auto next = s.next();
+                item = co_await std::move(next);
+            }
+            if (!item) break;
+            rest.push_back(*item);
+        }
+        BOOST_TEST(rest == (std::vector<int>{1, 2, 3}));
+    });
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_producers_items_first_then_next_throws) {
+    run([](executor ex) -> asio::awaitable<void> {
+        basic_event_stream<int> s(
+            ex,
+            [](stream_writer<int> out) -> asio::awaitable<void> {
+                co_await out.emit(1);
+                co_await out.emit(2);
+                throw std::logic_error("broke after two");
+            },
+            stream_options{16});
+        auto first = s.next();
+        std::optional<int> v = co_await std::move(first);
+        BOOST_TEST((v == 1));
+        // The consumer took 1 inside the producer's emit(): let the producer run on (it
+        // buffers 2, then fails).
+        co_await sleep_for(1ms);
+        std::optional<int> second = s.try_next();
+        BOOST_TEST((second == 2));
+        BOOST_TEST(!s.try_next().has_value());
+        std::string what;
+        try {
+            auto next = s.next();
+            co_await std::move(next);
+        } catch (const std::logic_error& e) {
+            what = e.what();
+        }
+        BOOST_TEST(what == "broke after two");
+    });
+}
+
+BOOST_AUTO_TEST_CASE(nothing_from_a_cancelled_or_moved_from_stream) {
+    run([](executor ex) -> asio::awaitable<void> {
+        auto s = libretto::make_stream<int>(ex, {1, 2});
+        basic_event_stream<int> taker(std::move(s));
+        BOOST_TEST(!s.try_next().has_value()); // moved-from
+        BOOST_TEST((taker.try_next() == 1));
+        taker.cancel();
+        BOOST_TEST(!taker.try_next().has_value()); // the buffered 2 was dropped
+        auto after = error_of(taker.next());
+        BOOST_TEST((co_await std::move(after) == libretto::errc::cancelled));
+    });
+}
+
+BOOST_AUTO_TEST_SUITE_END()

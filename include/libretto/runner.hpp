@@ -791,8 +791,11 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
             }
         }
         while (!consumed) {
-            auto next = agent_events.next();
-            ev = co_await std::move(next);
+            ev = agent_events.try_next(); // ready events (a make_stream agent) without a frame
+            if (!ev) {
+                auto next = agent_events.next();
+                ev = co_await std::move(next);
+            }
             if (!ev) break;
             if (ev->partial) {
                 co_await out.emit(std::move(*ev));

@@ -415,8 +415,13 @@ private:
         llm_stream s = model_.generate(loop_.take_request());
         llm_response_accumulator acc;
         for (;;) {
-            auto next = s.next();
-            std::optional<llm_chunk> c = co_await std::move(next);
+            // Chunks the model has ready (a scripted reply, a burst read from the network)
+            // without a next() frame each.
+            std::optional<llm_chunk> c = s.try_next();
+            if (!c) {
+                auto next = s.next();
+                c = co_await std::move(next);
+            }
             if (!c) break;
             if (c->final) co_return std::move(*c->final);
             acc.add(*c);

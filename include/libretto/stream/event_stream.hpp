@@ -215,6 +215,23 @@ public:
     /// exact behaviour after the end, after an error and after cancellation.
     boost::asio::awaitable<std::optional<T>> next() { return detail::next_impl<T>(state_); }
 
+    /// The next item if one is buffered now (the producer ran ahead, or a make_stream
+    /// stream), moved out of its slot; otherwise std::nullopt at once. Never suspends, never
+    /// starts the producer and never reports the end or an error: when it gives nothing,
+    /// `co_await next()` waits for the next item, the end or the failure as usual. No
+    /// coroutine frame, so a consumer draining ready items calls it first:
+    ///
+    ///     std::optional<T> item = s.try_next();
+    ///     if (!item) item = co_await s.next();
+    ///
+    /// std::nullopt also on a moved-from or cancelled stream and while a next() is pending.
+    std::optional<T> try_next() {
+        if (!state_ || state_->consumer_waiting() || !state_->has_items() ||
+            state_->phase() == detail::stream_phase::cancelled)
+            return std::nullopt;
+        return std::optional<T>(std::move(state_->take()));
+    }
+
     /// next() with a completion token; signature void(std::exception_ptr, std::optional<T>).
     /// The default token is asio::use_awaitable, so `co_await s.async_next()` works. Not
     /// asio::deferred: in Asio 1.26 co_await of a deferred void(exception_ptr, T)
