@@ -256,6 +256,11 @@ BOOST_AUTO_TEST_CASE(identity_is_copied) {
     BOOST_TEST(child.user_id() == "u1");
     BOOST_TEST(child.app_name() == "app");
     BOOST_TEST((child.input_content() == std::optional<std::string>("question")));
+    // The invocation's ids and input are shared by the contexts, not copied into each.
+    BOOST_TEST(&child.invocation_id() == &root.invocation_id());
+    BOOST_TEST(&child.session_id() == &root.session_id());
+    BOOST_TEST(&child.input_content() == &root.input_content());
+    BOOST_TEST(&child.for_agent("d").app_name() == &root.app_name());
     BOOST_TEST(child.is_resumable());
     // is_resumable is per context after the copy.
     child.set_resumable(false);
