@@ -14,6 +14,8 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/deferred.hpp>
+#include <boost/container_hash/hash.hpp>
+#include <boost/unordered/unordered_flat_map.hpp>
 
 #include <bit>
 #include <map>
@@ -328,10 +330,18 @@ private:
         std::int64_t last_sequence = 0;
         std::int64_t newest_compaction_first = 0;
     };
+    // Hashed by id, looked up by string_view: every append finds its session, and a tree
+    // of thousands of sessions costs ~10 string compares per look-up. list() sorts anyway.
+    struct id_hash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view s) const noexcept { return boost::hash<std::string_view>{}(s); }
+    };
+    template <class T>
+    using by_id = boost::unordered_flat_map<std::string, T, id_hash, std::equal_to<>>;
     struct app_data {
         json::object app_state;
-        std::map<std::string, json::object, std::less<>> user_state;
-        std::map<std::string, std::map<std::string, stored, std::less<>>, std::less<>> sessions;
+        by_id<json::object> user_state;
+        by_id<by_id<stored>> sessions;
     };
     struct data {
         std::mutex mutex;
