@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <utility>
+#include <vector>
 
 namespace libretto::detail {
 
@@ -25,8 +26,16 @@ public:
     ring_buffer(const ring_buffer&) = delete;
     ring_buffer& operator=(const ring_buffer&) = delete;
 
-    bool empty() const noexcept { return size_ == 0; }
-    std::size_t size() const noexcept { return size_; }
+    bool empty() const noexcept { return size() == 0; }
+    std::size_t size() const noexcept { return size_ + (ready_.size() - ready_pos_); }
+
+    /// Takes `items` as they are, to be taken before anything pushed later: a stream over
+    /// items known up front adopts their vector (no second buffer, no move per item).
+    /// Precondition: the buffer is empty.
+    void adopt(std::vector<T>&& items) noexcept {
+        ready_ = std::move(items);
+        ready_pos_ = 0;
+    }
 
     void push_back(T&& value) {
         if (size_ == cap_) grow();
@@ -36,23 +45,21 @@ public:
         ++size_;
     }
 
-    /// Room for `n` items in all (one allocation, for items known up front).
-    void reserve(std::size_t n) {
-        if (n > cap_) grow_to(n);
-    }
-
-    /// Removes the first item and returns its slot, still holding it: the caller moves the
+    /// Removes the first item and returns it, still in its slot: the caller moves the
     /// item out at once, before the buffer is touched again (a stream's next() moves it
     /// straight into its result, with no copy in between and no temporary in its frame).
     /// The moved-from value stays in the slot until the slot is reused or the buffer goes.
-    std::optional<T>& take_front() noexcept {
+    T& take_front() noexcept {
+        if (ready_pos_ < ready_.size()) return ready_[ready_pos_++];
         std::optional<T>& slot = slots_[head_];
         if (++head_ == cap_) head_ = 0;
         --size_;
-        return slot;
+        return *slot;
     }
 
     void clear() noexcept {
+        ready_.clear();
+        ready_pos_ = 0;
         while (size_ != 0) {
             slots_[head_].reset();
             if (++head_ == cap_) head_ = 0;
@@ -76,6 +83,8 @@ private:
         head_ = 0;
     }
 
+    std::vector<T> ready_; // adopted items, taken from ready_pos_ on
+    std::size_t ready_pos_ = 0;
     std::unique_ptr<std::optional<T>[]> slots_;
     std::size_t first_cap_;
     std::size_t cap_ = 0;

@@ -206,9 +206,8 @@ public:
     /// A stream over items known up front (make_stream): all of them buffered at once, and
     /// the stream ended. No producer: nothing is spawned, next() never waits.
     void preload(std::vector<T>&& items) {
-        buffer_.reserve(items.size());
-        for (T& item : items) buffer_.push_back(std::move(item));
         pushed_ = items.size();
+        buffer_.adopt(std::move(items));
         phase_ = stream_phase::ended;
     }
 
@@ -231,8 +230,8 @@ public:
 
     /// The first item, taken: its slot, to move from at once (ring_buffer::take_front).
     /// Producers are woken by post, so nothing reuses the slot before the caller has moved.
-    std::optional<T>& take() {
-        std::optional<T>& slot = buffer_.take_front();
+    T& take() {
+        T& slot = buffer_.take_front();
         ++popped_;
         wake_producers();
         return slot;
