@@ -469,6 +469,34 @@ BOOST_AUTO_TEST_CASE(serialize_event_escapes_like_boost_json) {
     }
 }
 
+BOOST_AUTO_TEST_CASE(serialize_event_escapes_inside_long_strings_at_every_offset) {
+    // The writer copies eight bytes at a time while none needs escaping: every byte value
+    // at every position of a 24-byte string (each lane of three blocks), between plain
+    // ASCII and between UTF-8 bytes (high bit set, never escaped).
+    const std::string ascii(24, 'a');
+    const std::string utf8 = "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9";
+    for (const std::string* base : {&ascii, &utf8}) {
+        for (int c = 0; c < 256; ++c) {
+            for (std::size_t at = 0; at < base->size(); ++at) {
+                std::string s = *base;
+                s[at] = static_cast<char>(c);
+                event e = minimal_event();
+                e.author = s;
+                e.content = content::from_text(s + s); // two blocks' worth after the first escape
+                BOOST_TEST_REQUIRE(serialize_event(e) == json::serialize(encode(e)), "byte " << c << " at " << at);
+            }
+        }
+    }
+    // Lengths around the block size, all plain, and all needing escapes.
+    for (std::size_t len = 0; len <= 17; ++len) {
+        event e = minimal_event();
+        e.author = std::string(len, 'x');
+        e.metadata["k"] = std::string(len, '"');
+        e.metadata["c"] = std::string(len, '\n');
+        BOOST_TEST_REQUIRE(serialize_event(e) == json::serialize(encode(e)), "length " << len);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(encode_uses_the_given_storage) {
     json::monotonic_resource mr;
     json::value v = encode(maximal_event(), &mr);

@@ -405,9 +405,12 @@ struct text_writer {
 
     /// Room for `k` more bytes; returns where to write them.
     char* room(std::size_t k) {
-        if (out.size() - n < k) out.resize(std::max(out.size() * 2, n + k + 256));
+        if (out.size() - n < k) [[unlikely]]
+            grow(k);
         return out.data() + n;
     }
+    // Out of line: room() stays a compare and an add where it is inlined.
+    [[gnu::noinline]] void grow(std::size_t k) { out.resize(std::max(out.size() * 2, n + k + 256)); }
 
     void raw(std::string_view s) {
         std::memcpy(room(s.size()), s.data(), s.size());
@@ -416,6 +419,17 @@ struct text_writer {
     void ch(char c) {
         *room(1) = c;
         ++n;
+    }
+
+    /// True if one of the eight bytes of `w` is a control character, a quote or a
+    /// backslash (the "has a byte less than / equal to" tricks of Bit Twiddling Hacks;
+    /// bytes from 0x80 on, UTF-8, never match).
+    static constexpr bool needs_escape(std::uint64_t w) noexcept {
+        constexpr std::uint64_t ones = 0x0101010101010101u;
+        constexpr std::uint64_t high = 0x8080808080808080u;
+        const auto zero_byte = [](std::uint64_t v) { return (v - ones) & ~v & high; };
+        const std::uint64_t control = (w - ones * 0x20) & ~w & high;
+        return (control | zero_byte(w ^ (ones * '"')) | zero_byte(w ^ (ones * '\\'))) != 0;
     }
 
     void str(std::string_view s) {
@@ -432,23 +446,38 @@ struct text_writer {
         char* const start = room(s.size() * 6 + 2);
         char* d = start;
         *d++ = '"';
-        for (const char c : s) {
-            const char e = esc[static_cast<unsigned char>(c)];
-            if (!e) {
-                *d++ = c;
-            } else if (e != 'u') {
-                d[0] = '\\';
-                d[1] = e;
-                d += 2;
-            } else {
-                const auto u = static_cast<unsigned char>(c);
-                d[0] = '\\';
-                d[1] = 'u';
-                d[2] = '0';
-                d[3] = '0';
-                d[4] = hex[u >> 4];
-                d[5] = hex[u & 15];
-                d += 6;
+        const char* p = s.data();
+        const char* const end = p + s.size();
+        while (p != end) {
+            // Eight bytes at a time while none needs escaping (most text: ids, prose).
+            while (end - p >= 8) {
+                std::uint64_t w;
+                std::memcpy(&w, p, 8);
+                if (needs_escape(w)) break;
+                std::memcpy(d, p, 8);
+                d += 8;
+                p += 8;
+            }
+            const char* const stop = end - p > 8 ? p + 8 : end;
+            for (; p != stop; ++p) {
+                const char c = *p;
+                const char e = esc[static_cast<unsigned char>(c)];
+                if (!e) {
+                    *d++ = c;
+                } else if (e != 'u') {
+                    d[0] = '\\';
+                    d[1] = e;
+                    d += 2;
+                } else {
+                    const auto u = static_cast<unsigned char>(c);
+                    d[0] = '\\';
+                    d[1] = 'u';
+                    d[2] = '0';
+                    d[3] = '0';
+                    d[4] = hex[u >> 4];
+                    d[5] = hex[u & 15];
+                    d += 6;
+                }
             }
         }
         *d++ = '"';
@@ -497,14 +526,20 @@ struct text_writer {
 
     /// A member's key, one of ours (nothing to escape): `,"key":` (no comma before the
     /// first member of an object).
-    void key(bool& first, std::string_view k) {
-        char* d = room(k.size() + 4);
+    void key(bool& first, std::string_view k) { key_n(first, k.data(), k.size()); }
+    /// A literal key: its length is a constant, so the copy is a few stores, not a call.
+    template <std::size_t N>
+    void key(bool& first, const char (&k)[N]) {
+        key_n(first, k, N - 1);
+    }
+    [[gnu::always_inline]] void key_n(bool& first, const char* k, std::size_t len) {
+        char* d = room(len + 4);
         char* const start = d;
         if (!first) *d++ = ',';
         first = false;
         *d++ = '"';
-        std::memcpy(d, k.data(), k.size());
-        d += k.size();
+        std::memcpy(d, k, len);
+        d += len;
         *d++ = '"';
         *d++ = ':';
         n += static_cast<std::size_t>(d - start);
