@@ -174,6 +174,13 @@ inline std::vector<std::string> split_utf8(const std::string& s, std::size_t n) 
     return out;
 }
 
+/// `s` as the one piece of a reply in one chunk (none if empty, as split_utf8).
+inline std::vector<std::string> whole(std::string&& s) {
+    std::vector<std::string> out;
+    if (!s.empty()) out.push_back(std::move(s));
+    return out;
+}
+
 struct scripted_state {
     std::mutex mutex;
     std::vector<scripted_reply> script;
@@ -238,7 +245,7 @@ public:
             state_->requests.push_back(std::move(request));
             number = state_->requests.size();
             scripted = state_->script.size();
-            if (state_->next < state_->script.size()) reply = state_->script[state_->next++];
+            if (state_->next < state_->script.size()) reply = std::move(state_->script[state_->next++]); // played once
             else exhausted = true;
         }
         if (exhausted) return llm_stream(ex_, detail::scripted_exhausted{number, scripted});
@@ -315,7 +322,7 @@ public:
 
 private:
     /// The chunks of one reply, ending with the final one.
-    static std::vector<llm_chunk> chunks_of(const scripted_reply& r, std::string_view default_version,
+    static std::vector<llm_chunk> chunks_of(scripted_reply& r, std::string_view default_version,
                                                   std::size_t& call_counter) {
         std::vector<llm_chunk> out;
         const std::string version = r.model_version_.empty() ? std::string(default_version) : r.model_version_;
@@ -327,8 +334,11 @@ private:
         }
         // Room for every chunk, the usage tail and the final one, each built in place: an
         // llm_chunk is 480 bytes, and growing the vector or pushing a local would move it.
-        std::vector<std::string> thinking = detail::split_utf8(r.thinking_, r.chunks_);
-        std::vector<std::string> text = detail::split_utf8(r.text_, r.chunks_);
+        // One chunk: the reply is ours (played once), its strings move.
+        std::vector<std::string> thinking = r.chunks_ > 1 ? detail::split_utf8(r.thinking_, r.chunks_)
+                                                           : detail::whole(std::move(r.thinking_));
+        std::vector<std::string> text =
+            r.chunks_ > 1 ? detail::split_utf8(r.text_, r.chunks_) : detail::whole(std::move(r.text_));
         out.reserve(thinking.size() + text.size() + r.calls_.size() * std::min<std::size_t>(r.chunks_, 8) + 2);
         for (auto& piece : thinking) out.emplace_back().thinking = std::move(piece);
         for (auto& piece : text) out.emplace_back().text = std::move(piece);
