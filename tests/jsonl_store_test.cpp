@@ -264,6 +264,14 @@ BOOST_AUTO_TEST_CASE(fast_decoder_agrees_with_parse_event) {
         R"({"id":"a","type":"agent_message","usage":{"input_tokens":1}})",
         R"({"id":"a","type":"agent_message","partial":1})",
         R"({"id":1,"type":"agent_message"})",
+        // Keys as long as a known one but not it, a known key's prefix, members in another
+        // order than the writer's: the fast path declines or agrees.
+        R"({"id":"a","type":"agent_message","metadatb":{}})",
+        R"({"id":"a","typ":"agent_message"})",
+        R"({"type":"agent_message","author":"x","id":"a","sequence":3})",
+        R"({"id":"a","type":"agent_message","usage":{"model_version":"m","output_tokens":2,"input_tokens":1}})",
+        R"({"id":"a","type":"agent_message","content":{"parts":[{"text":"x","type":"text"}],"role":"user"}})",
+        R"({"id":"a","type":"agent_message","content":{"parts":[{"type":"file","url":"u"}]}})",
     };
     for (const auto& l : odd) {
         BOOST_TEST_CONTEXT(l) {
@@ -274,6 +282,21 @@ BOOST_AUTO_TEST_CASE(fast_decoder_agrees_with_parse_event) {
                 BOOST_TEST(slow.has_value());
                 if (slow) BOOST_TEST((fast == *slow));
             }
+        }
+    }
+    // Known members in another order than the writer's: still the fast path, same event.
+    const std::vector<std::string> reordered{
+        R"({"type":"agent_message","author":"x","id":"a","sequence":3})",
+        R"({"id":"a","type":"agent_message","usage":{"model_version":"m","output_tokens":2,"input_tokens":1}})",
+        R"({"id":"a","type":"agent_message","content":{"parts":[{"text":"x","type":"text"}],"role":"user"}})",
+    };
+    for (const auto& l : reordered) {
+        BOOST_TEST_CONTEXT(l) {
+            lb::event fast;
+            BOOST_TEST(fast_decode_event(l, fast));
+            auto slow = lb::parse_event(l);
+            BOOST_TEST_REQUIRE(slow.has_value());
+            BOOST_TEST((fast == *slow));
         }
     }
 }

@@ -21,9 +21,11 @@
 #include <charconv>
 #include <stdexcept>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace libretto::detail::jsonl {
 
@@ -245,7 +247,6 @@ private:
         if (depth_ + 1 >= static_cast<int>(std::size(stack_))) throw std::length_error("nesting");
         stack_[++depth_] = f;
         seen_[depth_] = 0;
-        next_[depth_] = 0;
         slot_ = f == frame::parts ? slot::part : slot::none;
     }
 
@@ -259,64 +260,67 @@ private:
         return true;
     }
 
-    /// a == b for strings of equal size (keys are short: no call to memcmp).
-    static bool same_chars(std::string_view a, std::string_view b) noexcept {
-        for (std::size_t i = 0; i < a.size(); ++i)
-            if (a[i] != b[i]) return false;
+    struct entry {
+        std::string_view name;
+        slot s;
+    };
+    // The members of each object, in the writer's order; an index is the member's bit in
+    // seen_ (k_id and k_type name two of `top_keys`).
+    static constexpr entry top_keys[] = {
+        {"id", slot::id}, {"sequence", slot::sequence}, {"timestamp", slot::timestamp},
+        {"invocation_id", slot::invocation_id}, {"session_id", slot::session_id}, {"author", slot::author},
+        {"branch", slot::branch}, {"type", slot::type}, {"content", slot::content}, {"actions", slot::actions},
+        {"metadata", slot::metadata}, {"partial", slot::partial}, {"usage", slot::usage},
+        {"signature", slot::signature}, {"signer_did", slot::signer_did}, {"prev_signature", slot::prev_signature},
+        {"crc32c", slot::crc}};
+    static constexpr entry content_keys[] = {{"role", slot::role}, {"parts", slot::parts}};
+    static constexpr entry part_keys[] = {
+        {"type", slot::part_type}, {"text", slot::part_text}, {"thinking", slot::part_thinking},
+        {"data", slot::part_data}, {"uri", slot::part_uri}, {"inline_bytes", slot::part_inline},
+        {"mime_type", slot::part_mime}, {"name", slot::part_name}, {"tool_call_id", slot::part_call_id},
+        {"tool_name", slot::part_tool_name}, {"args", slot::part_args}, {"result", slot::part_result},
+        {"error", slot::part_error}, {"metadata", slot::part_metadata}};
+    static constexpr entry action_keys[] = {
+        {"state_delta", slot::state_delta}, {"artifact_delta", slot::artifact_delta},
+        {"transfer_to_agent", slot::transfer}, {"escalate", slot::escalate},
+        {"skip_summarization", slot::skip_summarization}, {"end_of_agent", slot::end_of_agent},
+        {"compaction", slot::compaction}};
+    static constexpr entry compaction_keys[] = {
+        {"first_sequence", slot::c_first}, {"last_sequence", slot::c_last}, {"summary", slot::c_summary},
+        {"event_count", slot::c_count}, {"start_timestamp", slot::c_start}, {"end_timestamp", slot::c_end}};
+    static constexpr entry usage_keys[] = {
+        {"input_tokens", slot::u_in}, {"output_tokens", slot::u_out}, {"model_version", slot::u_model}};
+
+    /// Index of `k` in `Table`, or -1. Every name's size and characters are constants
+    /// here: a candidate costs a compare of sizes and, when they match, an inlined compare
+    /// of a few words (not a scan of the table with a character loop per name).
+    template <const auto& Table, std::size_t... I>
+    static int index_of(std::string_view k, std::index_sequence<I...>) noexcept {
+        int found = -1;
+        (void)((k.size() == Table[I].name.size() &&
+                std::memcmp(k.data(), Table[I].name.data(), Table[I].name.size()) == 0 &&
+                (found = static_cast<int>(I), true)) ||
+               ...);
+        return found;
+    }
+
+    template <const auto& Table>
+    bool pick(std::string_view k) {
+        const int i = index_of<Table>(k, std::make_index_sequence<std::size(Table)>{});
+        if (i < 0 || !once(static_cast<unsigned>(i))) return false; // unknown, or a repeat
+        slot_ = Table[i].s;
         return true;
     }
 
     bool pick_slot(std::string_view k) {
         if (depth_ < 0) return false;
-        struct entry {
-            std::string_view name;
-            slot s;
-        };
-        static constexpr entry top[] = {
-            {"id", slot::id}, {"sequence", slot::sequence}, {"timestamp", slot::timestamp},
-            {"invocation_id", slot::invocation_id}, {"session_id", slot::session_id}, {"author", slot::author},
-            {"branch", slot::branch}, {"type", slot::type}, {"content", slot::content}, {"actions", slot::actions},
-            {"metadata", slot::metadata}, {"partial", slot::partial}, {"usage", slot::usage},
-            {"signature", slot::signature}, {"signer_did", slot::signer_did}, {"prev_signature", slot::prev_signature},
-            {"crc32c", slot::crc}};
-        static constexpr entry content_keys[] = {{"role", slot::role}, {"parts", slot::parts}};
-        static constexpr entry part_keys[] = {
-            {"type", slot::part_type}, {"text", slot::part_text}, {"thinking", slot::part_thinking},
-            {"data", slot::part_data}, {"uri", slot::part_uri}, {"inline_bytes", slot::part_inline},
-            {"mime_type", slot::part_mime}, {"name", slot::part_name}, {"tool_call_id", slot::part_call_id},
-            {"tool_name", slot::part_tool_name}, {"args", slot::part_args}, {"result", slot::part_result},
-            {"error", slot::part_error}, {"metadata", slot::part_metadata}};
-        static constexpr entry action_keys[] = {
-            {"state_delta", slot::state_delta}, {"artifact_delta", slot::artifact_delta},
-            {"transfer_to_agent", slot::transfer}, {"escalate", slot::escalate},
-            {"skip_summarization", slot::skip_summarization}, {"end_of_agent", slot::end_of_agent},
-            {"compaction", slot::compaction}};
-        static constexpr entry compaction_keys[] = {
-            {"first_sequence", slot::c_first}, {"last_sequence", slot::c_last}, {"summary", slot::c_summary},
-            {"event_count", slot::c_count}, {"start_timestamp", slot::c_start}, {"end_timestamp", slot::c_end}};
-        static constexpr entry usage_keys[] = {
-            {"input_tokens", slot::u_in}, {"output_tokens", slot::u_out}, {"model_version", slot::u_model}};
-        // The writer emits members in table order: try the one after the last match first.
-        auto find = [&](const auto& table) {
-            const unsigned n = static_cast<unsigned>(std::size(table));
-            unsigned i = next_[depth_] < n ? next_[depth_] : 0;
-            for (unsigned tries = 0; tries < n; ++tries, i = (i + 1 == n ? 0 : i + 1)) {
-                if (table[i].name.size() == k.size() && same_chars(table[i].name, k)) {
-                    if (!once(i)) return false;
-                    slot_ = table[i].s;
-                    next_[depth_] = i + 1;
-                    return true;
-                }
-            }
-            return false;
-        };
         switch (stack_[depth_]) {
-        case frame::top: return find(top);
-        case frame::content: return find(content_keys);
-        case frame::part: return find(part_keys);
-        case frame::actions: return find(action_keys);
-        case frame::compaction: return find(compaction_keys);
-        case frame::usage: return find(usage_keys);
+        case frame::top: return pick<top_keys>(k);
+        case frame::content: return pick<content_keys>(k);
+        case frame::part: return pick<part_keys>(k);
+        case frame::actions: return pick<action_keys>(k);
+        case frame::compaction: return pick<compaction_keys>(k);
+        case frame::usage: return pick<usage_keys>(k);
         case frame::parts: return false;
         }
         return false;
@@ -468,7 +472,6 @@ private:
     bool done_ = false;
     frame stack_[8]{};
     unsigned seen_[8]{};
-    unsigned next_[8]{};
     int depth_ = -1;
     slot slot_ = slot::none;
     std::string key_, str_, num_;
