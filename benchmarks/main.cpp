@@ -4,14 +4,28 @@
 //                           the matching metric lines, `metric value unit`, one per line
 // libretto_bench --list     print each benchmark and its declared metrics
 //
-// Exit status: 0 on success, 1 if a benchmark threw, 2 on a usage error or if no benchmark
-// declares a metric matching FILTER. Diagnostics go to stderr, never to stdout.
+// Each benchmark runs in a process of its own (this program, started again with
+// `--only NAME FILTER`): a figure never depends on what ran before it. Memory figures read
+// the process's peak RSS, and an append benchmark that reuses the heap an earlier one freed
+// skips the page faults a fresh process pays (on a VM, ~3.7 us each), so in one shared
+// process both depended on the order of the registry.
+//
+// Exit status: 0 on success, 1 if a benchmark threw (or its process died), 2 on a usage error
+// or if no benchmark declares a metric matching FILTER. Diagnostics go to stderr, never to stdout.
 #include "harness.hpp"
 
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <string>
 #include <string_view>
+
+extern char** environ;
 
 namespace {
 
@@ -24,11 +38,59 @@ void bench_harness_overhead(libretto_bench::reporter& r) {
     r.report("bench_harness_overhead_ns", ns, "ns");
 }
 
+/// Runs `b` here; false if it threw.
+bool run_here(const libretto_bench::benchmark& b, libretto_bench::reporter& reporter) {
+    try {
+        b.fn(reporter);
+        return true;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "libretto_bench: %s threw: %s\n", b.name.c_str(), e.what());
+    } catch (...) {
+        std::fprintf(stderr, "libretto_bench: %s threw a non-std exception\n", b.name.c_str());
+    }
+    return false;
+}
+
+/// Runs `b` in a new process (this program with `--only NAME FILTER`), which shares our
+/// stdout and stderr; false if it failed, was killed or could not start.
+bool run_isolated(const libretto_bench::benchmark& b, std::string_view filter) {
+    std::string self = "/proc/self/exe", only = "--only", name = b.name, f(filter);
+    char* args[] = {self.data(), only.data(), name.data(), f.data(), nullptr};
+    std::fflush(stdout);
+    std::fflush(stderr);
+    pid_t pid = 0;
+    if (const int rc = posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, args, environ); rc != 0) {
+        std::fprintf(stderr, "libretto_bench: cannot start a process for %s: %s\n", b.name.c_str(), std::strerror(rc));
+        return false;
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) {
+            std::fprintf(stderr, "libretto_bench: waiting for %s: %s\n", b.name.c_str(), std::strerror(errno));
+            return false;
+        }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
+    if (WIFSIGNALED(status))
+        std::fprintf(stderr, "libretto_bench: %s was killed by signal %d\n", b.name.c_str(), WTERMSIG(status));
+    return false;
+}
+
 } // namespace
 
 LIBRETTO_BENCHMARK(bench_harness_overhead, "bench_harness_overhead_ns");
 
 int main(int argc, char** argv) {
+    const auto& all = libretto_bench::registry();
+    // The child side of run_isolated: one benchmark, in this process.
+    if (argc == 4 && std::string_view(argv[1]) == "--only") {
+        for (const auto& b : all)
+            if (b.name == argv[2]) {
+                libretto_bench::reporter reporter(argv[3]);
+                return run_here(b, reporter) ? 0 : 1;
+            }
+        std::fprintf(stderr, "libretto_bench: no benchmark named %s\n", argv[2]);
+        return 2;
+    }
     std::string_view filter;
     if (argc > 2) {
         std::fprintf(stderr, "usage: %s [FILTER | --list]\n", argv[0]);
@@ -37,7 +99,6 @@ int main(int argc, char** argv) {
     if (argc == 2)
         filter = argv[1];
 
-    const auto& all = libretto_bench::registry();
     if (filter == "--list") {
         for (const auto& b : all) {
             std::printf("%s:", b.name.c_str());
@@ -52,22 +113,13 @@ int main(int argc, char** argv) {
         return 0;
     }
 
-    libretto_bench::reporter reporter(filter);
     int ran = 0;
     int failed = 0;
     for (const auto& b : all) {
         if (!b.matches(filter))
             continue;
         ++ran;
-        try {
-            b.fn(reporter);
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "libretto_bench: %s threw: %s\n", b.name.c_str(), e.what());
-            ++failed;
-        } catch (...) {
-            std::fprintf(stderr, "libretto_bench: %s threw a non-std exception\n", b.name.c_str());
-            ++failed;
-        }
+        if (!run_isolated(b, filter)) ++failed;
     }
     if (ran == 0) {
         std::fprintf(stderr, "libretto_bench: no benchmark declares a metric containing \"%.*s\" (try --list)\n",
