@@ -78,6 +78,7 @@ struct tool_loop_model {
         lb::llm_response_accumulator acc;
         acc.add(c);
         std::vector<lb::llm_chunk> chunks;
+        chunks.reserve(2);
         chunks.push_back(std::move(c));
         chunks.push_back(lb::llm_chunk::last(std::move(acc).finish()));
         lb::stream_options so;
