@@ -7,16 +7,20 @@
 // The model: a real provider when the environment names one, else a script (no network,
 // no key) playing the replies a model would send. The program says which it uses.
 //   ANTHROPIC_API_KEY (+ ANTHROPIC_MODEL, ANTHROPIC_BASE_URL)   anthropic_model
-//   OPENAI_API_KEY or OPENAI_BASE_URL (+ OPENAI_MODEL)           openai_model (OpenAI, vLLM,
-//                                                                llama.cpp server, Ollama)
+//   LIBRETTO_MODEL, OPENAI_API_KEY or OPENAI_BASE_URL            openai_model (OpenAI, vLLM,
+//     (+ OPENAI_MODEL)                                           llama.cpp server, Ollama)
 //   LIBRETTO_MODEL=scripted                                      the script, whatever is set
-// The agent holds an lb::any_model, so one agent type serves all three.
+// LIBRETTO_MODEL (other than "scripted") is the model's name and wins over OPENAI_MODEL and
+// ANTHROPIC_MODEL. The providers need TLS: a build without libretto::openssl (OpenSSL 3)
+// always runs the script. The agent holds an lb::any_model, so one agent type serves all.
 //
 // Build and run: scripts/demo      (sessions in $LIBRETTO_SESSIONS, default /tmp/libretto-quickstart)
 #include <libretto/agent/llm_agent.hpp>
 #include <libretto/libretto.hpp>
 #include <libretto/session/jsonl_store.hpp>
-#if __has_include(<openssl/ssl.h>)
+// Defined by examples/CMakeLists.txt when libretto::openssl exists (and links OpenSSL),
+// which also builds quickstart without it.
+#ifdef LIBRETTO_EXAMPLE_HAVE_OPENSSL
 #include <libretto/http/openssl_tls.hpp>
 #include <libretto/provider/anthropic_model.hpp>
 #include <libretto/provider/openai_model.hpp>
@@ -94,27 +98,37 @@ chosen_model choose_model(asio::io_context& io) {
         const char* v = std::getenv(name);
         return std::string(v ? v : "");
     };
+    const std::string name = env("LIBRETTO_MODEL"); // a model's name, or "scripted"
 #ifdef QUICKSTART_HAS_PROVIDERS
-    if (env("LIBRETTO_MODEL") != "scripted") {
+    if (name != "scripted") {
         if (!env("ANTHROPIC_API_KEY").empty() || !env("ANTHROPIC_AUTH_TOKEN").empty()) {
             auto o = lb::anthropic_options::from_environment();
+            if (!name.empty()) o.model = name;
             if (o.model.empty()) o.model = "claude-sonnet-4-5"; // ANTHROPIC_MODEL picks another
             lb::http::https_transport http{io.get_executor()};
             std::string what = "anthropic_model '" + o.model + "' at " + o.base_url + " (ANTHROPIC_API_KEY is set)";
             return {lb::any_model(lb::anthropic_model<lb::http::https_transport>{http, std::move(o)}), what, {}};
         }
-        if (!env("OPENAI_API_KEY").empty() || !env("OPENAI_BASE_URL").empty()) {
+        if (!name.empty() || !env("OPENAI_API_KEY").empty() || !env("OPENAI_BASE_URL").empty()) {
             auto o = lb::openai_options::from_environment();
+            if (!name.empty()) o.model = name;
             // OpenAI needs a model name; local servers (llama.cpp, a one-model vLLM) do not.
             if (o.model.empty() && o.base_url == lb::openai_options{}.base_url) o.model = "gpt-4.1-mini";
             lb::http::https_transport http{io.get_executor()};
-            std::string what = "openai_model '" + o.model + "' at " + o.base_url + " (OPENAI_* is set)";
+            std::string what = "openai_model '" + o.model + "' at " + o.base_url + " (LIBRETTO_MODEL or OPENAI_* is set)";
             return {lb::any_model(lb::openai_model<lb::http::https_transport>{http, std::move(o)}), what, {}};
         }
     }
 #endif
+    std::string why = name == "scripted" ? "LIBRETTO_MODEL=scripted" : "no provider named in the environment";
+#ifndef QUICKSTART_HAS_PROVIDERS
+    // Say so rather than quietly ignore the provider the environment names.
+    if (name != "scripted" && (!name.empty() || !env("OPENAI_API_KEY").empty() || !env("OPENAI_BASE_URL").empty() ||
+                               !env("ANTHROPIC_API_KEY").empty() || !env("ANTHROPIC_AUTH_TOKEN").empty()))
+        why = "this build has no TLS: libretto::openssl (OpenSSL 3) is missing";
+#endif
     lb::scripted_model m = make_model(io);
-    return {lb::any_model(m), "the scripted model (no provider named in the environment)", m};
+    return {lb::any_model(m), "the scripted model (" + why + ")", m};
 }
 
 // ---- one turn -----------------------------------------------------------------------------

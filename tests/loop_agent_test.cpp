@@ -1,11 +1,15 @@
 // loop_agent: max_iterations, escalate, reset of sub-agent states, end_invocation,
-// nesting, cancellation, resumability, compile-time and run-time children.
+// nesting, cancellation, resumability, compile-time and run-time children, a branch per
+// iteration.
 #include <libretto/agent/loop_agent.hpp>
 
+#include <libretto/agent/llm_agent.hpp>
 #include <libretto/agent/parallel_agent.hpp>
 #include <libretto/agent/sequential_agent.hpp>
+#include <libretto/model/scripted_model.hpp>
 
 #include "composite_test_agents.hpp"
+#include "llm_agent_harness.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -23,6 +27,18 @@ namespace {
 asio::awaitable<void> cancel_after(lb::event_stream* s, ms d) {
     co_await sleep_for(d);
     s->cancel();
+}
+
+// The texts of a request's messages, in order.
+strings message_texts(const lb::llm_request& r) {
+    strings v;
+    for (const auto& m : r.messages) v.push_back(m.text());
+    return v;
+}
+
+bool has_text(const lb::llm_request& r, const std::string& text) {
+    strings v = message_texts(r);
+    return std::find(v.begin(), v.end(), text) != v.end();
 }
 
 } // namespace
@@ -268,6 +284,87 @@ BOOST_AUTO_TEST_CASE(resumable_loop_records_child_and_iteration_and_resumes_ther
     BOOST_TEST(resumed.tags() == (strings{"b:b@", "refine:agent_start@", "a:a@", "refine:agent_start@", "b:b@",
                                           "refine:agent_end@"}));
     BOOST_TEST(a.p->runs == 2 + 2);
+}
+
+BOOST_AUTO_TEST_CASE(branch_per_iteration_names_a_branch_for_each_iteration) {
+    asio::io_context io;
+    leaf a{"a", texts({"a"})};
+    leaf b{"b", texts({"b"})};
+    lb::loop_agent same{{.name = "refine", .max_iterations = 2}, a, b};
+    BOOST_TEST(!same.options().branch_per_iteration); // off by default
+    BOOST_TEST(run_agent(same, make_ctx(io, "root")).tags() ==
+               (strings{"a:a@root", "b:b@root", "a:a@root", "b:b@root"}));
+
+    // On: "<branch>.<loop>.iter_<i>"; the children of one iteration share it.
+    lb::loop_agent split{{.name = "refine", .max_iterations = 2, .branch_per_iteration = true}, a, b};
+    BOOST_TEST(run_agent(split, make_ctx(io, "root")).tags() ==
+               (strings{"a:a@root.refine.iter_0", "b:b@root.refine.iter_0", "a:a@root.refine.iter_1",
+                        "b:b@root.refine.iter_1"}));
+    BOOST_TEST(a.p->agent_names == (strings{"a", "a", "a", "a"}));
+    // At the top the loop's branch is empty, as with ctx.derive.
+    BOOST_TEST(run_agent(split, make_ctx(io)).tags() ==
+               (strings{"a:a@refine.iter_0", "b:b@refine.iter_0", "a:a@refine.iter_1", "b:b@refine.iter_1"}));
+
+    // Run-time children, and composites below the iteration branch.
+    lb::loop_agent<> dyn{{.name = "refine", .max_iterations = 2, .branch_per_iteration = true},
+                         {lb::any_agent{a}, lb::any_agent{lb::parallel_agent{"par", b}}}};
+    BOOST_TEST(run_agent(dyn, make_ctx(io, "root")).tags() ==
+               (strings{"a:a@root.refine.iter_0", "b:b@root.refine.iter_0.par.b", "a:a@root.refine.iter_1",
+                        "b:b@root.refine.iter_1.par.b"}));
+}
+
+// An llm_agent in the loop builds its history with is_branch_visible: with a branch per
+// iteration it no longer sees its own earlier drafts, but still sees what came before the
+// loop (the user's message, on the empty branch).
+BOOST_AUTO_TEST_CASE(branch_per_iteration_hides_earlier_iterations_from_an_llm_agent) {
+    for (bool per_iteration : {false, true}) {
+        BOOST_TEST_CONTEXT("branch_per_iteration " << per_iteration) {
+            asio::io_context io;
+            lb::scripted_model model(io.get_executor(), {lb::scripted_reply::text("draft 1"),
+                                                         lb::scripted_reply::text("draft 2")});
+            lb::llm_agent<> writer({.name = "writer", .instruction = "Write.", .model = model});
+            lb::loop_agent<> refine{
+                {.name = "refine", .max_iterations = 2, .branch_per_iteration = per_iteration},
+                {lb::any_agent{writer}}};
+            lb::invocation_context ctx = harness::make_ctx(io, "write a poem");
+            harness::run_result r = harness::drain(io, ctx, refine.run(ctx));
+            BOOST_TEST(!r.error, harness::error_text(r.error));
+            BOOST_REQUIRE(model.requests().size() == 2u);
+            const lb::llm_request second = model.requests()[1];
+            BOOST_TEST(has_text(second, "write a poem"));
+            BOOST_TEST(has_text(second, "draft 1") == !per_iteration);
+            if (per_iteration) BOOST_TEST(message_texts(second) == message_texts(model.requests()[0]));
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(branch_per_iteration_survives_pause_and_resume) {
+    asio::io_context io;
+    leaf a{"a", texts({"a"})};
+    leaf b{"b", texts({"b"})};
+    b.steps[0].tool_call_id = "call-1"; // pauses while "call-1" is long-running
+    lb::loop_agent refine{{.name = "refine", .max_iterations = 2, .branch_per_iteration = true}, a, b};
+
+    // Pause at b in iteration 0, resume: b runs again on iteration 0's branch.
+    auto ctx = make_ctx(io, "root", true);
+    ctx.long_running_tool_ids().insert("call-1");
+    auto paused = run_agent(refine, ctx);
+    BOOST_TEST(paused.tags() == (strings{"refine:agent_start@root", "a:a@root.refine.iter_0",
+                                         "refine:agent_start@root", "b:b@root.refine.iter_0"}));
+    ctx.long_running_tool_ids().clear();
+    auto resumed = run_agent(refine, ctx);
+    BOOST_TEST(resumed.tags() == (strings{"b:b@root.refine.iter_0", "refine:agent_start@root",
+                                          "a:a@root.refine.iter_1", "refine:agent_start@root",
+                                          "b:b@root.refine.iter_1", "refine:agent_end@root"}));
+
+    // A checkpoint of a later iteration (as left by a pause there) resumes on its branch.
+    auto ctx2 = make_ctx(io, "root", true);
+    lb::json::object st;
+    st["current_sub_agent"] = "b";
+    st["times_looped"] = 1;
+    ctx2.set_agent_state("refine", std::move(st));
+    auto later = run_agent(refine, ctx2);
+    BOOST_TEST(later.tags() == (strings{"b:b@root.refine.iter_1", "refine:agent_end@root"}));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

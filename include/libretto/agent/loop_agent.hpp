@@ -10,7 +10,9 @@
 //   lb::loop_agent<> dynamic{{.name = "refine"}, {lb::any_agent{critic}, lb::any_agent{editor}}};
 //
 // Children run on ctx.for_agent(child): the loop's own branch, every iteration (ADK; the
-// critic must see the editor's last draft). The escalating event is forwarded, then the
+// critic must see the editor's last draft). With branch_per_iteration, iteration i runs
+// on ctx.derive(child, "<loop>.iter_<i>") instead: earlier iterations are hidden, the
+// history before the loop is not. The escalating event is forwarded, then the
 // escalating child's stream is dropped (cancelled) and the loop ends: nothing after it
 // in that iteration runs. Sub-agent states are reset after every completed iteration.
 
@@ -38,6 +40,10 @@ struct loop_options {
     std::string description{};
     /// Iterations to run at most; 0: until a child escalates (or the invocation ends).
     std::size_t max_iterations = 0;
+    /// Run iteration i's children on branch "<branch>.<name>.iter_<i>" (0-based), so that
+    /// they do not see earlier iterations' events (is_branch_visible). Off by default: a
+    /// critic/editor loop needs to see the last draft (ADK).
+    bool branch_per_iteration = false;
 };
 
 namespace detail {
@@ -52,9 +58,18 @@ inline std::size_t state_count(const invocation_context& ctx, std::string_view n
     return 0;
 }
 
+/// The context child `child` runs on in iteration `times` (see loop_options).
+inline invocation_context iteration_context(const invocation_context& ctx, std::string_view name,
+                                            std::string_view child, bool branch_per_iteration, std::size_t times) {
+    if (!branch_per_iteration) return ctx.for_agent(std::string(child));
+    // The loop's name keeps two loops on one branch apart (as parallel_agent's "<p>.<c>").
+    std::string suffix = std::string(name) + ".iter_" + std::to_string(times);
+    return ctx.derive(std::string(child), suffix);
+}
+
 inline boost::asio::awaitable<void> run_loop(std::string_view name, std::vector<agent_ref> children,
-                                             std::size_t max_iterations, invocation_context ctx,
-                                             event_writer out) {
+                                             std::size_t max_iterations, bool branch_per_iteration,
+                                             invocation_context ctx, event_writer out) {
     if (children.empty()) co_return; // nothing to repeat (and no endless empty loop)
     const bool resumable = ctx.is_resumable();
     std::size_t times = 0;
@@ -89,7 +104,8 @@ inline boost::asio::awaitable<void> run_loop(std::string_view name, std::vector<
             resuming = false;
             forward_result r;
             {
-                event_stream s = child.run(ctx.for_agent(std::string(child.name())));
+                // A resumed iteration gets its branch back: `times` comes from the checkpoint.
+                event_stream s = child.run(iteration_context(ctx, name, child.name(), branch_per_iteration, times));
                 r = co_await forward(s, ctx, out, true);
             } // an escalating child's stream is cancelled here
             forwarded += r.events;
@@ -118,9 +134,11 @@ struct loop_producer {
     std::string_view name;
     std::vector<agent_ref> children;
     std::size_t max_iterations;
+    bool branch_per_iteration;
     invocation_context ctx;
     boost::asio::awaitable<void> operator()(event_writer out) {
-        return run_loop(name, std::move(children), max_iterations, std::move(ctx), std::move(out));
+        return run_loop(name, std::move(children), max_iterations, branch_per_iteration, std::move(ctx),
+                        std::move(out));
     }
 };
 
@@ -141,7 +159,7 @@ public:
     template <class Name>
         requires std::constructible_from<std::string, Name>
     loop_agent(Name&& name, Children... children)
-        : loop_agent(loop_options{std::string(std::forward<Name>(name)), {}, 0}, std::move(children)...) {}
+        : loop_agent(loop_options{.name = std::string(std::forward<Name>(name))}, std::move(children)...) {}
 
     /// Run-time list (`loop_agent<>` only).
     loop_agent(loop_options o, std::vector<any_agent> children)
@@ -152,7 +170,7 @@ public:
     template <class Name>
         requires(sizeof...(Children) == 0 && std::constructible_from<std::string, Name>)
     loop_agent(Name&& name, std::vector<any_agent> children)
-        : loop_agent(loop_options{std::string(std::forward<Name>(name)), {}, 0}, std::move(children)) {}
+        : loop_agent(loop_options{.name = std::string(std::forward<Name>(name))}, std::move(children)) {}
 
     const std::string& name() const noexcept { return opts_.name; }
     const std::string& description() const noexcept { return opts_.description; }
@@ -167,7 +185,8 @@ public:
     event_stream run(invocation_context ctx) const {
         boost::asio::any_io_executor ex = detail::composite_executor(ctx, opts_.name);
         return event_stream(std::move(ex),
-                            detail::loop_producer{opts_.name, sub_agents(), opts_.max_iterations, std::move(ctx)},
+                            detail::loop_producer{opts_.name, sub_agents(), opts_.max_iterations,
+                                                  opts_.branch_per_iteration, std::move(ctx)},
                             detail::rendezvous);
     }
 
