@@ -18,7 +18,7 @@ using libretto::errc;
 
 namespace {
 constexpr int first_errc = static_cast<int>(errc::invalid_argument);
-constexpr int last_errc = static_cast<int>(errc::auth_failed);
+constexpr int last_errc = static_cast<int>(errc::limit_exceeded);
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(error)
@@ -36,7 +36,7 @@ BOOST_AUTO_TEST_CASE(is_error_code_enum_is_specialised) {
 BOOST_AUTO_TEST_CASE(enumerators_are_numbered_from_one) {
     // Zero is reserved for success, and the enumerators are contiguous.
     BOOST_TEST(first_errc == 1);
-    BOOST_TEST(last_errc == 22);
+    BOOST_TEST(last_errc == 23);
     BOOST_TEST(static_cast<int>(errc::invalid_json) == 2);
     BOOST_TEST(static_cast<int>(errc::missing_field) == 3);
     BOOST_TEST(static_cast<int>(errc::stale_session) == 9);
@@ -44,6 +44,7 @@ BOOST_AUTO_TEST_CASE(enumerators_are_numbered_from_one) {
     BOOST_TEST(static_cast<int>(errc::io_error) == 19);
     BOOST_TEST(static_cast<int>(errc::transient) == 20);
     BOOST_TEST(static_cast<int>(errc::bad_response) == 21);
+    BOOST_TEST(static_cast<int>(errc::auth_failed) == 22);
 }
 
 BOOST_AUTO_TEST_CASE(category_name_is_libretto) {

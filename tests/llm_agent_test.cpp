@@ -739,6 +739,212 @@ BOOST_AUTO_TEST_CASE(cancelling_the_stream_stops_the_model_call) {
     BOOST_TEST(r.events[0].text() == "Hel");
 }
 
+// ---- max_llm_calls: one budget of model calls for the whole invocation ----------------
+
+namespace {
+lb::invocation_context limited_ctx(asio::io_context& io, const std::string& text, std::size_t max_llm_calls) {
+    lb::invocation_options o;
+    o.app_name = "app";
+    o.user_id = "u1";
+    o.session_id = "s1";
+    o.agent_name = "assistant";
+    o.executor = io.get_executor();
+    o.max_llm_calls = max_llm_calls;
+    lb::invocation_context ctx(std::move(o));
+    lb::event u = lb::event::make(lb::event_type::user_message, "user", lb::content::from_text(text));
+    u.invocation_id = ctx.invocation_id();
+    ctx.session().events.push_back(std::move(u));
+    return ctx;
+}
+} // namespace
+
+BOOST_AUTO_TEST_CASE(max_llm_calls_refuses_the_call_past_the_limit_and_ends_the_invocation) {
+    asio::io_context io;
+    auto m = model_of(io, {lb::scripted_reply::tool_call("add", {{"a", 1}, {"b", 1}}),
+                           lb::scripted_reply::tool_call("add", {{"a", 2}, {"b", 2}}),
+                           lb::scripted_reply::text("never sent")});
+    auto agent = make_agent(m, lb::tools(lb::function_tool("add", "Adds", add)));
+    auto ctx = limited_ctx(io, "loop", 2);
+    BOOST_TEST(ctx.max_llm_calls() == 2u);
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    BOOST_TEST(m.request_count() == 2u); // the third call never reached the model
+    BOOST_TEST(ctx.llm_calls() == 2u);
+    BOOST_TEST(ctx.is_invocation_ended());
+    auto st = r.stored();
+    BOOST_REQUIRE(st.size() == 5u); // call, response, call, response, error
+    const lb::event& err = *st.back();
+    BOOST_TEST(err.metadata.at("error") == json::value(true));
+    BOOST_TEST(err.metadata.at("stop_reason") == json::value("max_llm_calls"));
+    BOOST_TEST((lb::agent_error_code(err) == lb::errc::limit_exceeded));
+    BOOST_TEST(err.text().find("2 model calls (max_llm_calls)") != std::string::npos, err.text());
+    BOOST_TEST(err.text().find(ctx.invocation_id()) != std::string::npos, err.text());
+}
+
+BOOST_AUTO_TEST_CASE(max_llm_calls_counts_retries_and_every_agent_of_the_invocation) {
+    asio::io_context io;
+    // A retry is a model call: with a budget of 2, a transient error, its retry, and the
+    // next agent finds the budget spent.
+    auto first = model_of(io, {lb::scripted_reply::transient(), lb::scripted_reply::text("first answer")});
+    auto second = model_of(io, {lb::scripted_reply::text("second answer")});
+    lb::llm_agent<> a({.name = "a", .model = first, .retry = {.max_attempts = 3, .initial_backoff = std::chrono::milliseconds(1)}});
+    lb::llm_agent<> b({.name = "b", .model = second});
+    auto ctx = limited_ctx(io, "hi", 2);
+    auto ra = drain(io, ctx, a.run(ctx.for_agent("a")));
+    BOOST_REQUIRE(!ra.error);
+    BOOST_TEST(first.request_count() == 2u);
+    BOOST_REQUIRE(ra.stored().size() == 1u);
+    BOOST_TEST(ra.stored()[0]->text() == "first answer");
+    BOOST_TEST(ctx.llm_calls() == 2u);
+    auto rb = drain(io, ctx, b.run(ctx.for_agent("b")));
+    BOOST_REQUIRE(!rb.error);
+    BOOST_TEST(second.request_count() == 0u);
+    BOOST_REQUIRE(rb.stored().size() == 1u);
+    BOOST_TEST(rb.stored()[0]->author == "b");
+    BOOST_TEST(rb.stored()[0]->metadata.at("stop_reason") == json::value("max_llm_calls"));
+}
+
+BOOST_AUTO_TEST_CASE(max_llm_calls_zero_means_no_limit_and_a_veto_is_not_a_call) {
+    asio::io_context io;
+    BOOST_TEST(lb::invocation_options{}.max_llm_calls == 500u); // ADK's default
+    BOOST_TEST(lb::invocation_context{}.max_llm_calls() == 500u);
+    auto unlimited = limited_ctx(io, "long", 0);
+    for (int i = 0; i < 1000; ++i) BOOST_REQUIRE(unlimited.count_llm_call());
+    BOOST_TEST(unlimited.llm_calls() == 1000u);
+    auto m = model_of(io, {lb::scripted_reply::tool_call("add", {{"a", 1}, {"b", 1}}), lb::scripted_reply::text("done")});
+    auto agent = make_agent(m, lb::tools(lb::function_tool("add", "Adds", add)));
+    auto r = drain(io, unlimited, agent.run(unlimited));
+    BOOST_REQUIRE(!r.error);
+    BOOST_TEST(m.request_count() == 2u);
+    BOOST_TEST(r.stored().back()->text() == "done");
+    BOOST_TEST(unlimited.llm_calls() == 1002u);
+    BOOST_TEST(!unlimited.is_invocation_ended());
+
+    // A response supplied by before_model does not spend the budget.
+    auto m2 = model_of(io, {lb::scripted_reply::text("from the model")});
+    int vetoes = 0;
+    lb::llm_agent vetoing({.name = "assistant",
+                           .model = m2,
+                           .before_model = [&vetoes](lb::callback_context&, lb::llm_request&) -> std::optional<lb::llm_response> {
+                               if (vetoes++ > 0) return std::nullopt;
+                               lb::llm_response resp;
+                               resp.parts.emplace_back(lb::text_part{"cached", {}});
+                               return resp;
+                           }});
+    auto ctx2 = limited_ctx(io, "hi", 1);
+    auto r2 = drain(io, ctx2, vetoing.run(ctx2));
+    BOOST_REQUIRE(!r2.error);
+    BOOST_TEST(ctx2.llm_calls() == 0u);
+    BOOST_TEST(r2.stored().back()->text() == "cached");
+}
+
+// ---- actions of the model callbacks: escalate, transfer, end_invocation -------------
+
+BOOST_AUTO_TEST_CASE(after_model_escalate_on_a_tool_step_answers_the_calls_then_stops) {
+    asio::io_context io;
+    auto m = model_of(io, {lb::scripted_reply::tool_call("add", {{"a", 2}, {"b", 3}}), lb::scripted_reply::text("never")});
+    lb::llm_agent agent({.name = "assistant",
+                         .model = m,
+                         .tools = lb::tools(lb::function_tool("add", "Adds", add)),
+                         .after_model = [](lb::callback_context& cb, lb::llm_response&) -> std::optional<lb::llm_response> {
+                             cb.actions().escalate = true;
+                             return std::nullopt;
+                         }});
+    auto ctx = make_ctx(io, "add and stop");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    BOOST_TEST(m.request_count() == 1u); // no second step
+    auto st = r.stored();
+    BOOST_REQUIRE(st.size() == 2u); // the call and its response: no half pair
+    BOOST_TEST(st[0]->actions.escalate.value_or(false));
+    BOOST_TEST(st[0]->tool_calls().size() == 1u);
+    BOOST_REQUIRE(st[1]->tool_responses().size() == 1u);
+    BOOST_TEST(st[1]->tool_responses().front().result == json::value(5));
+}
+
+BOOST_AUTO_TEST_CASE(after_model_transfer_runs_the_target_in_the_same_invocation) {
+    for (bool with_tool_call : {false, true}) {
+        BOOST_TEST_CONTEXT("with a tool call: " << with_tool_call) {
+            asio::io_context io;
+            auto root_model = model_of(io, {with_tool_call ? lb::scripted_reply::tool_call("add", {{"a", 1}, {"b", 2}})
+                                                           : lb::scripted_reply::text("Let me hand you over."),
+                                            lb::scripted_reply::text("never")});
+            auto billing_model = model_of(io, {lb::scripted_reply::text("Your bill is 12 EUR.")});
+            lb::llm_agent<> billing({.name = "billing", .description = "Bills", .model = billing_model});
+            lb::llm_agent<> root({.name = "root",
+                                  .model = root_model,
+                                  .tools = lb::tools(lb::function_tool("add", "Adds", add)),
+                                  .sub_agents = {lb::any_agent(billing)},
+                                  .after_model = [](lb::callback_context& cb, lb::llm_response&) -> std::optional<lb::llm_response> {
+                                      cb.actions().transfer_to_agent = "billing";
+                                      return std::nullopt;
+                                  }});
+            auto ctx = make_ctx(io, "How much do I owe?");
+            auto r = drain(io, ctx, root.run(ctx));
+            BOOST_REQUIRE(!r.error);
+            BOOST_TEST(root_model.request_count() == 1u);
+            BOOST_TEST(billing_model.request_count() == 1u);
+            auto st = r.stored();
+            BOOST_REQUIRE(!st.empty());
+            BOOST_TEST(st.front()->actions.transfer_to_agent.value_or("") == "billing");
+            BOOST_TEST(st.back()->author == "billing");
+            BOOST_TEST(st.back()->text() == "Your bill is 12 EUR.");
+            BOOST_TEST(st.back()->invocation_id == ctx.invocation_id());
+            BOOST_TEST(st.size() == (with_tool_call ? 3u : 2u)); // the call is answered first
+            if (with_tool_call) BOOST_TEST(st[1]->tool_responses().front().result == json::value(3));
+            BOOST_TEST(lb::transfer_hop_count(ctx) == 1u);
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(before_model_end_invocation_stops_the_call_it_was_shown) {
+    asio::io_context io;
+    auto m = model_of(io, {lb::scripted_reply::text("never")});
+    lb::llm_agent agent({.name = "assistant",
+                         .model = m,
+                         .before_model = [](lb::callback_context& cb, lb::llm_request&) -> std::optional<lb::llm_response> {
+                             cb.state()["stopped_by"] = "policy";
+                             cb.context().end_invocation();
+                             return std::nullopt;
+                         }});
+    auto ctx = make_ctx(io, "hi");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    BOOST_TEST(m.request_count() == 0u);
+    BOOST_TEST(ctx.llm_calls() == 0u);
+    auto st = r.stored();
+    BOOST_REQUIRE(st.size() == 1u); // the callback's state write, persisted
+    BOOST_TEST(st[0]->actions.state_delta.at("stopped_by") == json::value("policy"));
+    BOOST_TEST(st[0]->content.parts.empty());
+    BOOST_TEST(ctx.session().state.at("stopped_by") == json::value("policy"));
+}
+
+BOOST_AUTO_TEST_CASE(cancelling_the_stream_stops_concurrent_tool_calls) {
+    asio::io_context io;
+    sleeper_aborted = 0;
+    auto m = model_of(io, {lb::scripted_reply::tool_call("sleep").with_tool_call("sleep").with_tool_call("sleep"),
+                           lb::scripted_reply::text("never")});
+    auto agent = make_agent(m, lb::tools(lb::function_tool("sleep", "Sleeps", sleeper_tool)));
+    auto ctx = make_ctx(io, "sleep three times");
+    lb::event_stream s = agent.run(ctx);
+    asio::steady_timer cancel_at(io, std::chrono::milliseconds(50));
+    cancel_at.async_wait([&](boost::system::error_code) { s.cancel(); });
+    run_result r;
+    auto t0 = std::chrono::steady_clock::now();
+    asio::co_spawn(io, consume(&s, &ctx, &r), [&r](std::exception_ptr p) { r.error = p; });
+    io.run();
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    BOOST_TEST(secs < 2.0);
+    BOOST_TEST(sleeper_aborted == 3); // every call, not only the first
+    BOOST_REQUIRE(r.error);
+    BOOST_TEST(error_text(r.error).find("cancel") != std::string::npos, error_text(r.error));
+    BOOST_REQUIRE(r.stored().size() == 1u); // the call event only: no partial answers stored
+    BOOST_TEST(r.stored()[0]->tool_calls().size() == 3u);
+    // What the next turn's model would see: the unanswered calls are repaired away.
+    lb::context_view next = lb::make_context_view(ctx.session().events);
+    for (const auto& e : next) BOOST_TEST(e.tool_calls().empty());
+}
+
 BOOST_AUTO_TEST_CASE(construction_checks_and_the_agent_concept) {
     asio::io_context io;
     auto m = model_of(io, {});

@@ -1309,6 +1309,30 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(llm_agent_tool_turns_are_stored_and_the_next_turn_
     BOOST_TEST(load(env.io, env.store)->events.size() == 6u);
 }
 
+BOOST_AUTO_TEST_CASE_TEMPLATE(max_llm_calls_of_a_run_bounds_its_model_calls_and_the_error_is_stored, Env, envs) {
+    Env env;
+    lb::scripted_model m(env.io.get_executor(), {lb::scripted_reply::tool_call("add", {{"a", 2}, {"b", 3}}),
+                                                 lb::scripted_reply::text("second turn")});
+    lb::llm_agent<> agent({.name = "assistant", .model = m, .tools = lb::tools(lb::function_tool("add", "Adds", add))});
+    lb::runner r{agent, env.store};
+    BOOST_TEST(lb::run_options{}.max_llm_calls == 500u);
+    lb::run_options o = opts();
+    o.max_llm_calls = 1;
+    auto t1 = run_turn(env.io, r.run(std::move(o), "What is 2 + 3?"));
+    BOOST_TEST(!t1.error, t1.what());
+    BOOST_TEST(m.request_count() == 1u);
+    auto s = load(env.io, env.store);
+    BOOST_REQUIRE(s);
+    BOOST_REQUIRE_EQUAL(s->events.size(), 4u); // user, call, response, the error
+    BOOST_TEST(s->events[3].metadata.at("stop_reason") == json::value("max_llm_calls"));
+    BOOST_TEST((lb::agent_error_code(s->events[3]) == lb::errc::limit_exceeded));
+    // The budget is per run: the next turn calls the model again.
+    auto t2 = run_turn(env.io, r.run(opts(), "Again?"));
+    BOOST_TEST(!t2.error, t2.what());
+    BOOST_TEST(m.request_count() == 2u);
+    BOOST_TEST(load(env.io, env.store)->events.back().text() == "second turn");
+}
+
 BOOST_AUTO_TEST_CASE_TEMPLATE(llm_agent_pauses_on_a_long_running_call_and_resume_finishes_it, Env, envs) {
     Env env;
     lb::scripted_model m(env.io.get_executor(), {lb::scripted_reply::tool_call("ask_approval", {{"city", "Oslo"}}),

@@ -35,6 +35,7 @@ enum class errc {
     transient,            ///< a temporary failure worth retrying (rate limit, overload, timeout)
     bad_response,         ///< a model's reply is malformed (not JSON, bad tool-call arguments)
     auth_failed,          ///< credentials were missing or rejected (HTTP 401/403)
+    limit_exceeded,       ///< a configured per-invocation limit was reached (max_llm_calls)
 };
 
 namespace detail {
@@ -71,6 +72,7 @@ public:
         case errc::transient: return "temporary failure: retry later";
         case errc::bad_response: return "malformed model response";
         case errc::auth_failed: return "authentication failed";
+        case errc::limit_exceeded: return "limit exceeded";
         }
         return "unknown libretto error";
     }

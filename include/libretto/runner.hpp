@@ -78,6 +78,10 @@ struct run_options {
     /// Also yield the stored user message (run) or tool response (resume) first.
     bool yield_user_message = false;
     json::object run_config{}; ///< passed to the agents (ctx.run_config())
+    /// Model calls this run (or resume) may make in all, every agent and retry included;
+    /// one more ends the invocation with an error event (errc::limit_exceeded). 0: no
+    /// limit. ADK's RunConfig.max_llm_calls, same default.
+    std::size_t max_llm_calls = 500;
     /// Items the turn's stream buffers ahead of the caller (0: rendezvous).
     std::size_t stream_capacity = 2;
 };
@@ -671,7 +675,7 @@ turn_start plan_turn_start(const Core& core, const turn_state& t, turn_request& 
 /// session and the state with everything it derives).
 template <class Core>
 event_stream start_agent(const std::shared_ptr<Core>& core, turn_state& t, turn_start& ts,
-                         const std::string& invocation_id, json::object run_config) {
+                         const std::string& invocation_id, json::object run_config, std::size_t max_llm_calls) {
     invocation_options io;
     io.invocation_id = invocation_id;
     io.session_id = t.key.session_id;
@@ -683,6 +687,7 @@ event_stream start_agent(const std::shared_ptr<Core>& core, turn_state& t, turn_
     io.input_content = std::move(ts.input);
     io.is_resumable = ts.resumable;
     io.run_config = std::move(run_config);
+    io.max_llm_calls = max_llm_calls;
     io.agent_tree = core->tree;
     io.event_callback = {};
     io.executor = core->ex;
@@ -775,7 +780,8 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
 
         // 4. The agent's events: stored (non-partial) before the agent is asked for the
         // next one, then yielded.
-        event_stream agent_events = start_agent(core, t, start, invocation_id, std::move(req.options.run_config));
+        event_stream agent_events = start_agent(core, t, start, invocation_id, std::move(req.options.run_config),
+                                                   req.options.max_llm_calls);
         bool consumed = false;
         if constexpr (never_blocking_store<typename Core::store_type>) {
             // The agent's producer runs in this coroutine, the runner taking each event

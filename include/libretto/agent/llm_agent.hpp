@@ -271,6 +271,15 @@ public:
                 if (!first) loop_.rebuild_request(history_with(view_builder_, ctx_.session().events, own_));
                 llm_response resp;
                 if (!before_model(cb, resp)) {
+                    // A callback that ended the invocation stops the call it was shown.
+                    if (ctx_.is_invocation_ended()) {
+                        co_await emit_all(actions_only(cb.take_actions()), true);
+                        co_return;
+                    }
+                    if (!ctx_.count_llm_call()) {
+                        co_await emit_all(llm_calls_exhausted(cb.take_actions()), true);
+                        co_return;
+                    }
                     auto op = call_model();
                     resp = co_await std::move(op);
                 }
@@ -296,8 +305,14 @@ public:
             for (const auto& c : a.calls)
                 if (c.long_running) ctx_.long_running_tool_ids().insert(c.call.tool_call_id);
             const bool done = a.kind == llm_action_kind::done;
-            co_await emit_all(std::move(a.emit), done);
+            const bool handed_over = a.kind == llm_action_kind::transfer; // a model callback's
+            co_await emit_all(std::move(a.emit), done || handed_over);
             if (done) co_return;
+            if (handed_over) {
+                std::string target = std::move(a.transfer_target);
+                co_await transfer(std::move(target));
+                co_return;
+            }
 
             // The tools, concurrently.
             std::vector<pending_call> calls = std::move(a.calls);
@@ -377,6 +392,31 @@ private:
             if (remember && !out_.consumed_on_emit()) own_.push_back(e);
         }
         return out_.emit(std::move(e));
+    }
+
+    /// An event carrying only `actions` (none if they are empty): what callbacks recorded
+    /// when no model response follows to carry them.
+    std::vector<event> actions_only(event_actions actions) const {
+        std::vector<event> out;
+        if (actions.empty()) return out;
+        event e = loop_.make_event(event_type::agent_message);
+        e.actions = std::move(actions);
+        out.push_back(std::move(e));
+        return out;
+    }
+
+    /// The error event for a model call refused by max_llm_calls (carrying the callbacks'
+    /// actions); ends the invocation, so that no other agent of it calls a model either.
+    std::vector<event> llm_calls_exhausted(event_actions actions) {
+        ctx_.end_invocation();
+        event e = loop_.error_event("agent '" + o_.name + "' did not call its model: invocation " +
+                                        ctx_.invocation_id() + " made its " + std::to_string(ctx_.max_llm_calls()) +
+                                        " model calls (max_llm_calls)",
+                                    make_error_code(errc::limit_exceeded), llm_stop::max_llm_calls);
+        e.actions = std::move(actions);
+        std::vector<event> out;
+        out.push_back(std::move(e));
+        return out;
     }
 
     /// before_model on the current request: true (and `out` set) when it returned a

@@ -75,6 +75,9 @@ struct invocation_options {
     std::optional<std::string> input_content{}; ///< the user input that started the turn
     bool is_resumable = false;
     json::object run_config{};
+    /// Model calls the whole invocation may make (every agent, retries and agent_tool
+    /// children included); 0: no limit. ADK's RunConfig.max_llm_calls, same default.
+    std::size_t max_llm_calls = 500;
     std::shared_ptr<const agent_node> agent_tree{};
     libretto::event_callback event_callback{};
     /// Where the agents of this invocation run their streams, models and tools.
@@ -114,6 +117,7 @@ public:
         if (sh.app_name.empty()) sh.app_name = session_->app_name;
         sh.state = libretto::state(o.state ? std::move(*o.state) : session_->state);
         sh.run_config = std::move(o.run_config);
+        sh.max_llm_calls = o.max_llm_calls;
         sh.agent_tree = std::move(o.agent_tree);
         sh.callback = std::move(o.event_callback);
         sh.executor = std::move(o.executor);
@@ -283,6 +287,19 @@ public:
     void end_invocation() noexcept { shared_->ended = true; }
     bool is_invocation_ended() const noexcept { return shared_->ended; }
 
+    /// Counts one model call against max_llm_calls: false, and nothing counted, when the
+    /// invocation has made that many already. Agents call it before each model call.
+    bool count_llm_call() noexcept {
+        auto& s = *shared_;
+        if (s.max_llm_calls != 0 && s.llm_calls >= s.max_llm_calls) return false;
+        ++s.llm_calls;
+        return true;
+    }
+    /// Model calls counted so far in this invocation (all its agents).
+    std::size_t llm_calls() const noexcept { return shared_->llm_calls; }
+    /// The invocation's limit on model calls (0: none).
+    std::size_t max_llm_calls() const noexcept { return shared_->max_llm_calls; }
+
     // ---- event callback ---------------------------------------------------------------
 
     /// The callback events are pushed through (shared by every derived context).
@@ -316,6 +333,8 @@ private:
         boost::asio::any_io_executor executor;
         libretto::agent_launcher launcher;
         libretto::compaction_hook compaction_hook;
+        std::size_t max_llm_calls = 500;
+        std::size_t llm_calls = 0;
         bool ended = false;
     };
 

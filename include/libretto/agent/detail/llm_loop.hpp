@@ -12,10 +12,15 @@
 //   begin_step(history, instruction)  -> call_model | done(max_steps)
 //   on_model_response(response, actions)
 //                                     -> retry_model(delay) | done(error)
-//                                      | done(final_answer) with the final event
+//                                      | done(final_answer, escalated) with the final event
+//                                      | transfer(target) with the final event
 //                                      | run_tools(calls) with the call event
 //   on_tool_results(results, actions) -> next_step | transfer(target) | done(escalated,
 //                                        skip_summarization, paused) with the TOOL_RESPONSE event
+//
+// The callbacks' actions ride on the event the model's response becomes; an escalate or a
+// transfer among them takes effect like a tool's: at once for a final answer, after the
+// step's tool calls are answered otherwise (no call is left without its response).
 
 #include <libretto/event/event_list.hpp>
 #include <libretto/agent/detail/composite_common.hpp>
@@ -89,6 +94,7 @@ enum class llm_stop {
     paused,             ///< a long-running call in a resumable invocation
     invocation_ended,   ///< ctx.end_invocation() was called
     max_steps,          ///< the step limit was reached (error event)
+    max_llm_calls,      ///< the invocation's model-call limit was reached (error event)
     model_error,        ///< the model failed, retries included (error event)
     instruction_error,  ///< the instruction names a state key that is absent (error event)
     transfer_error,     ///< the transfer hop limit or an unlaunchable target (error event)
@@ -103,6 +109,7 @@ constexpr std::string_view to_string(llm_stop s) noexcept {
     case llm_stop::paused: return "paused";
     case llm_stop::invocation_ended: return "invocation_ended";
     case llm_stop::max_steps: return "max_steps";
+    case llm_stop::max_llm_calls: return "max_llm_calls";
     case llm_stop::model_error: return "model_error";
     case llm_stop::instruction_error: return "instruction_error";
     case llm_stop::transfer_error: return "transfer_error";
@@ -289,6 +296,8 @@ public:
         failed_ = 0;
         calls_.clear();
         actions_ = {};
+        step_escalate_ = false;
+        step_transfer_.reset();
         instruction_ = std::move(system_instruction);
         rebuild_request(std::move(history));
         a.kind = llm_action_kind::call_model;
@@ -343,10 +352,18 @@ public:
         if (!e.has_tool_calls()) {
             finish_answer(e);
             a.kind = llm_action_kind::done;
-            a.reason = llm_stop::final_answer;
+            a.reason = e.actions.escalate.value_or(false) ? llm_stop::escalated : llm_stop::final_answer;
+            if (e.actions.transfer_to_agent) {
+                a.kind = llm_action_kind::transfer;
+                a.reason = llm_stop::transferred;
+                a.transfer_target = *e.actions.transfer_to_agent;
+            }
             a.emit.push_back(std::move(e));
             return a;
         }
+        // A callback's escalate or transfer waits for the calls' responses (on_tool_results).
+        step_escalate_ = e.actions.escalate.value_or(false);
+        step_transfer_ = e.actions.transfer_to_agent;
 
         calls_.clear();
         for (const auto& c : e.tool_calls()) {
@@ -402,14 +419,16 @@ public:
         const bool any = !e.content.parts.empty() || !e.actions.empty();
         const bool escalate = e.actions.escalate.value_or(false);
         const bool skip_summarization = e.actions.skip_summarization.value_or(false);
+        const bool escalate_now = escalate || step_escalate_;
         if (e.actions.transfer_to_agent) a.transfer_target = *e.actions.transfer_to_agent;
-        const bool transfer = e.actions.transfer_to_agent.has_value();
+        else if (step_transfer_) a.transfer_target = *step_transfer_; // a model callback's
+        const bool transfer = e.actions.transfer_to_agent.has_value() || step_transfer_.has_value();
         if (any) a.emit.push_back(std::move(e)); // not used below: moved, not copied
 
         if (transfer) {
             a.kind = llm_action_kind::transfer;
             a.reason = llm_stop::transferred;
-        } else if (escalate) {
+        } else if (escalate_now) {
             a.kind = llm_action_kind::done;
             a.reason = llm_stop::escalated;
         } else if (skip_summarization) {
@@ -518,6 +537,8 @@ private:
 
     llm_loop_config cfg_;
     tool_list tools_; ///< what each request declares
+    bool step_escalate_ = false;                ///< the model callbacks' escalate, this step
+    std::optional<std::string> step_transfer_{}; ///< the model callbacks' transfer, this step
     std::string instruction_{}; ///< the current step's system instruction
     llm_request request_{};
     std::vector<pending_call> calls_{};
