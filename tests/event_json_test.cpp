@@ -11,6 +11,7 @@
 #include <boost/system/system_error.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <random>
@@ -504,6 +505,243 @@ BOOST_AUTO_TEST_CASE(encode_uses_the_given_storage) {
     BOOST_TEST(v.at("content").storage().get() == json::storage_ptr(&mr).get());
     BOOST_TEST(v.at("content").at("parts").storage().get() == json::storage_ptr(&mr).get());
     BOOST_TEST((v == encode(maximal_event())));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---------------------------------------------------------------------------------------
+// Strings that are not UTF-8: the writer flags them (stores refuse such events), readers
+// accept them (stored by earlier versions).
+BOOST_AUTO_TEST_SUITE(event_json_utf8)
+
+namespace {
+
+// Well-formed sequences, including the edges of each length's range.
+const std::string valid_sequences[] = {
+    "\xC2\x80",         "\xC3\xA9",         "\xDF\xBF",         "\xE0\xA0\x80",     "\xE2\x82\xAC",
+    "\xED\x9F\xBF",     "\xEE\x80\x80",     "\xEF\xBF\xBF",     "\xF0\x90\x80\x80", "\xF0\x9F\x8E\xB5",
+    "\xF3\xBF\xBF\xBF", "\xF4\x8F\xBF\xBF"};
+
+struct bad_form {
+    std::string bytes; // the first byte is the one reported
+    const char* what;
+};
+
+const bad_form bad_forms[] = {
+    {"\x80", "lone continuation byte"},
+    {"\xBF", "lone continuation byte"},
+    {"\xC0\xAF", "overlong C0"},
+    {"\xC1\xBF", "overlong C1"},
+    {"\xE0\x80\xAF", "overlong E0 80"},
+    {"\xE0\x9F\xBF", "overlong E0 9F"},
+    {"\xF0\x80\x80\xAF", "overlong F0 80"},
+    {"\xF0\x8F\xBF\xBF", "overlong F0 8F"},
+    {"\xED\xA0\x80", "surrogate ED A0"},
+    {"\xED\xBF\xBF", "surrogate ED BF"},
+    {"\xF4\x90\x80\x80", "above U+10FFFF (F4 90)"},
+    {"\xF5\x80\x80\x80", "above U+10FFFF (F5)"},
+    {"\xF8\x88\x80\x80\x80", "five-byte form"},
+    {"\xFE", "FE"},
+    {"\xFF", "FF"},
+    {"\xC3", "truncated 2-byte"},
+    {"\xC3\xC3\xA9", "2-byte lead before a lead"},
+    {"\xE2\x82", "truncated 3-byte"},
+    {"\xE2", "truncated 3-byte, lead only"},
+    {"\xF0\x9F\x8E", "truncated 4-byte"},
+    {"\xF0\x9F", "truncated 4-byte, two bytes"},
+};
+
+std::string hex_byte(unsigned char b) {
+    static constexpr char hex[] = "0123456789abcdef";
+    return std::string("0x") + hex[b >> 4] + hex[b & 15];
+}
+
+/// Strings with `piece` at `at` inside 24 plain bytes, and at the very end of `at` bytes.
+std::vector<std::string> placements(const std::string& piece, std::size_t at) {
+    const std::string ascii(24, 'a');
+    return {ascii.substr(0, at) + piece + ascii.substr(at), ascii.substr(0, at) + piece};
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(valid_sequences_pass_at_every_offset) {
+    for (const auto& seq : valid_sequences) {
+        for (std::size_t at = 0; at <= 17; ++at) {
+            for (const std::string& s : placements(seq, at)) {
+                BOOST_TEST_CONTEXT("sequence of " << seq.size() << " bytes at " << at << ", length " << s.size()) {
+                    BOOST_TEST(!detail::find_invalid_utf8(s));
+                    event e = minimal_event();
+                    e.author = s;
+                    e.content = content::from_text(s + s);
+                    e.metadata[s] = s;
+                    std::string text, why;
+                    BOOST_TEST_REQUIRE(!serialize_event_checked(e, text, why), why);
+                    BOOST_TEST(text == json::serialize(encode(e)));
+                    json::error_code ec;
+                    (void)json::parse(text, ec); // a strict reader takes it
+                    BOOST_TEST(!ec);
+                    auto back = parse_event(text);
+                    BOOST_TEST_REQUIRE(back.has_value());
+                    BOOST_TEST(back->author == s);
+                }
+            }
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(each_invalid_form_is_flagged_at_its_offset) {
+    for (const auto& bad : bad_forms) {
+        for (std::size_t at = 0; at <= 17; ++at) {
+            for (const std::string& s : placements(bad.bytes, at)) {
+                BOOST_TEST_CONTEXT(bad.what << " at " << at << ", length " << s.size()) {
+                    const auto f = detail::find_invalid_utf8(s);
+                    BOOST_TEST_REQUIRE(f.has_value());
+                    BOOST_TEST(f->offset == at);
+                    BOOST_TEST(f->byte == static_cast<unsigned char>(bad.bytes[0]));
+                    event e = minimal_event();
+                    e.content = content::from_text(s);
+                    std::string text = "left alone?", why;
+                    const auto ec = serialize_event_checked(e, text, why);
+                    BOOST_TEST((ec == errc::invalid_argument));
+                    BOOST_TEST(text.empty());
+                    BOOST_TEST(why == "string is not valid UTF-8 (byte " + hex_byte(f->byte) + " at offset " +
+                                          std::to_string(at) + ")");
+                    // serialize_event still writes the bytes as they are, as Boost.JSON does.
+                    BOOST_TEST(serialize_event(e) == json::serialize(encode(e)));
+                }
+            }
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(the_first_fault_is_reported) {
+    std::string out;
+    {
+        event e = minimal_event();
+        e.content = content::from_text(std::string(20, 'x') + "\xff" + std::string(20, 'y') + "\xc0");
+        const auto f = detail::append_event_json(out, e);
+        BOOST_TEST_REQUIRE(f.has_value());
+        BOOST_TEST(f->offset == 20u);
+        BOOST_TEST(f->byte == 0xffu);
+    }
+    {
+        // The first string written wins: the id comes before the content.
+        event e = minimal_event();
+        e.id = "ab\xed\xa0\x80";
+        e.content = content::from_text("\xff");
+        out.clear();
+        const auto f = detail::append_event_json(out, e);
+        BOOST_TEST_REQUIRE(f.has_value());
+        BOOST_TEST(f->offset == 2u);
+        BOOST_TEST(f->byte == 0xedu);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(every_string_of_an_event_is_checked) {
+    const std::string bad = "ok \xff";
+    const std::vector<std::function<void(event&)>> setters = {
+        [&](event& e) { e.id = bad; },
+        [&](event& e) { e.invocation_id = bad; },
+        [&](event& e) { e.session_id = bad; },
+        [&](event& e) { e.author = bad; },
+        [&](event& e) { e.branch = bad; },
+        [&](event& e) { e.content.role = bad; },
+        [&](event& e) { e.content = content::from_text(bad); },
+        [&](event& e) { e.content.parts.emplace_back(thinking_part{bad, {}}); },
+        [&](event& e) { e.content.parts.emplace_back(data_part{json::object{{"k", bad}}, {}}); },
+        [&](event& e) { e.content.parts.emplace_back(data_part{json::object{{bad, 1}}, {}}); },
+        [&](event& e) { e.content.parts.emplace_back(file_part{std::nullopt, std::nullopt, std::nullopt, bad, {}}); },
+        [&](event& e) { e.content.parts.emplace_back(tool_call_part{"c", "t", json::object{{"q", bad}}, {}}); },
+        [&](event& e) { e.content.parts.emplace_back(tool_call_part{bad, "t", {}, {}}); },
+        [&](event& e) {
+            e.content.parts.emplace_back(tool_response_part{"c", "t", json::array{1, json::string(bad)}, std::nullopt, {}});
+        },
+        [&](event& e) { e.content.parts.emplace_back(tool_response_part{"c", "t", nullptr, bad, {}}); },
+        [&](event& e) { e.content.parts.emplace_back(text_part{"t", json::object{{"m", bad}}}); },
+        [&](event& e) { e.actions.state_delta[bad] = 1; },
+        [&](event& e) { e.actions.transfer_to_agent = bad; },
+        [&](event& e) { e.actions.compaction = event_compaction{1, 2, 0, 0, bad, 2}; },
+        [&](event& e) { e.metadata["k"] = bad; },
+        [&](event& e) { e.usage = usage{1, 2, bad}; },
+        [&](event& e) { e.signature = bad; },
+        [&](event& e) { e.signer_did = bad; },
+        [&](event& e) { e.prev_signature = bad; },
+    };
+    for (std::size_t i = 0; i < setters.size(); ++i) {
+        event e = minimal_event();
+        setters[i](e);
+        std::string text, why;
+        BOOST_TEST((serialize_event_checked(e, text, why) == errc::invalid_argument), "setter " << i);
+        BOOST_TEST(why == "string is not valid UTF-8 (byte 0xff at offset 3)", "setter " << i);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(the_writer_agrees_with_a_strict_reader) {
+    // Boost.JSON's strict parser is the oracle: the text is refused exactly when the
+    // writer flags a string (random mixes of ASCII, escapes and good and bad UTF-8).
+    std::mt19937 rng(20260422);
+    static const std::string pieces[] = {"a", "bcdefgh", "\"", "\n", "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x8E\xB5",
+                                         "\xC3", "\xE2\x82", "\x80", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\xFF",
+                                         "\xE0\x9F\xBF", "0123456789abcdef"};
+    std::uniform_int_distribution<int> len(0, 12), pick(0, static_cast<int>(std::size(pieces)) - 1);
+    std::size_t flagged = 0;
+    for (int i = 0; i < 10000; ++i) {
+        std::string s;
+        for (int k = len(rng); k > 0; --k) s += pieces[pick(rng)];
+        event e = minimal_event();
+        e.content = content::from_text(s);
+        std::string out;
+        const auto f = detail::append_event_json(out, e);
+        json::error_code ec;
+        (void)json::parse(out, ec);
+        BOOST_TEST_REQUIRE(f.has_value() == !!ec, "string " << i);
+        const auto g = detail::find_invalid_utf8(s);
+        BOOST_TEST_REQUIRE(f.has_value() == g.has_value(), "string " << i);
+        if (f) {
+            BOOST_TEST_REQUIRE(f->offset == g->offset, "string " << i);
+            ++flagged;
+        }
+        // Whatever the writer wrote reads back, bytes and all.
+        auto back = parse_event(out);
+        BOOST_TEST_REQUIRE(back.has_value(), "string " << i);
+        BOOST_TEST_REQUIRE((back->content == e.content), "string " << i);
+    }
+    BOOST_TEST(flagged > 500u);
+    BOOST_TEST(flagged < 9500u);
+}
+
+BOOST_AUTO_TEST_CASE(ascii_output_is_unchanged) {
+    // Every ASCII byte at every offset of strings of 1..25 bytes: byte for byte what
+    // Boost.JSON writes, and never flagged.
+    for (std::size_t len = 1; len <= 25; ++len) {
+        for (int c = 0; c < 128; ++c) {
+            for (std::size_t at = 0; at < len; ++at) {
+                std::string s(len, 'q');
+                s[at] = static_cast<char>(c);
+                event e = minimal_event();
+                e.author = s;
+                e.metadata[s] = s;
+                std::string text, why;
+                BOOST_TEST_REQUIRE(!serialize_event_checked(e, text, why), why);
+                BOOST_TEST_REQUIRE(text == json::serialize(encode(e)), "byte " << c << " at " << at << " of " << len);
+            }
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(readers_accept_strings_that_are_not_utf8) {
+    // What an earlier version wrote: raw bytes inside strings, in values and keys.
+    const std::string text = "{\"id\":\"e\xff\",\"type\":\"agent_message\",\"content\":{\"parts\":[{\"type\":\"text\","
+                             "\"text\":\"a\xc3\\n\xed\xa0\x80\"}]},\"metadata\":{\"k\xfe\":\"\xc0\xaf\"}}";
+    json::error_code ec;
+    (void)json::parse(text, ec);
+    BOOST_TEST(!!ec); // a strict reader refuses it
+    auto r = parse_event(text);
+    BOOST_TEST_REQUIRE(r.has_value(), r.error().message());
+    BOOST_TEST(r->id == "e\xff");
+    BOOST_TEST((r->content == content::from_text("a\xc3\n\xed\xa0\x80")));
+    BOOST_TEST((r->metadata == json::object{{"k\xfe", "\xc0\xaf"}}));
+    BOOST_TEST((parse_event(serialize_event(*r)).value() == *r));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

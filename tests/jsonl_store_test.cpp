@@ -784,7 +784,8 @@ BOOST_AUTO_TEST_CASE(invalid_ids_create_nothing) {
     temp_dir d;
     asio::io_context io;
     lb::jsonl_store st(io.get_executor(), opts(d.path));
-    const std::vector<std::string> bad{"", "..", "a/b", "../x", std::string("a\0b", 3), std::string(129, 'x'), "."};
+    const std::vector<std::string> bad{"",  "..", "a/b", "../x", std::string("a\0b", 3), std::string(129, 'x'), ".",
+                                       "a\xff", "\xc3", "x\xed\xa0\x80"};
     for (const auto& id : bad) {
         BOOST_TEST_CONTEXT("id of " << id.size() << " bytes") {
             lb::session s;
@@ -1033,6 +1034,164 @@ BOOST_AUTO_TEST_CASE(oversize_event_is_rejected_and_nothing_written) {
     BOOST_REQUIRE(!def.get({"app", "u", "s"}, {}, g));
     BOOST_TEST(def.append(*g, text_event(std::string(16u * 1024 * 1024, 'y')), seq) == lb::errc::oversize);
     BOOST_TEST(g->last_sequence == 1);
+}
+
+// Strings that are not UTF-8 (strict JSON readers reject them): refused on append, with
+// nothing written; but lines an earlier version wrote with them read back as events.
+BOOST_AUTO_TEST_CASE(invalid_utf8_event_is_refused_and_nothing_written) {
+    temp_dir d;
+    auto k = make_session(d.path, 3);
+    const fs::path sdir = session_path(d.path, k);
+    const fs::path tp = sdir / "transcript.jsonl";
+    {
+        asio::io_context io;
+        lb::jsonl_store st(io.get_executor(), opts(d.path));
+        std::optional<lb::session> g;
+        BOOST_REQUIRE(!st.get(k, {}, g));
+        BOOST_REQUIRE(g.has_value());
+        const std::string before = read_bytes(tp);
+        std::vector<lb::event> bad;
+        bad.push_back(text_event("bad \xff text"));
+        bad.push_back(text_event("ok"));
+        bad.back().actions.state_delta["k\xc0\xaf"] = 1;
+        bad.push_back(text_event("ok"));
+        bad.back().id = "id\xed\xa0\x80";
+        bad.push_back(text_event("truncated at the end \xe2\x82"));
+        for (std::size_t i = 0; i < bad.size(); ++i) {
+            BOOST_TEST_CONTEXT("event " << i) {
+                const std::string id = bad[i].id;
+                std::int64_t seq = -1;
+                BOOST_TEST(st.append(*g, bad[i], seq) == lb::errc::invalid_argument);
+                BOOST_TEST(read_bytes(tp) == before); // not a byte written
+                BOOST_TEST(g->last_sequence == 3);
+                BOOST_TEST(g->events.size() == 3u);
+                BOOST_TEST(!g->state.contains("k\xc0\xaf"));
+                const auto diag = st.last_diagnostic();
+                BOOST_REQUIRE(diag.has_value());
+                BOOST_TEST(diag->code == lb::errc::invalid_argument);
+                BOOST_TEST(diag->detail.find("not valid UTF-8") != std::string::npos, diag->detail);
+                if (i == 2) BOOST_TEST(diag->detail.find("id is not valid UTF-8") != std::string::npos, diag->detail);
+                else BOOST_TEST(diag->detail.find("event " + id + ":") == 0u, diag->detail);
+            }
+        }
+        BOOST_TEST(st.last_diagnostic()->detail.find("(byte 0xe2 at offset 21)") != std::string::npos);
+        // Through the asynchronous path (inline, since this store holds the lock) too.
+        auto last = bad[0];
+        bool done = false;
+        st.async_append(*g, last, [&](error_code ec, std::int64_t) {
+            BOOST_TEST(ec == lb::errc::invalid_argument);
+            done = true;
+        });
+        io.run();
+        BOOST_TEST(done);
+        BOOST_TEST(read_bytes(tp) == before);
+        std::int64_t seq = 0;
+        BOOST_TEST(!st.append(*g, text_event("e4 \xc3\xa9\xf0\x9f\x8e\xb5"), seq));
+        BOOST_TEST(seq == 4);
+    }
+    // Reopened: every acknowledged event, nothing recovered or moved aside.
+    asio::io_context io;
+    lb::jsonl_store st(io.get_executor(), opts(d.path));
+    std::optional<lb::session> g;
+    BOOST_REQUIRE(!st.get(k, {}, g));
+    BOOST_REQUIRE(g.has_value());
+    BOOST_TEST(g->last_sequence == 4);
+    BOOST_REQUIRE_EQUAL(g->events.size(), 4u);
+    BOOST_TEST((g->events[3].content == lb::content::from_text("e4 \xc3\xa9\xf0\x9f\x8e\xb5")));
+    BOOST_TEST(st.recoveries().empty());
+    BOOST_TEST(side_files(sdir).empty());
+}
+
+namespace {
+
+/// The line an earlier version wrote for `e`: its bytes as they are, framed.
+std::string old_line(lb::event e, std::int64_t seq) {
+    e.sequence = seq;
+    e.session_id = "s";
+    std::string line = lb::serialize_event(e);
+    lb::detail::jsonl::frame_line(line);
+    return line;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(invalid_utf8_written_by_an_earlier_version_reads_back) {
+    const std::string bad_text = "older \xff version \xed\xa0\x80 wrote \xc3";
+    auto bad_event = [&] {
+        auto e = text_event(bad_text, 2000.5);
+        e.actions.state_delta["k"] = "v\xfe";
+        e.metadata["m\xc1"] = 1;
+        return e;
+    };
+    for (const bool last : {true, false}) {
+        for (const bool with_meta : {true, false}) {
+            BOOST_TEST_CONTEXT((last ? "last line" : "middle line") << (with_meta ? ", checkpoint" : ", no checkpoint")) {
+                temp_dir d;
+                auto k = make_session(d.path, 3);
+                const fs::path sdir = session_path(d.path, k);
+                const fs::path tp = sdir / "transcript.jsonl";
+                {
+                    const std::string line = old_line(bad_event(), 4);
+                    // The store's fast decoder takes it as well (no detour through parse_event).
+                    lb::event fast;
+                    BOOST_TEST(lb::detail::jsonl::fast_decode_event(std::string_view(line).substr(0, line.size() - 1), fast));
+                    BOOST_TEST(fast.content.parts.size() == 1u);
+                    std::ofstream f(tp, std::ios::binary | std::ios::app);
+                    f << line;
+                    if (!last) f << old_line(text_event("e5", 2001.5), 5);
+                }
+                if (!with_meta) fs::remove(sdir / "meta.json");
+                const std::string bytes = read_bytes(tp);
+                const std::int64_t n = last ? 4 : 5;
+                asio::io_context io;
+                lb::jsonl_store st(io.get_executor(), opts(d.path));
+                std::optional<lb::session> g;
+                BOOST_REQUIRE(!st.get(k, {}, g));
+                BOOST_REQUIRE(g.has_value());
+                BOOST_TEST(g->last_sequence == n);
+                BOOST_REQUIRE_EQUAL(g->events.size(), static_cast<std::size_t>(n));
+                BOOST_TEST((g->events[3].content == lb::content::from_text(bad_text)));
+                BOOST_TEST(g->events[3].metadata.contains("m\xc1"));
+                BOOST_TEST(g->state.at("k").as_string() == "v\xfe");
+                BOOST_TEST(st.recoveries().empty()); // not torn
+                BOOST_TEST(side_files(sdir).empty());
+                BOOST_TEST(read_bytes(tp) == bytes);
+                std::int64_t seq = 0;
+                BOOST_TEST(!st.append(*g, text_event("after"), seq));
+                BOOST_TEST(seq == n + 1);
+                // And once more from the start, through the checkpoint this open wrote.
+                lb::jsonl_store again(io.get_executor(), opts(d.path));
+                std::optional<lb::session> h;
+                BOOST_REQUIRE(!again.get(k, {}, h));
+                BOOST_REQUIRE(h.has_value());
+                BOOST_TEST(h->last_sequence == n + 1);
+                BOOST_TEST(again.recoveries().empty());
+            }
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(invalid_utf8_in_create_state_reads_back) {
+    // Initial state goes into the header line; an earlier version (and this one) write its
+    // strings as they are. The header must still read.
+    temp_dir d;
+    {
+        asio::io_context io;
+        lb::jsonl_store st(io.get_executor(), opts(d.path));
+        lb::create_options co{"app", "u", "s", {}};
+        co.state["k\xff"] = "v\xc0";
+        lb::session s;
+        BOOST_REQUIRE(!st.create(co, s));
+    }
+    for (const bool with_meta : {true, false}) {
+        if (!with_meta) fs::remove(session_path(d.path, {"app", "u", "s"}) / "meta.json");
+        asio::io_context io;
+        lb::jsonl_store st(io.get_executor(), opts(d.path));
+        std::optional<lb::session> g;
+        BOOST_REQUIRE(!st.get({"app", "u", "s"}, {}, g));
+        BOOST_REQUIRE(g.has_value());
+        BOOST_TEST(g->state.at("k\xff").as_string() == "v\xc0");
+    }
 }
 
 BOOST_AUTO_TEST_CASE(flush_and_durability_levels) {

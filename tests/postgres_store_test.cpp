@@ -419,6 +419,30 @@ BOOST_FIXTURE_TEST_CASE(append_batch_is_all_or_nothing, schema_fixture) {
     });
 }
 
+BOOST_FIXTURE_TEST_CASE(invalid_utf8_events_are_refused_before_the_server, schema_fixture) {
+    // The server would refuse the text too (a UTF8 database), as an io_error; the store
+    // refuses first, naming the event and the byte.
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto st = open(ex);
+        auto s = co_await create(st, "app", "u", "s1");
+        co_await append_text(st, s, "one");
+        std::vector<lb::event> bad;
+        bad.push_back(text_event("fits"));
+        bad.push_back(text_event("cut short \xe2\x82"));
+        bad.back().actions.state_delta["app:k"] = 1;
+        auto [ec, last] = co_await append_batch(st, s, std::move(bad));
+        BOOST_TEST(ec == lb::errc::invalid_argument);
+        BOOST_TEST(last == 0);
+        BOOST_TEST(st.last_error_message().find("(1 of the append): string is not valid UTF-8 (byte 0xe2 at offset 10)") !=
+                       std::string::npos,
+                   st.last_error_message());
+        BOOST_TEST(s.last_sequence == 1);
+        BOOST_TEST(pg_test::query_value("SELECT count(*) FROM " + schema + ".events") == "1");
+        BOOST_TEST(pg_test::query_value("SELECT count(*) FROM " + schema + ".app_state") == "0");
+        BOOST_TEST(co_await get_ec(st, "app", "u", "s1") == error_code{});
+    });
+}
+
 BOOST_FIXTURE_TEST_CASE(append_to_a_deleted_session_is_not_found, schema_fixture) {
     run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
         auto st = open(ex);

@@ -592,6 +592,68 @@ BOOST_AUTO_TEST_CASE(oversize_events_are_rejected_and_nothing_is_written) {
     });
 }
 
+// A string that is not UTF-8 would be stored as is, and every later get would fail on it
+// (strict JSON): the append is refused before the transaction.
+BOOST_AUTO_TEST_CASE(invalid_utf8_events_are_refused_and_nothing_is_stored) {
+    temp_db db;
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        lb::sqlite_store st(ex, db.options());
+        auto s = co_await create(st, "app", "u1", "s1");
+        co_await append_text(st, s, "first");
+        auto bad = text_event("bad \xff");
+        bad.actions.state_delta["app:k"] = 1;
+        BOOST_TEST(co_await append_ec(st, s, bad) == lb::errc::invalid_argument);
+        const std::string msg = st.last_error_message();
+        BOOST_TEST_MESSAGE(msg);
+        BOOST_TEST(msg.find("string is not valid UTF-8 (byte 0xff at offset 4)") != std::string::npos);
+        // In the middle of a batch, in a tool call's arguments: none of the batch is stored.
+        auto events = turn(3, "t");
+        events[0].actions.state_delta["user:k"] = 1;
+        events[1].content.parts.emplace_back(lb::tool_call_part{"c1", "search", lb::json::object{{"q", "\xed\xa0\x80"}}, {}});
+        BOOST_TEST(co_await batch_ec(st, s, events) == lb::errc::invalid_argument);
+        BOOST_TEST(st.last_error_message().find("(1 of the append)") != std::string::npos);
+        BOOST_TEST(s.last_sequence == 1);
+        BOOST_TEST(s.events.size() == 1u);
+        {
+            raw_db raw(db.path);
+            BOOST_TEST(raw.integer("SELECT count(*) FROM events") == 1);
+            BOOST_TEST(raw.integer("SELECT count(*) FROM app_state") == 0);
+            BOOST_TEST(raw.integer("SELECT count(*) FROM user_state") == 0);
+        }
+        BOOST_TEST(co_await get_full_ec(st, s) == error_code{});
+        BOOST_TEST(co_await append_text_ec(st, s, "caf\xc3\xa9 \xf0\x9f\x8e\xb5") == error_code{});
+        auto g = co_await get(st, s);
+        BOOST_TEST(g->events.size() == 2u);
+    });
+}
+
+// Rows an earlier version stored with such strings still read.
+BOOST_AUTO_TEST_CASE(stored_rows_with_invalid_utf8_still_read) {
+    temp_db db;
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        lb::sqlite_store st(ex, db.options());
+        auto s = co_await create(st, "app", "u1", "s1");
+        co_await append_text(st, s, "first");
+        {
+            raw_db raw(db.path);
+            auto e = text_event("older \xff row");
+            e.session_id = "s1";
+            e.sequence = 2;
+            raw.insert_event("app", "u1", e);
+            raw.exec("UPDATE sessions SET last_sequence = 2 WHERE session_id = 's1'");
+            // {"k":"v\xff"} as the session's state, and as an app state value.
+            raw.exec("UPDATE sessions SET state = CAST(X'7B226B223A2276FF227D' AS TEXT) WHERE session_id = 's1'");
+            raw.exec("INSERT INTO app_state VALUES ('app', 'a', CAST(X'2276FF22' AS TEXT))");
+        }
+        auto g = co_await get(st, "app", "u1", "s1");
+        BOOST_REQUIRE(g.has_value());
+        BOOST_REQUIRE_EQUAL(g->events.size(), 2u);
+        BOOST_TEST((g->events[1].content == lb::content::from_text("older \xff row")));
+        BOOST_TEST(g->state.at("k").as_string() == "v\xff");
+        BOOST_TEST(g->state.at("app:a").as_string() == "v\xff");
+    });
+}
+
 BOOST_AUTO_TEST_CASE(the_default_limit_is_16_mib) {
     temp_db db;
     run([&](asio::any_io_executor ex) -> asio::awaitable<void> {

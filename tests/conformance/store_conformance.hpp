@@ -343,6 +343,9 @@ BOOST_AUTO_TEST_CASE(invalid_ids_are_rejected_and_nothing_is_created) { \
         bad.push_back(""); bad.push_back("a/b"); bad.push_back("a\\b"); bad.push_back(".."); bad.push_back("x..y"); \
         bad.push_back(std::string("a\0b", 3)); bad.push_back("tab\there"); bad.push_back("nl\n"); \
         bad.push_back(std::string(129, 'x')); bad.push_back("."); \
+        /* Not UTF-8: a lone continuation byte, FF, a truncated sequence, an overlong form, a surrogate. */ \
+        bad.push_back("a\x80"); bad.push_back("\xff"); bad.push_back("ab\xe2\x82"); bad.push_back("\xc0\xaf"); \
+        bad.push_back("x\xed\xa0\x80y"); \
         for (const auto& id : bad) { \
             BOOST_TEST_CONTEXT("id of " << id.size() << " bytes") { \
                 lb::create_options o = create_opts("app", "u1", id); \
@@ -351,13 +354,21 @@ BOOST_AUTO_TEST_CASE(invalid_ids_are_rejected_and_nothing_is_created) { \
                 BOOST_TEST(co_await create_ec(st, o) == lb::errc::invalid_argument); \
                 o = create_opts("app", id, "s"); \
                 BOOST_TEST(co_await create_ec(st, o) == lb::errc::invalid_argument); \
+                BOOST_TEST(co_await get_ec(st, "app", "u1", id) == lb::errc::invalid_argument); \
+                BOOST_TEST(co_await get_ec(st, "app", id, "s") == lb::errc::invalid_argument); \
+                lb::session ghost; ghost.app_name = "app"; ghost.user_id = "u1"; ghost.id = id; \
+                BOOST_TEST(co_await append_text_ec(st, ghost, "x") == lb::errc::invalid_argument); \
+                BOOST_TEST(ghost.events.empty()); \
             } \
         } \
+        /* Well-formed multi-byte ids are ids like any other. */ \
+        lb::create_options utf8 = create_opts("app", "u1", "caf\xc3\xa9-\xf0\x9f\x8e\xb5"); \
+        BOOST_TEST(co_await create_ec(st, utf8) == error_code{}); \
         lb::create_options longest = create_opts("app", "u1", std::string(128, 'x')); \
         BOOST_TEST(co_await create_ec(st, longest) == error_code{}); \
         lb::list_options lo; lo.app_name = "app"; \
         auto page = co_await list(st, lo); \
-        BOOST_TEST(page.sessions.size() == 1u); \
+        BOOST_TEST(page.sessions.size() == 2u); \
         BOOST_TEST(co_await get_ec(st, "app", "u1", "../etc") == lb::errc::invalid_argument); \
     }); \
 } \

@@ -10,7 +10,8 @@
 //   decode<event>(value)   -> decode_result<event>   never throws; errors name the field
 //   parse_event(text)      -> decode_result<event>   never throws
 //   encode(x)              -> json::value
-//   serialize_event(e)     -> std::string
+//   serialize_event(e)     -> std::string            strings are written byte for byte
+//   serialize_event_checked(e, out, why) -> error_code  refuses strings that are not UTF-8
 //   json::value_from / value_to work too (value_to throws system_error naming the field).
 
 #include <libretto/detail/json_read.hpp>
@@ -30,12 +31,70 @@
 #include <charconv>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 
 namespace libretto {
 
 namespace detail {
+
+// ---- UTF-8 -----------------------------------------------------------------------------
+
+/// Length of the well-formed UTF-8 sequence that starts at `p` (a byte >= 0x80), or 0 if
+/// it is not one: a continuation byte, an overlong form (C0, C1, E0 80..9F, F0 80..8F), a
+/// surrogate (ED A0..BF), above U+10FFFF (F4 90.., F5..FF), or cut short by `end`.
+inline std::size_t utf8_sequence(const unsigned char* p, const unsigned char* end) noexcept {
+    const unsigned c = p[0];
+    const std::ptrdiff_t left = end - p;
+    const auto cont = [](unsigned char b) { return (b & 0xC0) == 0x80; };
+    if (c < 0xC2) return 0;
+    if (c < 0xE0) return left >= 2 && cont(p[1]) ? 2 : 0;
+    if (c < 0xF0) {
+        if (left < 3) return 0;
+        const unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+        return p[1] >= lo && p[1] <= hi && cont(p[2]) ? 3 : 0;
+    }
+    if (c < 0xF5) {
+        if (left < 4) return 0;
+        const unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+        return p[1] >= lo && p[1] <= hi && cont(p[2]) && cont(p[3]) ? 4 : 0;
+    }
+    return 0;
+}
+
+/// Where a string stops being UTF-8: the offset (in that string) of the first byte that
+/// does not start a well-formed sequence, and that byte.
+struct utf8_fault {
+    std::size_t offset = 0;
+    unsigned char byte = 0;
+
+    /// "string is not valid UTF-8 (byte 0xff at offset 3)".
+    std::string message() const {
+        static constexpr char hex[] = "0123456789abcdef";
+        std::string m = "string is not valid UTF-8 (byte 0x";
+        m += hex[byte >> 4];
+        m += hex[byte & 15];
+        m += " at offset " + std::to_string(offset) + ")";
+        return m;
+    }
+};
+
+/// The first fault of `s`, if it is not valid UTF-8.
+inline std::optional<utf8_fault> find_invalid_utf8(std::string_view s) noexcept {
+    const auto* const b = reinterpret_cast<const unsigned char*>(s.data());
+    const auto* const end = b + s.size();
+    for (const unsigned char* p = b; p != end;) {
+        if (*p < 0x80) {
+            ++p;
+            continue;
+        }
+        const std::size_t k = utf8_sequence(p, end);
+        if (!k) return utf8_fault{static_cast<std::size_t>(p - b), *p};
+        p += k;
+    }
+    return std::nullopt;
+}
 
 // ---- encoding ------------------------------------------------------------------------
 
@@ -328,10 +387,18 @@ struct precise_handler {
     bool on_comment(json::string_view, json::error_code&) { return true; }
 };
 
+/// Options for parsing text a store wrote: strings that are not UTF-8 are accepted (earlier
+/// versions wrote them as they were; what was stored must read back, never as corrupt).
+inline json::parse_options stored_parse_options() noexcept {
+    json::parse_options opt;
+    opt.allow_invalid_utf8 = true;
+    return opt;
+}
+
 /// json::parse(text, ec, sp), with exact doubles.
 inline json::value parse_precise(std::string_view text, json::error_code& ec, json::storage_ptr sp) {
     unsigned char temp[BOOST_JSON_STACK_BUFFER_SIZE];
-    json::parse_options opt;
+    json::parse_options opt = stored_parse_options(); // not UTF-8: see there
     opt.max_depth = 256; // encode() writes any depth; read back what we write
     json::basic_parser<precise_handler> p(opt, json::storage_ptr(), temp, sizeof temp);
     p.handler().st.reset(std::move(sp));
@@ -392,11 +459,14 @@ namespace detail {
 // serialize_event writes the text straight from the event, without building a json::value
 // first. The output is byte for byte what json::serialize(encode(e)) gives (the tests
 // compare the two): members in encode_into's order, strings escaped as Boost.JSON's
-// serializer escapes them, numbers formatted by Boost.JSON's own formatters.
+// serializer escapes them, numbers formatted by Boost.JSON's own formatters. Bytes that
+// are not UTF-8 are written as they are (as Boost.JSON does), and the first is recorded
+// in `fault`: stores refuse such an event, since a strict JSON reader rejects the text.
 
 struct text_writer {
     std::string& out;
     std::size_t n; // bytes of `out` in use; the rest is room to write into
+    std::optional<utf8_fault> fault; // the first string that is not UTF-8
 
     explicit text_writer(std::string& o) : out(o), n(o.size()) {}
     text_writer(const text_writer&) = delete;
@@ -432,6 +502,8 @@ struct text_writer {
         return (control | zero_byte(w ^ (ones * '"')) | zero_byte(w ^ (ones * '\\'))) != 0;
     }
 
+    static constexpr std::uint64_t high_bits = 0x8080808080808080u;
+
     void str(std::string_view s) {
         // 0: written as is; otherwise the escape letter ('u': \u00XX), as Boost.JSON's
         // serializer escapes (quote, backslash and control characters only).
@@ -449,19 +521,35 @@ struct text_writer {
         const char* p = s.data();
         const char* const end = p + s.size();
         while (p != end) {
-            // Eight bytes at a time while none needs escaping (most text: ids, prose).
+            // Eight bytes at a time while all are ASCII and none needs escaping (most text:
+            // ids, prose); a word with a byte >= 0x80 goes below, to be checked as UTF-8.
             while (end - p >= 8) {
                 std::uint64_t w;
                 std::memcpy(&w, p, 8);
-                if (needs_escape(w)) break;
+                if (needs_escape(w) || (w & high_bits)) break;
                 std::memcpy(d, p, 8);
                 d += 8;
                 p += 8;
             }
+            // A sequence may run past `stop`: `p < stop`, not `!=`.
             const char* const stop = end - p > 8 ? p + 8 : end;
-            for (; p != stop; ++p) {
+            while (p < stop) {
                 const char c = *p;
-                const char e = esc[static_cast<unsigned char>(c)];
+                const auto u = static_cast<unsigned char>(c);
+                if (u >= 0x80) {
+                    const auto* const up = reinterpret_cast<const unsigned char*>(p);
+                    std::size_t k = utf8_sequence(up, reinterpret_cast<const unsigned char*>(end));
+                    if (!k) {
+                        if (!fault) fault = utf8_fault{static_cast<std::size_t>(p - s.data()), u};
+                        k = 1; // written as is, like Boost.JSON's serializer
+                    }
+                    std::memcpy(d, p, k);
+                    d += k;
+                    p += k;
+                    continue;
+                }
+                const char e = esc[u];
+                ++p;
                 if (!e) {
                     *d++ = c;
                 } else if (e != 'u') {
@@ -469,7 +557,6 @@ struct text_writer {
                     d[1] = e;
                     d += 2;
                 } else {
-                    const auto u = static_cast<unsigned char>(c);
                     d[0] = '\\';
                     d[1] = 'u';
                     d[2] = '0';
@@ -657,20 +744,36 @@ struct text_writer {
     }
 };
 
-/// Appends the compact JSON text of `e` to `out` (what serialize_event returns).
-inline void append_event_json(std::string& out, const event& e) {
+/// Appends the compact JSON text of `e` to `out` (what serialize_event returns). Returns
+/// the first string of `e` that is not UTF-8, if any (written as is all the same).
+inline std::optional<utf8_fault> append_event_json(std::string& out, const event& e) {
     text_writer w(out);
     w.event(e);
+    return w.fault;
 }
 
 } // namespace detail
 
-/// The compact JSON text of `e`.
+/// The compact JSON text of `e`. Strings that are not valid UTF-8 are written byte for
+/// byte (as json::serialize does); serialize_event_checked refuses them instead.
 inline std::string serialize_event(const event& e) {
     std::string out;
     out.reserve(512);
     detail::append_event_json(out, e);
     return out;
+}
+
+/// The compact JSON text of `e` into `out`, or errc::invalid_argument if one of its
+/// strings (text, ids, keys and strings of JSON members ...) is not valid UTF-8: `why`
+/// then names the first bad byte and its offset in that string, and `out` is empty.
+inline boost::system::error_code serialize_event_checked(const event& e, std::string& out, std::string& why) {
+    out.clear();
+    if (auto f = detail::append_event_json(out, e)) {
+        out.clear();
+        why = f->message();
+        return errc::invalid_argument;
+    }
+    return {};
 }
 
 // Boost.JSON customisation points, found by ADL.

@@ -115,7 +115,8 @@ struct jsonl_recovery {
     std::string reason{};
 };
 
-/// Details of the last operation that failed with corrupt_data, io_error or busy.
+/// Details of the last operation that failed with corrupt_data, io_error or busy, or that
+/// refused an event holding a string that is not valid UTF-8 (invalid_argument).
 struct jsonl_diagnostic {
     boost::system::error_code code{};
     std::filesystem::path file{};
@@ -1311,7 +1312,11 @@ private:
         // body, then (in place of its closing brace) the checksum member and '\n'.
         thread_local std::string line;
         line.clear();
-        detail::append_event_json(line, e);
+        if (auto f = detail::append_event_json(line, e)) {
+            // Refused before anything is written: a strict JSON reader would reject the line.
+            if (line.capacity() > (1u << 20)) std::string().swap(line);
+            return fail(errc::invalid_argument, s.transcript, 0, 0, detail::event_name(e) + ": " + f->message());
+        }
         if (opt.max_event_bytes && line.size() > opt.max_event_bytes) {
             if (line.capacity() > (1u << 20)) std::string().swap(line); // keep no huge buffer
             return errc::oversize;
@@ -1481,7 +1486,7 @@ private:
             return io_fail(ec, f, "read");
         }
         boost::system::error_code ec;
-        json::value v = json::parse(text, ec);
+        json::value v = json::parse(text, ec, {}, libretto::detail::stored_parse_options());
         if (ec || !v.is_object()) return fail(errc::corrupt_data, f, 1, 0, "shared state is not a JSON object");
         out = v.get_object();
         std::lock_guard g(mu);
@@ -1502,7 +1507,7 @@ private:
             if (ec != boost::system::errc::no_such_file_or_directory) return io_fail(ec, f, "read");
         } else {
             boost::system::error_code ec2;
-            json::value v = json::parse(text, ec2);
+            json::value v = json::parse(text, ec2, {}, libretto::detail::stored_parse_options());
             if (ec2 || !v.is_object()) return fail(errc::corrupt_data, f, 1, 0, "shared state is not a JSON object");
             cur = std::move(v.get_object());
         }
@@ -1631,7 +1636,7 @@ private:
         std::string text;
         if (read_file(app_dir(app) / "index.json", text)) return idx;
         boost::system::error_code ec;
-        json::value v = json::parse(text, ec);
+        json::value v = json::parse(text, ec, {}, libretto::detail::stored_parse_options());
         if (ec || !v.is_object()) return idx; // a cache: rebuilt from the transcripts
         const auto* arr = v.get_object().if_contains("sessions");
         if (!arr || !arr->is_array()) return idx;

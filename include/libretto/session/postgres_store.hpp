@@ -439,7 +439,7 @@ private:
 
     static error_code parse_json(std::string_view text, json::value& out) {
         error_code jec;
-        out = json::parse(text, jec);
+        out = json::parse(text, jec, {}, detail::stored_parse_options());
         return jec;
     }
 

@@ -17,6 +17,7 @@
 
 #include <libretto/error.hpp>
 #include <libretto/event/event.hpp>
+#include <libretto/event/json.hpp>
 #include <libretto/session/session.hpp>
 
 #include <boost/asio/async_result.hpp>
@@ -77,14 +78,16 @@ struct list_page {
 /// Longest accepted app, user or session id, in bytes.
 inline constexpr std::size_t max_id_length = 128;
 
-/// Checks an app, user or session id: non-empty, at most 128 bytes, no path separators,
-/// no "..", no NUL or other control characters. Ids become file and key names, so every
-/// store applies the same rule.
+/// Checks an app, user or session id: non-empty, at most 128 bytes, valid UTF-8, no path
+/// separators, no "..", no NUL or other control characters. Ids become file and key names
+/// (and JSON strings, which strict readers reject if not UTF-8), so every store applies
+/// the same rule.
 inline boost::system::error_code validate_id(std::string_view id) noexcept {
     if (id.empty() || id.size() > max_id_length) return errc::invalid_argument;
     if (id == "." || id.find("..") != std::string_view::npos) return errc::invalid_argument;
     for (unsigned char c : id)
         if (c < 0x20 || c == 0x7f || c == '/' || c == '\\') return errc::invalid_argument;
+    if (detail::find_invalid_utf8(id)) return errc::invalid_argument;
     return {};
 }
 

@@ -490,7 +490,7 @@ private:
 inline bool fast_decode_event(std::string_view line, event& out, bool out_is_new = false) noexcept {
     try {
         if (!out_is_new) out = event{};
-        json::parse_options opt;
+        json::parse_options opt = stored_parse_options(); // as parse_event reads it
         opt.max_depth = 256;
         json::basic_parser<fast_event_handler> p(opt, out);
         json::error_code ec;

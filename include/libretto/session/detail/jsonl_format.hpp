@@ -206,7 +206,7 @@ inline std::optional<header> parse_header(std::string_view line, std::string& wh
         return std::nullopt;
     }
     boost::system::error_code ec;
-    json::value v = json::parse(line, ec);
+    json::value v = json::parse(line, ec, {}, stored_parse_options());
     if (ec || !v.is_object()) {
         why = "header: invalid JSON";
         return std::nullopt;
@@ -332,7 +332,7 @@ inline std::optional<checkpoint> parse_meta(std::string_view text) {
     text.remove_suffix(1);
     if (!verify_frame(text)) return std::nullopt;
     boost::system::error_code ec;
-    json::value v = json::parse(text, ec);
+    json::value v = json::parse(text, ec, {}, stored_parse_options());
     if (ec || !v.is_object()) return std::nullopt;
     const auto& o = v.get_object();
     auto u64 = [&](std::string_view k, std::uint64_t& out) {

@@ -258,7 +258,7 @@ private:
         int rc;
         while ((rc = s.step()) == SQLITE_ROW) {
             boost::system::error_code jec;
-            json::value v = json::parse(s.text(1), jec);
+            json::value v = json::parse(s.text(1), jec, {}, stored_parse_options());
             if (jec)
                 return {errc::corrupt_data,
                         what + " key '" + std::string(s.text(0)) + "' holds invalid JSON: " + jec.message()};
@@ -280,7 +280,7 @@ private:
 
     static result parse_state(std::string_view text, json::object& out, const std::string& who) {
         boost::system::error_code jec;
-        json::value v = json::parse(text, jec);
+        json::value v = json::parse(text, jec, {}, stored_parse_options());
         if (jec || !v.is_object())
             return {errc::corrupt_data, "session " + who + ": stored state is not a JSON object" +
                                             (jec ? ": " + jec.message() : std::string())};

@@ -65,7 +65,13 @@ inline boost::system::error_code prepare_batch(const append_target& t, std::vect
                      "', not to " + who;
             return ec;
         }
-        std::string row = serialize_event(e);
+        std::string row, why;
+        if (auto ec = serialize_event_checked(e, row, why)) {
+            // A strict JSON reader rejects the text: every later get would fail.
+            out = {};
+            detail = event_name(e) + " (" + std::to_string(i) + " of the append): " + why;
+            return ec;
+        }
         if (max_event_bytes && row.size() > max_event_bytes) {
             out = {};
             detail = "event " + std::to_string(i) + " of the append is " + std::to_string(row.size()) +

@@ -56,6 +56,13 @@ inline json::object merged_state(const json::object& session_state, const json::
     return out;
 }
 
+/// How a diagnostic names an event: "event <id>" (or says that the id itself is not
+/// UTF-8, rather than copy its bytes into the message).
+inline std::string event_name(const event& e) {
+    if (find_invalid_utf8(e.id)) return "an event whose id is not valid UTF-8";
+    return "event " + e.id;
+}
+
 /// Checks an append and prepares the event to store. On success: the event has its
 /// sequence and session id, its state_delta holds no temp: keys, and `routed` says where
 /// each key goes. The caller's session is not touched yet (see commit_append).
