@@ -579,6 +579,36 @@ BOOST_AUTO_TEST_CASE(list_filters_orders_and_pages) { \
     }); \
 } \
 \
+BOOST_AUTO_TEST_CASE(pages_keep_sessions_of_different_users_with_one_id_and_one_time) { \
+    using namespace conformance; \
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> { \
+        auto st = this->open(ex); \
+        /* Three users each have a session "same", last updated at the same time, and */ \
+        /* one newer and one older session around them: a page boundary between two */ \
+        /* "same" sessions must not skip or repeat one. */ \
+        for (const char* u : {"u3", "u1", "u2"}) { \
+            auto s = co_await create(st, "app", u, "same"); \
+            co_await append_text(st, s, "hello", 200.0); \
+        } \
+        auto newer = co_await create(st, "app", "u1", "newer"); \
+        co_await append_text(st, newer, "hello", 300.0); \
+        auto older = co_await create(st, "app", "u9", "older"); \
+        co_await append_text(st, older, "hello", 100.0); \
+        for (std::size_t size : {1u, 2u, 3u}) { \
+            lb::list_options lo; lo.app_name = "app"; lo.page_size = size; \
+            std::vector<std::string> seen; \
+            for (int pages = 0; pages < 10; ++pages) { \
+                auto p = co_await list(st, lo); \
+                for (auto& s : p.sessions) seen.push_back(s.user_id + "/" + s.id); \
+                if (p.next_page_token.empty()) break; \
+                lo.page_token = p.next_page_token; \
+            } \
+            BOOST_TEST(seen == (std::vector<std::string>{"u1/newer", "u1/same", "u2/same", "u3/same", "u9/older"}), \
+                       boost::test_tools::per_element()); \
+        } \
+    }); \
+} \
+\
 BOOST_AUTO_TEST_CASE(delete_is_idempotent_and_keeps_shared_state) { \
     using namespace conformance; \
     run([&](asio::any_io_executor ex) -> asio::awaitable<void> { \

@@ -631,10 +631,11 @@ public:
         if (auto ec = summarize_app(o.app_name, o.user_id ? &*o.user_id : nullptr, all, idx, index_dirty)) return ec;
         std::vector<const summary*> rows;
         for (const auto& s : all)
-            if (!cursor || detail::list_before(cursor->last_update, cursor->id, s.e.last_update, s.e.session_id))
+            if (!cursor || detail::after_cursor(*cursor, s.e.last_update, s.e.user_id, s.e.session_id))
                 rows.push_back(&s);
         std::sort(rows.begin(), rows.end(), [](const summary* a, const summary* b) {
-            return detail::list_before(a->e.last_update, a->e.session_id, b->e.last_update, b->e.session_id);
+            return detail::list_before(a->e.last_update, a->e.user_id, a->e.session_id, b->e.last_update, b->e.user_id,
+                                       b->e.session_id);
         });
         const std::size_t n = std::min(rows.size(), o.page_size);
         json::object app_state;
@@ -657,7 +658,9 @@ public:
             // The listed time is the one the page was ordered by.
             out.sessions.back().last_update_time = e.last_update;
         }
-        if (rows.size() > n) out.next_page_token = detail::make_page_token(rows[n - 1]->e.last_update, rows[n - 1]->e.session_id);
+        if (rows.size() > n)
+            out.next_page_token =
+                detail::make_page_token(rows[n - 1]->e.last_update, rows[n - 1]->e.user_id, rows[n - 1]->e.session_id);
         if (index_dirty) write_index(o.app_name, all, o.user_id ? &*o.user_id : nullptr, idx);
         return {};
     }

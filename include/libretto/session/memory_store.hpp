@@ -112,16 +112,16 @@ public:
         for (const auto& [user, sessions] : app->second.sessions) {
             if (o.user_id && user != *o.user_id) continue;
             for (const auto& [id, s] : sessions) {
-                if (cursor && !detail::list_before(cursor->last_update, cursor->id, s.last_update, id)) continue;
+                if (cursor && !detail::after_cursor(*cursor, s.last_update, user, id)) continue;
                 rows.push_back({s.last_update, &user, &id, &s});
             }
         }
         std::sort(rows.begin(), rows.end(),
-                  [](const row& a, const row& b) { return detail::list_before(a.t, *a.id, b.t, *b.id); });
+                  [](const row& a, const row& b) { return detail::list_before(a.t, *a.user, *a.id, b.t, *b.user, *b.id); });
         const std::size_t n = std::min(rows.size(), o.page_size);
         for (std::size_t i = 0; i < n; ++i)
             out.sessions.push_back(make_session(o.app_name, *rows[i].user, *rows[i].id, *rows[i].s, app->second));
-        if (rows.size() > n) out.next_page_token = detail::make_page_token(rows[n - 1].t, *rows[n - 1].id);
+        if (rows.size() > n) out.next_page_token = detail::make_page_token(rows[n - 1].t, *rows[n - 1].user, *rows[n - 1].id);
         return {};
     }
 

@@ -577,6 +577,7 @@ private:
         q.add(o.app_name).add(cursor.last_update).add(cursor.id).add(static_cast<std::int64_t>(o.page_size) + 1);
         if (o.user_id) q.add(*o.user_id);
         else q.add_null();
+        q.add(cursor.user);
 
         std::vector<detail::pg::result_ptr> res;
         std::string detail;
@@ -619,7 +620,7 @@ private:
             else users[std::string(detail::pg::cell(r, i, 1))][key] = std::move(v);
         }
         std::sort(rows.begin(), rows.end(), [](const row& a, const row& b) {
-            return detail::list_before(a.last_update, a.id, b.last_update, b.id);
+            return detail::list_before(a.last_update, a.user, a.id, b.last_update, b.user, b.id);
         });
         list_page page;
         const std::size_t n = std::min(rows.size(), o.page_size);
@@ -637,7 +638,8 @@ private:
             s.last_sequence = w.last_sequence;
             page.sessions.push_back(std::move(s));
         }
-        if (rows.size() > n) page.next_page_token = detail::make_page_token(rows[n - 1].last_update, rows[n - 1].id);
+        if (rows.size() > n)
+            page.next_page_token = detail::make_page_token(rows[n - 1].last_update, rows[n - 1].user, rows[n - 1].id);
         co_return result_t{error_code{}, std::move(page)};
     }
 

@@ -238,13 +238,15 @@ UNION ALL
 /// A page of sessions (kind 0, in page order), their own state (1), the app state (2) and
 /// the state of the page's users (3); one statement, one snapshot.
 ///   $1 app  $2 cursor last_update  $3 cursor session id  $4 rows  $5 user (NULL: all)
+///   $6 cursor user id (ties of time and session id, across users)
 inline constexpr std::string_view list_sql = R"sql(
 WITH page AS (
     SELECT s.user_id, s.session_id, s.last_update, s.last_sequence FROM @.sessions AS s
         WHERE s.app_name = $1 AND ($5::text IS NULL OR s.user_id = $5::text)
           AND (s.last_update < $2::double precision
-               OR (s.last_update = $2::double precision AND s.session_id > $3))
-        ORDER BY s.last_update DESC, s.session_id ASC LIMIT $4::bigint)
+               OR (s.last_update = $2::double precision
+                   AND (s.session_id > $3 OR (s.session_id = $3 AND s.user_id > $6::text))))
+        ORDER BY s.last_update DESC, s.session_id ASC, s.user_id ASC LIMIT $4::bigint)
 SELECT 0, p.user_id, p.session_id, NULL::text, NULL::text, p.last_update, p.last_sequence FROM page AS p
 UNION ALL
 SELECT 1, t.user_id, t.session_id, t.key, t.value, NULL, NULL FROM @.session_state AS t

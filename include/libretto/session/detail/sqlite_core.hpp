@@ -226,14 +226,15 @@ private:
                                   "ON CONFLICT (app_name, user_id, key) DO UPDATE SET value = excluded.value"},
             {&delete_user_state_, "DELETE FROM user_state WHERE app_name = ?1 AND user_id = ?2 AND key = ?3"},
             {&list_app_, "SELECT user_id, session_id, state, last_update, last_sequence FROM sessions "
-                         "WHERE app_name = ?1 AND last_update <= ?2 AND (last_update < ?2 OR session_id > ?3) "
-                         "ORDER BY last_update DESC, session_id ASC LIMIT ?4"},
+                         "WHERE app_name = ?1 AND last_update <= ?2 "
+                         "AND (last_update < ?2 OR session_id > ?3 OR (session_id = ?3 AND user_id > ?6)) "
+                         "ORDER BY last_update DESC, session_id ASC, user_id ASC LIMIT ?4"},
             // One user's sessions: the primary key's prefix (app_name, user_id), then a sort
             // of those few rows. Left alone, the planner walks sessions_by_app instead, which
             // reads every session of the app to find one user's.
             {&list_user_, "SELECT user_id, session_id, state, last_update, last_sequence FROM sessions "
                           "INDEXED BY sqlite_autoindex_sessions_1 WHERE app_name = ?1 AND user_id = ?5 AND last_update <= ?2 "
-                          "AND (last_update < ?2 OR session_id > ?3) "
+                          "AND (last_update < ?2 OR session_id > ?3 OR (session_id = ?3 AND user_id > ?6)) "
                           "ORDER BY last_update DESC, session_id ASC LIMIT ?4"},
         };
         for (const auto& [stmt, sql] : all) {
@@ -453,6 +454,7 @@ private:
             q.bind(1, o.app_name).bind(2, cursor.last_update).bind(3, cursor.id);
             q.bind(4, static_cast<std::int64_t>(o.page_size) + 1);
             if (o.user_id) q.bind(5, *o.user_id);
+            q.bind(6, cursor.user);
             int rc;
             while ((rc = q.step()) == SQLITE_ROW)
                 rows.push_back({std::string(q.text(0)), std::string(q.text(1)), std::string(q.text(2)), q.real(3),
@@ -484,7 +486,7 @@ private:
             out.sessions.push_back(std::move(s));
         }
         if (auto r = commit(tx); r.ec) return r;
-        if (rows.size() > n) out.next_page_token = make_page_token(rows[n - 1].last_update, rows[n - 1].id);
+        if (rows.size() > n) out.next_page_token = make_page_token(rows[n - 1].last_update, rows[n - 1].user, rows[n - 1].id);
         return {};
     }
 

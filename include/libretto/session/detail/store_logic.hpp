@@ -154,13 +154,17 @@ void select_events(const Events& events, const get_options& o, std::int64_t newe
     for (std::size_t i = first; i < last; ++i) push_selected(events, i, out);
 }
 
-/// Page tokens are cursors: the (last_update_time, session id) of the last session of a
-/// page, in a form no caller should need to read.
-inline std::string make_page_token(double last_update, std::string_view id) {
+/// Page tokens are cursors: the (last_update_time, user id, session id) of the last
+/// session of a page, as "<time>|<user>/<id>" ('/' is in no id), in a form no caller
+/// should need to read. The user is part of it: listing an app, two users' sessions may
+/// share an id and a time, and a cursor without the user would skip the second.
+inline std::string make_page_token(double last_update, std::string_view user, std::string_view id) {
     char buf[64];
     auto r = std::to_chars(buf, buf + sizeof buf, last_update);
     std::string t(buf, r.ptr);
     t += '|';
+    t += user;
+    t += '/';
     t += id;
     return t;
 }
@@ -168,6 +172,7 @@ inline std::string make_page_token(double last_update, std::string_view id) {
 struct page_cursor {
     double last_update = 0;
     std::string id;
+    std::string user; ///< empty in a token of an earlier version ("<time>|<id>")
 };
 
 inline boost::system::result<page_cursor> parse_page_token(std::string_view t) {
@@ -176,15 +181,27 @@ inline boost::system::result<page_cursor> parse_page_token(std::string_view t) {
     page_cursor c;
     auto r = std::from_chars(t.data(), t.data() + bar, c.last_update);
     if (r.ec != std::errc{} || r.ptr != t.data() + bar) return boost::system::error_code(errc::invalid_argument);
-    c.id = std::string(t.substr(bar + 1));
+    std::string_view rest = t.substr(bar + 1);
+    if (auto slash = rest.find('/'); slash != std::string_view::npos) {
+        c.user = std::string(rest.substr(0, slash));
+        if (validate_id(c.user)) return boost::system::error_code(errc::invalid_argument);
+        rest.remove_prefix(slash + 1);
+    }
+    c.id = std::string(rest);
     if (validate_id(c.id)) return boost::system::error_code(errc::invalid_argument);
     return c;
 }
 
-/// Newest first; ties by id, so pages are stable.
-inline bool list_before(double a_time, std::string_view a_id, double b_time, std::string_view b_id) {
+/// Newest first; ties by session id, then by user id, so pages are stable.
+inline bool list_before(double a_time, std::string_view a_user, std::string_view a_id, double b_time,
+                        std::string_view b_user, std::string_view b_id) {
     if (a_time != b_time) return a_time > b_time;
-    return a_id < b_id;
+    if (a_id != b_id) return a_id < b_id;
+    return a_user < b_user;
+}
+/// True if a session sorts after the page `c` ended with (list_before).
+inline bool after_cursor(const page_cursor& c, double time, std::string_view user, std::string_view id) {
+    return list_before(c.last_update, c.user, c.id, time, user, id);
 }
 
 inline boost::system::error_code validate_key(std::string_view app, std::string_view user, std::string_view id) {
