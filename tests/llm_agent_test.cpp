@@ -2,6 +2,8 @@
 // (tests/llm_agent_harness.hpp).
 #include <libretto/agent/llm_agent.hpp>
 #include <libretto/compaction/obligations.hpp>
+#include <libretto/agent/parallel_agent.hpp>
+#include <libretto/agent/sequential_agent.hpp>
 #include <libretto/model/scripted_model.hpp>
 #include <libretto/tool/function_tool.hpp>
 
@@ -12,6 +14,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <string>
@@ -943,6 +946,59 @@ BOOST_AUTO_TEST_CASE(cancelling_the_stream_stops_concurrent_tool_calls) {
     // What the next turn's model would see: the unanswered calls are repaired away.
     lb::context_view next = lb::make_context_view(ctx.session().events);
     for (const auto& e : next) BOOST_TEST(e.tool_calls().empty());
+}
+
+namespace {
+/// Everything a request shows, as text: each message's text and its calls' tool names.
+std::string request_text(const lb::llm_request& r) {
+    std::string s;
+    for (const auto& m : r.messages) {
+        s += m.text();
+        for (const auto& c : m.tool_calls()) s += " call:" + c.tool_name;
+        for (const auto& t : m.tool_responses()) s += " result:" + t.tool_name;
+        s += "\n";
+    }
+    return s;
+}
+} // namespace
+
+BOOST_AUTO_TEST_CASE(parallel_llm_agents_see_the_shared_history_but_not_each_other) {
+    asio::io_context io;
+    slow_marks.clear();
+    // "before" answers first; then a (a slow tool, then its answer) and b (one answer) run
+    // in parallel. b is done long before a's second request is built, and the events of
+    // both are in the session by then (harness::drain stores them as the runner does).
+    auto before_model = model_of(io, {lb::scripted_reply::text("Shared context: Oslo has 700k people.")});
+    auto a_model = model_of(io, {lb::scripted_reply::tool_call("slow", {{"city", "Oslo"}}), lb::scripted_reply::text("a done")});
+    auto b_model = model_of(io, {lb::scripted_reply::text("b done")});
+    lb::llm_agent<> before({.name = "before", .model = before_model});
+    lb::llm_agent<> a({.name = "a", .model = a_model, .tools = lb::tools(lb::function_tool("slow", "Sleeps", slow_tool))});
+    lb::llm_agent<> b({.name = "b", .model = b_model});
+    lb::parallel_agent research{"research", a, b};
+    lb::sequential_agent pipeline{"pipeline", before, research};
+    auto ctx = make_ctx(io, "Research Oslo");
+    auto r = drain(io, ctx, pipeline.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    BOOST_REQUIRE(a_model.request_count() == 2u);
+    BOOST_REQUIRE(b_model.request_count() == 1u);
+    // b's answer was stored before a's tool returned (so before a's second request).
+    std::vector<std::string> branches;
+    for (const auto* e : r.stored()) branches.push_back(e->author + "@" + e->branch + ":" + e->text());
+    BOOST_REQUIRE(branches.size() == 5u);
+    BOOST_TEST(branches.front() == "before@:Shared context: Oslo has 700k people.");
+    BOOST_TEST(branches.back() == "a@research.a:a done");
+    const auto b_at = std::find(branches.begin(), branches.end(), "b@research.b:b done");
+    BOOST_REQUIRE((b_at != branches.end()));
+    BOOST_TEST((b_at < branches.end() - 2)); // before a's tool response and answer
+    const std::string a2 = request_text(a_model.request_at(1));
+    BOOST_TEST(a2.find("Research Oslo") != std::string::npos, a2);
+    BOOST_TEST(a2.find("Shared context") != std::string::npos, a2); // the history before the fork
+    BOOST_TEST(a2.find("call:slow") != std::string::npos, a2);       // its own step
+    BOOST_TEST(a2.find("result:slow") != std::string::npos, a2);
+    BOOST_TEST(a2.find("b done") == std::string::npos, a2); // not its sibling's answer
+    const std::string b1 = request_text(b_model.request_at(0));
+    BOOST_TEST(b1.find("Shared context") != std::string::npos, b1);
+    BOOST_TEST(b1.find("slow") == std::string::npos, b1); // not its sibling's call
 }
 
 BOOST_AUTO_TEST_CASE(construction_checks_and_the_agent_concept) {
