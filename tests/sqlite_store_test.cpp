@@ -592,6 +592,26 @@ BOOST_AUTO_TEST_CASE(oversize_events_are_rejected_and_nothing_is_written) {
     });
 }
 
+BOOST_AUTO_TEST_CASE(a_refused_id_is_named_in_the_last_error_message) {
+    temp_db db;
+    asio::io_context io;
+    lb::sqlite_store st(io.get_executor(), db.options());
+    lb::session s;
+    BOOST_TEST(st.create(create_opts("app", "u/1", "s"), s) == lb::errc::invalid_argument);
+    BOOST_TEST(st.last_error_message().find("user id 'u/1' contains a path separator") != std::string::npos,
+               st.last_error_message());
+    std::optional<lb::session> g;
+    BOOST_TEST(st.get(lb::session_key{"app", "u", std::string(200, 'x')}, {}, g) == lb::errc::invalid_argument);
+    BOOST_TEST(st.last_error_message().find("is 200 bytes long (at most 128)") != std::string::npos,
+               st.last_error_message());
+    BOOST_REQUIRE(!st.create(create_opts("app", "u", "s"), s));
+    s.id = "..";
+    std::int64_t seq = 0;
+    BOOST_TEST(st.append(s, text_event("x"), seq) == lb::errc::invalid_argument);
+    BOOST_TEST(st.last_error_message().find("session id '..' contains '..'") != std::string::npos,
+               st.last_error_message());
+}
+
 // A string that is not UTF-8 would be stored as is, and every later get would fail on it
 // (strict JSON): the append is refused before the transaction.
 BOOST_AUTO_TEST_CASE(invalid_utf8_events_are_refused_and_nothing_is_stored) {

@@ -115,8 +115,9 @@ struct jsonl_recovery {
     std::string reason{};
 };
 
-/// Details of the last operation that failed with corrupt_data, io_error or busy, or that
-/// refused an event holding a string that is not valid UTF-8 (invalid_argument).
+/// Details of the last operation that failed with corrupt_data, io_error or busy, or with
+/// invalid_argument: a refused id or option (which, and why), or an event holding a string
+/// that is not valid UTF-8.
 struct jsonl_diagnostic {
     boost::system::error_code code{};
     std::filesystem::path file{};
@@ -411,10 +412,9 @@ public:
     // ---- operations -------------------------------------------------------------------
 
     error_code create(create_options o, session& out) {
-        if (auto ec = validate_id(o.app_name)) return ec;
-        if (auto ec = validate_id(o.user_id)) return ec;
+        if (auto ec = detail::validate_key(o.app_name, o.user_id, o.session_id.empty() ? "-" : o.session_id))
+            return bad_key(ec, detail::key_problem(o.app_name, o.user_id, o.session_id.empty() ? "-" : o.session_id));
         if (o.session_id.empty()) o.session_id = event::new_id();
-        if (auto ec = validate_id(o.session_id)) return ec;
         const session_key k{o.app_name, o.user_id, o.session_id};
         auto routed = detail::route_delta(o.state);
         const fs::path sdir = session_dir(k);
@@ -499,7 +499,7 @@ public:
 
     error_code get(const session_key& k, const get_options& o, std::optional<session>& out) {
         out.reset();
-        if (auto ec = detail::validate_key(k)) return ec;
+        if (auto ec = detail::validate_key(k)) return bad_key(ec, detail::key_problem(k));
         std::shared_ptr<open_session> sp;
         std::unique_lock<std::mutex> lk;
         if (auto ec = enter(k, false, sp, lk)) return ec;
@@ -615,10 +615,10 @@ public:
 
     error_code list(const list_options& o, list_page& out) {
         out = {};
-        if (auto ec = validate_id(o.app_name)) return ec;
+        if (auto ec = validate_id(o.app_name)) return bad_key(ec, "app name " + id_problem(o.app_name));
         if (o.user_id)
-            if (auto ec = validate_id(*o.user_id)) return ec;
-        if (o.page_size == 0 || o.page_size > 1000) return errc::invalid_argument;
+            if (auto ec = validate_id(*o.user_id)) return bad_key(ec, "user id " + id_problem(*o.user_id));
+        if (o.page_size == 0 || o.page_size > 1000) return bad_key(errc::invalid_argument, "page_size must be 1..1000");
         std::optional<detail::page_cursor> cursor;
         if (!o.page_token.empty()) {
             auto c = detail::parse_page_token(o.page_token);
@@ -668,7 +668,7 @@ public:
     error_code remove(const session_key& k) { return remove(k, std::nullopt); }
 
     error_code remove(const session_key& k, std::optional<std::chrono::milliseconds> timeout) {
-        if (auto ec = detail::validate_key(k)) return ec;
+        if (auto ec = detail::validate_key(k)) return bad_key(ec, detail::key_problem(k));
         const fs::path sdir = session_dir(k);
         std::shared_ptr<open_session> sp;
         std::unique_lock<std::mutex> lk;
@@ -713,7 +713,7 @@ public:
         seq = 0;
         if (node->partial) return {};
         const session_key k{caller.app_name, caller.user_id, caller.id};
-        if (auto ec = detail::validate_key(k)) return ec;
+        if (auto ec = detail::validate_key(k)) return bad_key(ec, detail::key_problem(k));
         std::shared_ptr<open_session> sp;
         std::unique_lock<std::mutex> lk;
         if (auto ec = enter(k, true, sp, lk)) return ec;
@@ -755,7 +755,7 @@ public:
     }
 
     error_code flush(const session_key& k) {
-        if (auto ec = detail::validate_key(k)) return ec;
+        if (auto ec = detail::validate_key(k)) return bad_key(ec, detail::key_problem(k));
         if (auto sp = lookup(k, false)) {
             std::unique_lock l(sp->mu);
             if (!sp->closed && sp->data) {
@@ -780,7 +780,7 @@ public:
         rep = {};
         rep.dry_run = o.dry_run;
         if (o.app_name)
-            if (auto ec = validate_id(*o.app_name)) return ec;
+            if (auto ec = validate_id(*o.app_name)) return bad_key(ec, "app name " + id_problem(*o.app_name));
         if (o.max_bytes && o.high_water_bytes && *o.high_water_bytes > *o.max_bytes) return errc::invalid_argument;
         // Pending checkpoints would otherwise land between a dry run and the real one.
         checkpoint_all();
@@ -872,6 +872,8 @@ private:
         diag_ = jsonl_diagnostic{code, f, line, offset, std::move(detail)};
         return code;
     }
+    /// A refused id or option: the diagnostic says which and why (no file involved).
+    error_code bad_key(error_code code, std::string why) { return fail(code, {}, 0, 0, std::move(why)); }
     error_code io_fail(error_code sys, const fs::path& f, std::string_view what) {
         return fail(errc::io_error, f, 0, 0, std::string(what) + ": " + sys.message());
     }

@@ -456,10 +456,10 @@ private:
     }
 
     static awaitable<std::tuple<error_code, session>> create_op(pool_ptr p, create_options o) {
-        if (auto ec = validate_id(o.app_name)) co_return std::tuple{failed(p, ec, "invalid app name"), session{}};
-        if (auto ec = validate_id(o.user_id)) co_return std::tuple{failed(p, ec, "invalid user id"), session{}};
+        if (auto ec = validate_id(o.app_name)) co_return std::tuple{failed(p, ec, "app name " + id_problem(o.app_name)), session{}};
+        if (auto ec = validate_id(o.user_id)) co_return std::tuple{failed(p, ec, "user id " + id_problem(o.user_id)), session{}};
         if (o.session_id.empty()) o.session_id = event::new_id();
-        if (auto ec = validate_id(o.session_id)) co_return std::tuple{failed(p, ec, "invalid session id"), session{}};
+        if (auto ec = validate_id(o.session_id)) co_return std::tuple{failed(p, ec, "session id " + id_problem(o.session_id)), session{}};
         auto routed = detail::route_delta(o.state);
         json::object own;
         for (const auto& kv : routed.session)
@@ -497,7 +497,7 @@ private:
 
     static awaitable<std::tuple<error_code, std::optional<session>>> get_op(pool_ptr p, session_key k, get_options o) {
         using result_t = std::tuple<error_code, std::optional<session>>;
-        if (auto ec = detail::validate_key(k)) co_return result_t{failed(p, ec, "invalid session key"), std::nullopt};
+        if (auto ec = detail::validate_key(k)) co_return result_t{failed(p, ec, detail::key_problem(k)), std::nullopt};
         const bool want_events = !(o.num_recent_events && *o.num_recent_events == 0);
         detail::pg::params q;
         q.add(k.app_name).add(k.user_id).add(k.session_id);
@@ -562,9 +562,9 @@ private:
 
     static awaitable<std::tuple<error_code, list_page>> list_op(pool_ptr p, list_options o) {
         using result_t = std::tuple<error_code, list_page>;
-        if (auto ec = validate_id(o.app_name)) co_return result_t{failed(p, ec, "invalid app name"), list_page{}};
+        if (auto ec = validate_id(o.app_name)) co_return result_t{failed(p, ec, "app name " + id_problem(o.app_name)), list_page{}};
         if (o.user_id)
-            if (auto ec = validate_id(*o.user_id)) co_return result_t{failed(p, ec, "invalid user id"), list_page{}};
+            if (auto ec = validate_id(*o.user_id)) co_return result_t{failed(p, ec, "user id " + id_problem(*o.user_id)), list_page{}};
         if (o.page_size == 0 || o.page_size > 1000)
             co_return result_t{failed(p, errc::invalid_argument, "page_size must be 1..1000"), list_page{}};
         detail::page_cursor cursor{std::numeric_limits<double>::infinity(), {}};
@@ -644,7 +644,7 @@ private:
     }
 
     static awaitable<std::tuple<error_code>> delete_op(pool_ptr p, session_key k) {
-        if (auto ec = detail::validate_key(k)) co_return failed(p, ec, "invalid session key");
+        if (auto ec = detail::validate_key(k)) co_return failed(p, ec, detail::key_problem(k));
         detail::pg::params q;
         q.add(k.app_name).add(k.user_id).add(k.session_id);
         std::vector<detail::pg::result_ptr> res;

@@ -91,6 +91,34 @@ inline boost::system::error_code validate_id(std::string_view id) noexcept {
     return {};
 }
 
+/// Why validate_id refuses `id` ("" if it does not): "is empty", "contains '/'", ... The id
+/// itself is quoted only when it is printable UTF-8.
+inline std::string id_problem(std::string_view id) {
+    if (!validate_id(id)) return {};
+    if (id.empty()) return "is empty";
+    static constexpr char hex[] = "0123456789abcdef";
+    for (std::size_t i = 0; i < id.size(); ++i) {
+        const auto c = static_cast<unsigned char>(id[i]);
+        if (c < 0x20 || c == 0x7f) {
+            std::string m = "contains a control character (0x";
+            m += hex[c >> 4];
+            m += hex[c & 15];
+            return m + " at offset " + std::to_string(i) + ")";
+        }
+    }
+    if (auto f = detail::find_invalid_utf8(id)) {
+        std::string m = "is not valid UTF-8 (byte 0x";
+        m += hex[f->byte >> 4];
+        m += hex[f->byte & 15];
+        return m + " at offset " + std::to_string(f->offset) + ")";
+    }
+    std::string quoted = "'" + std::string(id.substr(0, 40)) + (id.size() > 40 ? "...'" : "'");
+    if (id.size() > max_id_length)
+        return quoted + " is " + std::to_string(id.size()) + " bytes long (at most " + std::to_string(max_id_length) + ")";
+    if (id == "." || id.find("..") != std::string_view::npos) return quoted + " contains '..' (or is '.')";
+    return quoted + " contains a path separator ('/' or '\\')";
+}
+
 /// The models of session_store.
 template <class S>
 concept session_store = requires(S& s, session& sess, event ev, const session_key& key, create_options co,

@@ -333,10 +333,10 @@ private:
     // ---- operations -------------------------------------------------------------------
 
     result create_impl(create_options o, session& out) {
-        if (auto ec = validate_id(o.app_name)) return {ec, "invalid app name"};
-        if (auto ec = validate_id(o.user_id)) return {ec, "invalid user id"};
+        if (auto ec = validate_id(o.app_name)) return {ec, "app name " + id_problem(o.app_name)};
+        if (auto ec = validate_id(o.user_id)) return {ec, "user id " + id_problem(o.user_id)};
         if (o.session_id.empty()) o.session_id = event::new_id();
-        if (auto ec = validate_id(o.session_id)) return {ec, "invalid session id"};
+        if (auto ec = validate_id(o.session_id)) return {ec, "session id " + id_problem(o.session_id)};
         const session_key k{std::move(o.app_name), std::move(o.user_id), std::move(o.session_id)};
         auto routed = route_delta(o.state);
         json::object own;
@@ -371,7 +371,7 @@ private:
 
     result get_impl(const session_key& k, const get_options& o, std::optional<session>& out) {
         out.reset();
-        if (auto ec = validate_key(k)) return {ec, "invalid session key"};
+        if (auto ec = validate_key(k)) return {ec, key_problem(k)};
         std::lock_guard lock(mutex_);
         // One read transaction: the session row, shared state and events are one snapshot.
         sqlite::transaction tx(begin_, commit_, rollback_);
@@ -429,9 +429,9 @@ private:
 
     result list_impl(const list_options& o, list_page& out) {
         out = {};
-        if (auto ec = validate_id(o.app_name)) return {ec, "invalid app name"};
+        if (auto ec = validate_id(o.app_name)) return {ec, "app name " + id_problem(o.app_name)};
         if (o.user_id)
-            if (auto ec = validate_id(*o.user_id)) return {ec, "invalid user id"};
+            if (auto ec = validate_id(*o.user_id)) return {ec, "user id " + id_problem(*o.user_id)};
         if (o.page_size == 0 || o.page_size > 1000) return {errc::invalid_argument, "page_size must be 1..1000"};
         page_cursor cursor{std::numeric_limits<double>::infinity(), {}};
         if (!o.page_token.empty()) {
@@ -491,7 +491,7 @@ private:
     }
 
     result remove_impl(const session_key& k) {
-        if (auto ec = validate_key(k)) return {ec, "invalid session key"};
+        if (auto ec = validate_key(k)) return {ec, key_problem(k)};
         std::lock_guard lock(mutex_);
         // One statement is one transaction; ON DELETE CASCADE removes the events with it.
         int rc = bind_key(delete_session_, k).run();

@@ -46,7 +46,7 @@ inline boost::system::error_code prepare_batch(const append_target& t, std::vect
                                                std::size_t max_event_bytes, prepared_batch& out, std::string& detail) {
     out = {};
     if (auto ec = validate_key(t.key)) {
-        detail = "invalid session key";
+        detail = key_problem(t.key);
         return ec;
     }
     session stub; // the caller's session as far as prepare_append looks at it

@@ -214,6 +214,16 @@ inline boost::system::error_code validate_key(const session_key& k) {
     return validate_key(k.app_name, k.user_id, k.session_id);
 }
 
+/// Which id of a key validate_key refuses, and why: "user id 'a/b' contains a path
+/// separator ('/' or '\\')" ("" if none).
+inline std::string key_problem(std::string_view app, std::string_view user, std::string_view id) {
+    if (auto p = id_problem(app); !p.empty()) return "app name " + p;
+    if (auto p = id_problem(user); !p.empty()) return "user id " + p;
+    if (auto p = id_problem(id); !p.empty()) return "session id " + p;
+    return {};
+}
+inline std::string key_problem(const session_key& k) { return key_problem(k.app_name, k.user_id, k.session_id); }
+
 } // namespace libretto::detail
 
 #endif
