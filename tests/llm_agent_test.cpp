@@ -570,6 +570,47 @@ BOOST_AUTO_TEST_CASE(output_schema_adds_the_parsed_object) {
     BOOST_TEST(m.request_at(0).output_schema.has_value());
 }
 
+BOOST_AUTO_TEST_CASE(output_schema_takes_a_fenced_object_and_refuses_anything_else_clearly) {
+    const auto schema = obj(R"({"type":"object","properties":{"city":{"type":"string"}}})");
+    {
+        asio::io_context io;
+        auto m = model_of(io, {lb::scripted_reply::text("```json\n{\"city\": \"Oslo\"}\n```\n")});
+        lb::llm_agent agent({.name = "assistant", .model = m, .output_key = "weather", .output_schema = schema});
+        auto ctx = make_ctx(io, "weather?");
+        auto r = drain(io, ctx, agent.run(ctx));
+        BOOST_REQUIRE(!r.error);
+        auto st = r.stored();
+        BOOST_REQUIRE(st.size() == 1u);
+        BOOST_REQUIRE(st[0]->data() != nullptr);
+        BOOST_TEST(st[0]->actions.state_delta.at("weather") == json::parse(R"({"city":"Oslo"})"));
+    }
+    const std::vector<std::pair<std::string, std::string>> bad{
+        {"It is sunny in Oslo.", "it is not JSON ("},
+        {R"(["Oslo"])", "it is JSON but not an object"},
+        {"```\n[1, 2]\n```", "it is JSON but not an object"},
+    };
+    for (const auto& [answer, why] : bad) {
+        BOOST_TEST_CONTEXT("answer: " << answer) {
+            asio::io_context io;
+            auto m = model_of(io, {lb::scripted_reply::text(answer)});
+            lb::llm_agent agent({.name = "assistant", .model = m, .output_key = "weather", .output_schema = schema});
+            auto ctx = make_ctx(io, "weather?");
+            auto r = drain(io, ctx, agent.run(ctx));
+            BOOST_REQUIRE(!r.error);
+            auto st = r.stored();
+            BOOST_REQUIRE(st.size() == 2u);
+            BOOST_TEST(st[0]->text() == answer); // what the model said is kept
+            BOOST_TEST(st[0]->data() == nullptr);
+            BOOST_TEST(!st[0]->actions.state_delta.contains("weather")); // nothing half-right in state
+            BOOST_TEST(!ctx.session().state.contains("weather"));
+            BOOST_TEST(st[1]->metadata.at("stop_reason") == json::value("bad_output"));
+            BOOST_TEST((lb::agent_error_code(*st[1]) == lb::errc::bad_response));
+            BOOST_TEST(st[1]->text().find("not the JSON object output_schema asks for: " + why) != std::string::npos,
+                       st[1]->text());
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(instruction_templates_read_the_state) {
     asio::io_context io;
     auto m = model_of(io, {lb::scripted_reply::text("hi Ann")});

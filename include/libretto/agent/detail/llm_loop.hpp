@@ -37,6 +37,7 @@
 #include <boost/system/error_code.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -98,6 +99,7 @@ enum class llm_stop {
     model_error,        ///< the model failed, retries included (error event)
     instruction_error,  ///< the instruction names a state key that is absent (error event)
     transfer_error,     ///< the transfer hop limit or an unlaunchable target (error event)
+    bad_output,         ///< the final answer is not the JSON object output_schema asks for (error event)
 };
 
 constexpr std::string_view to_string(llm_stop s) noexcept {
@@ -113,6 +115,7 @@ constexpr std::string_view to_string(llm_stop s) noexcept {
     case llm_stop::model_error: return "model_error";
     case llm_stop::instruction_error: return "instruction_error";
     case llm_stop::transfer_error: return "transfer_error";
+    case llm_stop::bad_output: return "bad_output";
     }
     return "unknown";
 }
@@ -350,7 +353,18 @@ public:
         for (const auto& bad : r.invalid_tool_calls) e.content.parts.emplace_back(bad.as_call());
 
         if (!e.has_tool_calls()) {
-            finish_answer(e);
+            if (std::optional<std::string> bad = finish_answer(e)) {
+                // The answer stays (what the model said), without output_key; the run ends
+                // with an error naming what is wrong with it.
+                a.kind = llm_action_kind::done;
+                a.reason = llm_stop::bad_output;
+                a.emit.push_back(std::move(e));
+                a.emit.push_back(error_event("agent '" + cfg_.agent_name +
+                                                 "': the final answer is not the JSON object output_schema asks for: " +
+                                                 *bad,
+                                             make_error_code(errc::bad_response), llm_stop::bad_output));
+                return a;
+            }
             a.kind = llm_action_kind::done;
             a.reason = e.actions.escalate.value_or(false) ? llm_stop::escalated : llm_stop::final_answer;
             if (e.actions.transfer_to_agent) {
@@ -519,20 +533,40 @@ private:
         return i.error_response();
     }
 
-    void finish_answer(event& e) const {
+    /// The text of a structured answer without a Markdown code fence around it (```json
+    /// ... ```), which models often add.
+    static std::string_view unfenced(std::string_view t) noexcept {
+        auto trim = [](std::string_view v) {
+            while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.remove_prefix(1);
+            while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.remove_suffix(1);
+            return v;
+        };
+        t = trim(t);
+        if (t.size() >= 6 && t.starts_with("```") && t.ends_with("```")) {
+            const auto nl = t.find('\n');
+            if (nl != std::string_view::npos && nl + 3 <= t.size() - 3) t = trim(t.substr(nl + 1, t.size() - 3 - (nl + 1)));
+        }
+        return t;
+    }
+
+    /// Adds the answer's data part (output_schema) and output_key delta. Returns why the
+    /// answer is not the JSON object output_schema asks for (then no output_key is written).
+    std::optional<std::string> finish_answer(event& e) const {
         std::string text = e.text();
         std::optional<json::value> value;
-        if (cfg_.output_schema && !text.empty()) {
+        if (cfg_.output_schema) {
+            if (text.empty()) return std::string("the answer has no text");
             boost::system::error_code ec;
-            json::value v = json::parse(text, ec);
-            if (!ec && v.is_object()) {
-                e.content.parts.emplace_back(data_part{v.as_object(), {}});
-                value = std::move(v);
-            }
+            json::value v = json::parse(unfenced(text), ec);
+            if (ec) return "it is not JSON (" + ec.message() + ")";
+            if (!v.is_object()) return "it is JSON but not an object";
+            e.content.parts.emplace_back(data_part{v.as_object(), {}});
+            value = std::move(v);
         }
         if (cfg_.output_key && !text.empty()) {
             e.actions.state_delta[*cfg_.output_key] = value ? std::move(*value) : json::value(std::move(text));
         }
+        return std::nullopt;
     }
 
     llm_loop_config cfg_;
