@@ -420,6 +420,32 @@ struct every_turn_compaction {
 };
 static_assert(lb::compaction_strategy<every_turn_compaction>);
 
+/// Plans, every turn, a summary of what no compaction covers yet except the turn's last two
+/// events: ranges follow each other, so a load from the newest compaction on leaves the
+/// older events out (sliding_window's behaviour without overlap).
+struct incremental_compaction {
+    std::optional<lb::compaction_plan> plan(const lb::session_view& v) const {
+        const auto& ev = v.session.events;
+        if (ev.size() < 3) return std::nullopt;
+        std::int64_t first = ev.front().sequence;
+        for (std::size_t i = ev.size(); i-- > 0;)
+            if (ev[i].is_compaction()) {
+                first = ev[i].actions.compaction->last_sequence + 1;
+                break;
+            }
+        const std::int64_t last = ev[ev.size() - 3].sequence;
+        if (last < first) return std::nullopt;
+        return lb::compaction_plan{first, last};
+    }
+    asio::awaitable<std::optional<lb::event>> async_compact(const lb::session_view& v, lb::compaction_plan p) const {
+        every_turn_compaction summary;
+        auto op = summary.async_compact(v, p);
+        std::optional<lb::event> e = co_await std::move(op);
+        co_return e;
+    }
+};
+static_assert(lb::compaction_strategy<incremental_compaction>);
+
 struct counting_signer {
     std::shared_ptr<int> n = std::make_shared<int>(0);
     std::string_view did() const { return "did:test"; }
@@ -843,6 +869,91 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(the_transfer_target_runs_the_next_turn, Env, envs)
     // Another session starts at the root.
     auto t4 = run_turn(env.io, r.run(opts("s2"), "hello"));
     BOOST_TEST(t4.texts() == (std::vector<std::string>{"handing over to helper"}));
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_transfer_older_than_the_newest_compaction_still_picks_the_agent, Env, envs) {
+    Env env;
+    script_agent helper;
+    helper.name_ = "helper";
+    helper.steps = {{"helper here"}};
+    script_agent other;
+    other.name_ = "other";
+    other.steps = {{"other here"}};
+    router_agent root;
+    root.name_ = "root";
+    root.children = {lb::any_agent(helper), lb::any_agent(other)};
+    {
+        lb::runner r{root, env.store, incremental_compaction{}};
+        auto t1 = run_turn(env.io, r.run(opts(), "I need help")); // 1 user, 2 transfer
+        BOOST_TEST(t1.texts() == (std::vector<std::string>{"handing over to helper"}));
+        auto t2 = run_turn(env.io, r.run(opts(), "two")); // 3, 4; summary 5 of 1..2
+        auto t3 = run_turn(env.io, r.run(opts(), "three")); // 6, 7; summary 8 of 3..5
+        BOOST_TEST(!t3.error);
+        BOOST_TEST(t3.texts().at(0) == "helper here");
+        BOOST_REQUIRE(!t3.events.empty());
+        const lb::event& summary = t3.events.back();
+        BOOST_REQUIRE(summary.is_compaction());
+        BOOST_TEST(summary.actions.compaction->first_sequence == 3);
+        // The summary names the agent the session had transferred to.
+        const json::value* recorded = summary.metadata.if_contains("active_agent");
+        BOOST_TEST((recorded && recorded->is_string() && recorded->get_string() == "helper"));
+    }
+    // What a new runner (another process) loads no longer holds the transfer event...
+    lb::get_options go;
+    go.from_newest_compaction = true;
+    auto s = load(env.io, env.store, "s1", go);
+    BOOST_REQUIRE(s);
+    BOOST_REQUIRE(!s->events.empty());
+    BOOST_TEST(s->events.front().sequence == 3);
+    for (std::size_t i = 0; i < s->events.size(); ++i) BOOST_TEST(!s->events[i].actions.transfer_to_agent);
+    // ...and its turn still starts at the agent the session transferred to.
+    lb::runner fresh{root, env.store, incremental_compaction{}};
+    auto t4 = run_turn(env.io, fresh.run(opts(), "four"));
+    BOOST_TEST(!t4.error);
+    BOOST_TEST(t4.texts().at(0) == "helper here");
+    BOOST_TEST(t4.events.at(0).author == "helper");
+    // A session that never transferred records nothing and starts at the root.
+    lb::runner r2{root, env.store, incremental_compaction{}};
+    auto u1 = run_turn(env.io, r2.run(opts("s2"), "hello"));
+    BOOST_TEST(u1.events.at(0).author == "root");
+}
+
+BOOST_AUTO_TEST_CASE(the_newest_transfer_wins_over_what_a_compaction_recorded) {
+    lb::session s;
+    s.events.push_back(lb::event{});
+    lb::event summary = lb::event::make(lb::event_type::agent_message, "compaction", lb::content::from_text("sum"));
+    summary.actions.compaction = lb::event_compaction{.first_sequence = 1, .last_sequence = 1, .summary = "sum", .event_count = 1};
+    summary.metadata["active_agent"] = "billing";
+    s.events.push_back(summary);
+    BOOST_TEST(lb::detail::last_transfer_target(s) == "billing");
+    lb::event later = lb::event::make(lb::event_type::agent_message, "billing");
+    later.actions.transfer_to_agent = "support";
+    s.events.push_back(later);
+    BOOST_TEST(lb::detail::last_transfer_target(s) == "support");
+    // A compaction without a record (an older one) is looked past.
+    lb::session t;
+    lb::event old = lb::event::make(lb::event_type::agent_message, "root");
+    old.actions.transfer_to_agent = "sales";
+    t.events.push_back(old);
+    lb::event bare = summary;
+    bare.metadata.clear();
+    t.events.push_back(bare);
+    BOOST_TEST(lb::detail::last_transfer_target(t) == "sales");
+    // A record that is not a string is ignored; an empty session names nobody.
+    lb::session u;
+    lb::event odd = summary;
+    odd.metadata["active_agent"] = 42;
+    u.events.push_back(odd);
+    BOOST_TEST(lb::detail::last_transfer_target(u).empty());
+    BOOST_TEST(lb::detail::last_transfer_target(lb::session{}).empty());
+    // record_active_agent keeps a name the event already carries.
+    lb::event pre = summary;
+    pre.metadata["active_agent"] = "kept";
+    lb::detail::record_active_agent(s, pre);
+    BOOST_TEST(pre.metadata.at("active_agent").as_string() == "kept");
+    lb::event none = bare;
+    lb::detail::record_active_agent(lb::session{}, none);
+    BOOST_TEST(!none.metadata.contains("active_agent"));
 }
 
 BOOST_AUTO_TEST_CASE(a_transfer_to_an_unknown_agent_starts_at_the_root) {

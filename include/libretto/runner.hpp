@@ -252,14 +252,37 @@ boost::asio::awaitable<boost::system::error_code> flush_turn(Core& core, const t
     co_return ec;
 }
 
-/// The agent that starts a new invocation: the target of the session's newest transfer
-/// when it is in the tree, else the root.
-inline agent_ref pick_agent(agent_ref root, const session& s) {
+/// The metadata key of a compaction event that names the agent the session had last
+/// transferred to when the event was written.
+inline constexpr std::string_view active_agent_key = "active_agent";
+
+/// The name of the agent the session last transferred to: the newest transfer's target,
+/// else what the newest compaction event that records one says. A load from the newest
+/// compaction on may not reach the transfer itself; the compaction record stands in for
+/// the events before it. Empty when the session never transferred.
+inline std::string_view last_transfer_target(const session& s) {
     for (auto it = s.events.rbegin(); it != s.events.rend(); ++it) {
-        if (!it->actions.transfer_to_agent) continue;
-        if (auto found = find_agent(root, *it->actions.transfer_to_agent)) return *found;
-        return root;
+        if (it->actions.transfer_to_agent) return *it->actions.transfer_to_agent;
+        if (!it->is_compaction()) continue;
+        auto f = it->metadata.find(active_agent_key);
+        if (f != it->metadata.end() && f->value().is_string()) return f->value().get_string();
     }
+    return {};
+}
+
+/// Records in a compaction event about to be stored which agent the session (as it is
+/// now, before the event) had last transferred to, unless the event names one already.
+inline void record_active_agent(const session& s, event& compaction) {
+    if (compaction.metadata.contains(active_agent_key)) return;
+    if (std::string_view name = last_transfer_target(s); !name.empty())
+        compaction.metadata[active_agent_key] = name;
+}
+
+/// The agent that starts a new invocation: the one the session last transferred to
+/// (last_transfer_target) when it is in the tree, else the root.
+inline agent_ref pick_agent(agent_ref root, const session& s) {
+    if (std::string_view name = last_transfer_target(s); !name.empty())
+        if (auto found = find_agent(root, name)) return *found;
     return root;
 }
 
@@ -444,6 +467,7 @@ template <class Core>
 boost::asio::awaitable<event> store_compaction(Core& core, turn_state& t, event summary) {
     for (int attempt = 0;; ++attempt) {
         event copy = summary;
+        record_active_agent(*t.sess, copy);
         std::exception_ptr failure;
         try {
             auto op = store_event(core, t, copy);
@@ -555,6 +579,7 @@ compaction_hook overflow_hook(std::shared_ptr<Core> core, turn_state& t) {
         if (!plan) co_return std::nullopt;
         auto op = summarize_plan(*core, *tp, *plan);
         std::optional<event> e = co_await std::move(op);
+        if (e) record_active_agent(s, *e);
         co_return e;
     };
 }
