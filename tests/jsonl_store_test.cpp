@@ -13,6 +13,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -25,6 +26,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1080,6 +1082,103 @@ BOOST_AUTO_TEST_CASE(oversize_event_is_rejected_and_nothing_written) {
     BOOST_REQUIRE(!def.get({"app", "u", "s"}, {}, g));
     BOOST_TEST(def.append(*g, text_event(std::string(16u * 1024 * 1024, 'y')), seq) == lb::errc::oversize);
     BOOST_TEST(g->last_sequence == 1);
+}
+
+/// The session's texts and its state key "k", as a reopened store reads them.
+std::pair<std::vector<std::string>, boost::json::value> reread(const fs::path& root, const lb::session_key& k) {
+    asio::io_context io;
+    lb::jsonl_store st(io.get_executor(), opts(root));
+    std::optional<lb::session> g;
+    BOOST_REQUIRE(!st.get(k, {}, g));
+    BOOST_REQUIRE(g);
+    BOOST_TEST(st.recoveries().empty()); // nothing torn was left behind
+    std::vector<std::string> texts;
+    for (std::size_t i = 0; i < g->events.size(); ++i) texts.push_back(g->events[i].text());
+    const boost::json::value* v = g->state.if_contains("k");
+    return {texts, v ? *v : boost::json::value()};
+}
+
+// per_event acknowledges an append once it is on disk. When the fdatasync fails, the line
+// is taken back: the error names the sync, nothing of the event stays (file, sequence,
+// state), and the next append follows the last acknowledged event.
+BOOST_AUTO_TEST_CASE(a_failed_sync_takes_the_event_back) {
+    temp_dir d;
+    const auto k = make_session(d.path, 2, lb::durability::per_event);
+    const fs::path tp = session_path(d.path, k) / "transcript.jsonl";
+    asio::io_context io;
+    lb::jsonl_store st(io.get_executor(), opts(d.path, lb::durability::per_event));
+    std::optional<lb::session> s;
+    BOOST_REQUIRE(!st.get(k, {}, s));
+    BOOST_REQUIRE(s);
+    const auto size = fs::file_size(tp);
+    struct unhook {
+        ~unhook() { lb::detail::jsonl::fdatasync_for_tests = nullptr; }
+    } unhook_at_exit;
+    static int syncs = 0;
+    lb::detail::jsonl::fdatasync_for_tests = [](int) {
+        ++syncs;
+        errno = EIO;
+        return -1;
+    };
+    std::int64_t seq = 0;
+    auto e = text_event("not on disk");
+    e.actions.state_delta["k"] = 99;
+    BOOST_TEST(st.append(*s, e, seq) == lb::errc::io_error);
+    lb::detail::jsonl::fdatasync_for_tests = nullptr;
+    BOOST_TEST(syncs == 1);
+    BOOST_TEST(seq == 0);
+    BOOST_TEST(fs::file_size(tp) == size);
+    auto diag = st.last_diagnostic();
+    BOOST_REQUIRE(diag);
+    BOOST_TEST(diag->detail.find("fdatasync") != std::string::npos);
+    BOOST_TEST(diag->detail.find("not stored") != std::string::npos);
+    BOOST_TEST(s->last_sequence == 2);
+    BOOST_TEST(s->events.size() == 2u);
+    BOOST_TEST(s->state.at("k").as_int64() == 2);
+    // The same instance goes on from the last acknowledged event.
+    BOOST_REQUIRE(!st.append(*s, text_event("next"), seq));
+    BOOST_TEST(seq == 3);
+    std::optional<lb::session> g;
+    BOOST_REQUIRE(!st.get(k, {}, g));
+    BOOST_TEST(g->last_sequence == 3);
+    auto [texts, kv] = reread(d.path, k);
+    BOOST_TEST(texts == (std::vector<std::string>{"e1", "e2", "next"}));
+    BOOST_TEST(kv == boost::json::value(2));
+}
+
+// A write that fails part-way (here the file-size limit, EFBIG) is taken back too: no
+// partial line stays for the next append to follow, and a reopen finds nothing torn.
+BOOST_AUTO_TEST_CASE(a_failed_write_leaves_no_partial_line) {
+    temp_dir d;
+    const auto k = make_session(d.path, 2);
+    const fs::path tp = session_path(d.path, k) / "transcript.jsonl";
+    asio::io_context io;
+    lb::jsonl_store st(io.get_executor(), opts(d.path));
+    std::optional<lb::session> s;
+    BOOST_REQUIRE(!st.get(k, {}, s));
+    BOOST_REQUIRE(s);
+    const auto size = fs::file_size(tp);
+    rlimit old{};
+    BOOST_REQUIRE(::getrlimit(RLIMIT_FSIZE, &old) == 0);
+    auto old_handler = std::signal(SIGXFSZ, SIG_IGN); // else the process is killed
+    rlimit lim = old;
+    lim.rlim_cur = static_cast<rlim_t>(size + 40); // room for 40 bytes of the line
+    BOOST_REQUIRE(::setrlimit(RLIMIT_FSIZE, &lim) == 0);
+    std::int64_t seq = 0;
+    const auto ec = st.append(*s, text_event(std::string(500, 'x')), seq);
+    ::setrlimit(RLIMIT_FSIZE, &old);
+    std::signal(SIGXFSZ, old_handler);
+    BOOST_TEST(ec == lb::errc::io_error);
+    BOOST_TEST(seq == 0);
+    BOOST_TEST(fs::file_size(tp) == size);
+    auto diag = st.last_diagnostic();
+    BOOST_REQUIRE(diag);
+    BOOST_TEST(diag->detail.find("write") != std::string::npos);
+    BOOST_TEST(s->last_sequence == 2);
+    BOOST_REQUIRE(!st.append(*s, text_event("next"), seq));
+    BOOST_TEST(seq == 3);
+    auto [texts, kv] = reread(d.path, k);
+    BOOST_TEST(texts == (std::vector<std::string>{"e1", "e2", "next"}));
 }
 
 // Strings that are not UTF-8 (strict JSON readers reject them): refused on append, with

@@ -1334,18 +1334,22 @@ private:
         const error_code wec = write_all(s.data->get(), line);
         if (line.capacity() > (1u << 20)) std::string().swap(line);
         if (wec) {
-            // Take back a partial line, so the file ends at a line boundary again.
-            (void)::ftruncate(s.data->get(), static_cast<off_t>(off));
-            return io_fail(wec, s.transcript, "write");
+            take_back(s, off);
+            return io_fail(wec, s.transcript, "write (the event was not stored)");
+        }
+        // per_event: acknowledged only once on disk. A failed sync takes the line back, so a
+        // failure never leaves behind an event the caller was told is not stored.
+        if (opt.durability == durability::per_event) {
+            if (auto ec = fdatasync_fd(s.data->get())) {
+                take_back(s, off);
+                return io_fail(ec, s.transcript, "fdatasync (the event was taken back: not stored)");
+            }
+        } else {
+            s.unsynced = true;
         }
         s.cp.add(e.sequence, e.timestamp, e.id, e.actions.compaction ? e.actions.compaction->first_sequence : 0, off,
                  len);
         apply_delta(s.cp.state, routed.session);
-        if (opt.durability == durability::per_event) {
-            if (auto ec = fdatasync_fd(s.data->get())) return io_fail(ec, s.transcript, "fdatasync");
-        } else {
-            s.unsynced = true;
-        }
         // The transcript is the record: shared scopes follow it. If this fails the event
         // stays stored but the caller's copy is not advanced (its next append is stale).
         if (!routed.app.empty())
@@ -1355,6 +1359,15 @@ private:
         seq = e.sequence;
         detail::commit_append(caller, event_list::pointer_type(std::move(node)), routed);
         return {};
+    }
+
+    /// Takes back what a failed append wrote from `off` on, so the file ends with the last
+    /// stored event again (O_APPEND: the next line would otherwise follow the bad one, at an
+    /// offset the checkpoint does not know). If even the truncate fails, the session is
+    /// loaded from its file at its next use, as after a crash: a torn line is moved aside,
+    /// a whole one counts as stored.
+    void take_back(open_session& s, std::uint64_t off) noexcept {
+        if (::ftruncate(s.data->get(), static_cast<off_t>(off)) != 0) s.data.reset();
     }
 
     /// After an operation that may hold the lock: keep it for lock_linger, checkpoint if due.

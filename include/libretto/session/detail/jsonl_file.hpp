@@ -159,9 +159,13 @@ inline void advise_huge_pages(const void* p, std::size_t bytes) noexcept {
 #endif
 }
 
+/// Fault injection for tests: when set, fdatasync_fd calls it instead of ::fdatasync (a
+/// disk that fails a sync cannot be made on demand).
+inline int (*fdatasync_for_tests)(int fd) = nullptr;
+
 inline error_code fdatasync_fd(int fd) {
     int r;
-    do r = ::fdatasync(fd);
+    do r = fdatasync_for_tests ? fdatasync_for_tests(fd) : ::fdatasync(fd);
     while (r < 0 && errno == EINTR);
     return r < 0 ? errno_code() : error_code{};
 }
