@@ -63,6 +63,9 @@ struct benchmark {
     std::string name;                 ///< the function's name, as written in LIBRETTO_BENCHMARK
     std::vector<std::string> metrics; ///< every metric the function may report
     benchmark_fn fn;
+    /// "NAME=value" set in the environment of the benchmark's process (a setting of the
+    /// process, such as a glibc tunable, that must be in place before main); empty: none.
+    std::string environment{};
 
     bool matches(std::string_view filter) const {
         for (const auto& m : metrics)
@@ -79,8 +82,9 @@ inline std::vector<benchmark>& registry() {
 }
 
 struct registrar {
-    registrar(const char* name, benchmark_fn fn, std::initializer_list<const char*> metrics) {
-        benchmark b{name, {}, fn};
+    registrar(const char* name, benchmark_fn fn, std::initializer_list<const char*> metrics,
+              const char* environment = "") {
+        benchmark b{name, {}, fn, environment};
         for (const char* m : metrics)
             b.metrics.emplace_back(m);
         registry().push_back(std::move(b));
@@ -123,5 +127,11 @@ double ns_per_op(Op&& op, std::chrono::nanoseconds min_time = std::chrono::milli
 #define LIBRETTO_BENCHMARK(fn, ...)                                                                \
     static const ::libretto_bench::registrar LIBRETTO_BENCH_CONCAT(libretto_bench_registrar_, fn){ \
         #fn, &fn, {__VA_ARGS__}}
+
+/// LIBRETTO_BENCHMARK_ENV(fn, "NAME=value", "metric", ...): LIBRETTO_BENCHMARK, with NAME set to
+/// value in the environment of the benchmark's process (replacing NAME if it is set).
+#define LIBRETTO_BENCHMARK_ENV(fn, env, ...)                                                       \
+    static const ::libretto_bench::registrar LIBRETTO_BENCH_CONCAT(libretto_bench_registrar_, fn){ \
+        #fn, &fn, {__VA_ARGS__}, env}
 
 #endif

@@ -20,10 +20,12 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <string>
 #include <string_view>
+#include <vector>
 
 extern char** environ;
 
@@ -58,8 +60,16 @@ bool run_isolated(const libretto_bench::benchmark& b, std::string_view filter) {
     char* args[] = {self.data(), only.data(), name.data(), f.data(), nullptr};
     std::fflush(stdout);
     std::fflush(stderr);
+    // Our environment, with the benchmark's setting in place of any value of that name.
+    std::vector<char*> env;
+    std::string extra = b.environment;
+    const std::string_view extra_name = std::string_view(extra).substr(0, extra.find('=') + 1);
+    for (char** e = environ; *e; ++e)
+        if (extra.empty() || !std::string_view(*e).starts_with(extra_name)) env.push_back(*e);
+    if (!extra.empty()) env.push_back(extra.data());
+    env.push_back(nullptr);
     pid_t pid = 0;
-    if (const int rc = posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, args, environ); rc != 0) {
+    if (const int rc = posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, args, env.data()); rc != 0) {
         std::fprintf(stderr, "libretto_bench: cannot start a process for %s: %s\n", b.name.c_str(), std::strerror(rc));
         return false;
     }
@@ -85,6 +95,12 @@ int main(int argc, char** argv) {
     if (argc == 4 && std::string_view(argv[1]) == "--only") {
         for (const auto& b : all)
             if (b.name == argv[2]) {
+                if (const auto eq = b.environment.find('='); eq != std::string::npos) {
+                    const char* v = std::getenv(b.environment.substr(0, eq).c_str());
+                    if (!v || b.environment.substr(eq + 1) != v)
+                        std::fprintf(stderr, "libretto_bench: %s is meant to run with %s (run it without --only)\n",
+                                     b.name.c_str(), b.environment.c_str());
+                }
                 libretto_bench::reporter reporter(argv[3]);
                 return run_here(b, reporter) ? 0 : 1;
             }

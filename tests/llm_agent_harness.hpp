@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,12 @@ namespace lb = libretto;
 namespace json = boost::json;
 
 /// A root context with the user's message already in its session (as the runner does).
+/// `max_llm_calls`: the invocation's budget of model calls (invocation_options' default
+/// unless given).
 inline lb::invocation_context make_ctx(asio::io_context& io, const std::string& user_text, bool resumable = false,
-                                       json::object state = {}) {
+                                       json::object state = {}, std::optional<std::size_t> max_llm_calls = {}) {
     lb::invocation_options o;
+    if (max_llm_calls) o.max_llm_calls = *max_llm_calls;
     o.app_name = "app";
     o.user_id = "u1";
     o.session_id = "s1";

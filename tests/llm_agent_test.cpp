@@ -785,30 +785,13 @@ BOOST_AUTO_TEST_CASE(cancelling_the_stream_stops_the_model_call) {
 
 // ---- max_llm_calls: one budget of model calls for the whole invocation ----------------
 
-namespace {
-lb::invocation_context limited_ctx(asio::io_context& io, const std::string& text, std::size_t max_llm_calls) {
-    lb::invocation_options o;
-    o.app_name = "app";
-    o.user_id = "u1";
-    o.session_id = "s1";
-    o.agent_name = "assistant";
-    o.executor = io.get_executor();
-    o.max_llm_calls = max_llm_calls;
-    lb::invocation_context ctx(std::move(o));
-    lb::event u = lb::event::make(lb::event_type::user_message, "user", lb::content::from_text(text));
-    u.invocation_id = ctx.invocation_id();
-    ctx.session().events.push_back(std::move(u));
-    return ctx;
-}
-} // namespace
-
 BOOST_AUTO_TEST_CASE(max_llm_calls_refuses_the_call_past_the_limit_and_ends_the_invocation) {
     asio::io_context io;
     auto m = model_of(io, {lb::scripted_reply::tool_call("add", {{"a", 1}, {"b", 1}}),
                            lb::scripted_reply::tool_call("add", {{"a", 2}, {"b", 2}}),
                            lb::scripted_reply::text("never sent")});
     auto agent = make_agent(m, lb::tools(lb::function_tool("add", "Adds", add)));
-    auto ctx = limited_ctx(io, "loop", 2);
+    auto ctx = make_ctx(io, "loop", false, {}, 2);
     BOOST_TEST(ctx.max_llm_calls() == 2u);
     auto r = drain(io, ctx, agent.run(ctx));
     BOOST_REQUIRE(!r.error);
@@ -833,7 +816,7 @@ BOOST_AUTO_TEST_CASE(max_llm_calls_counts_retries_and_every_agent_of_the_invocat
     auto second = model_of(io, {lb::scripted_reply::text("second answer")});
     lb::llm_agent<> a({.name = "a", .model = first, .retry = {.max_attempts = 3, .initial_backoff = std::chrono::milliseconds(1)}});
     lb::llm_agent<> b({.name = "b", .model = second});
-    auto ctx = limited_ctx(io, "hi", 2);
+    auto ctx = make_ctx(io, "hi", false, {}, 2);
     auto ra = drain(io, ctx, a.run(ctx.for_agent("a")));
     BOOST_REQUIRE(!ra.error);
     BOOST_TEST(first.request_count() == 2u);
@@ -852,7 +835,7 @@ BOOST_AUTO_TEST_CASE(max_llm_calls_zero_means_no_limit_and_a_veto_is_not_a_call)
     asio::io_context io;
     BOOST_TEST(lb::invocation_options{}.max_llm_calls == 500u); // ADK's default
     BOOST_TEST(lb::invocation_context{}.max_llm_calls() == 500u);
-    auto unlimited = limited_ctx(io, "long", 0);
+    auto unlimited = make_ctx(io, "long", false, {}, 0);
     for (int i = 0; i < 1000; ++i) BOOST_REQUIRE(unlimited.count_llm_call());
     BOOST_TEST(unlimited.llm_calls() == 1000u);
     auto m = model_of(io, {lb::scripted_reply::tool_call("add", {{"a", 1}, {"b", 1}}), lb::scripted_reply::text("done")});
@@ -875,7 +858,7 @@ BOOST_AUTO_TEST_CASE(max_llm_calls_zero_means_no_limit_and_a_veto_is_not_a_call)
                                resp.parts.emplace_back(lb::text_part{"cached", {}});
                                return resp;
                            }});
-    auto ctx2 = limited_ctx(io, "hi", 1);
+    auto ctx2 = make_ctx(io, "hi", false, {}, 1);
     auto r2 = drain(io, ctx2, vetoing.run(ctx2));
     BOOST_REQUIRE(!r2.error);
     BOOST_TEST(ctx2.llm_calls() == 0u);

@@ -6,6 +6,7 @@
 
 #include "conformance/store_conformance.hpp"
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -465,6 +466,91 @@ BOOST_AUTO_TEST_CASE(busy_beyond_busy_timeout_and_the_io_thread_stays_responsive
         locker.exec("COMMIT");
         BOOST_TEST(co_await append_text_ec(st, s, "after") == error_code{});
         BOOST_TEST(s.last_sequence == 2);
+    });
+}
+
+// async_open opens off the io_context thread: a new database whose write lock another
+// connection holds makes the open (creating the schema) wait busy_timeout while the
+// io_context keeps running, and
+// fail with the exception the constructor throws; once the lock is gone it opens, and the
+// store works. A file that is not a database fails through the exception_ptr.
+BOOST_AUTO_TEST_CASE(async_open_waits_off_the_io_thread_and_reports_failures) {
+    temp_db db;
+    const auto io_thread = std::this_thread::get_id();
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        raw_db locker(db.path);
+        // In WAL mode already (switching modes does not wait for a lock, it fails at once).
+        locker.exec("PRAGMA journal_mode=WAL; BEGIN IMMEDIATE; CREATE TABLE other(x);");
+        lb::sqlite_store_options o = db.options();
+        o.busy_timeout = std::chrono::milliseconds(300);
+
+        bool waiting = true, ticker_done = false;
+        int ticks = 0;
+        auto ticker = [&]() -> asio::awaitable<void> {
+            asio::steady_timer t(ex);
+            while (waiting) {
+                t.expires_after(std::chrono::milliseconds(5));
+                co_await t.async_wait(asio::use_awaitable);
+                ++ticks;
+            }
+            ticker_done = true;
+        };
+        asio::co_spawn(ex, ticker(), asio::detached);
+        const auto start = std::chrono::steady_clock::now();
+        std::optional<error_code> refused;
+        std::string what;
+        try {
+            auto op = lb::sqlite_store::async_open(ex, o, asio::use_awaitable);
+            std::optional<lb::sqlite_store> st = co_await std::move(op);
+            BOOST_TEST(!st.has_value(), "opened while another connection held the write lock");
+        } catch (const boost::system::system_error& e) {
+            refused = e.code();
+            what = e.what();
+        }
+        const auto waited = std::chrono::steady_clock::now() - start;
+        waiting = false;
+        asio::steady_timer pause(ex);
+        while (!ticker_done) {
+            pause.expires_after(std::chrono::milliseconds(1));
+            co_await pause.async_wait(asio::use_awaitable);
+        }
+        BOOST_TEST(std::this_thread::get_id() == io_thread);
+        BOOST_REQUIRE(refused);
+        BOOST_TEST(*refused == lb::errc::busy);
+        BOOST_TEST_MESSAGE(what);
+        BOOST_TEST(what.find(db.path) != std::string::npos, what);
+        BOOST_TEST(waited >= std::chrono::milliseconds(250));
+        BOOST_TEST(ticks >= 10); // the wait happened on another thread
+
+        locker.exec("COMMIT");
+        auto op = lb::sqlite_store::async_open(ex, o, asio::use_awaitable);
+        std::optional<lb::sqlite_store> st = co_await std::move(op);
+        BOOST_TEST(std::this_thread::get_id() == io_thread);
+        BOOST_REQUIRE(st.has_value());
+        auto s = co_await create(*st, "app", "u1", "s1");
+        co_await append_text(*st, s, "hello");
+        BOOST_TEST(s.last_sequence == 1);
+        auto g = co_await get(*st, s);
+        BOOST_REQUIRE(g);
+        BOOST_TEST(g->events.at(0).text() == "hello");
+        BOOST_TEST(locker.integer("SELECT version FROM libretto_schema") == lb::sqlite_store::schema_version);
+
+        // Not a database: the exception_ptr carries corrupt_data, and there is no store.
+        temp_db bad;
+        {
+            std::ofstream f(bad.path, std::ios::binary);
+            f << "this is a JSONL file, not a database\n" << std::string(8192, 'x');
+        }
+        auto op2 = lb::sqlite_store::async_open(ex, bad.options(), asio::as_tuple(asio::use_awaitable));
+        auto [failure, none] = co_await std::move(op2);
+        BOOST_TEST(!none.has_value());
+        BOOST_REQUIRE(failure);
+        try {
+            std::rethrow_exception(failure);
+        } catch (const boost::system::system_error& e) {
+            BOOST_TEST(e.code() == lb::errc::corrupt_data);
+            BOOST_TEST(std::string(e.what()).find(bad.path) != std::string::npos);
+        }
     });
 }
 

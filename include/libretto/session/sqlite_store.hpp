@@ -99,22 +99,46 @@ public:
     /// SQLite database, boost::system::errc::not_supported for a database written by a newer
     /// libretto (schema version above schema_version), errc::busy if another connection held
     /// the write lock beyond busy_timeout during a migration, errc::io_error otherwise.
-    sqlite_store(executor_type ex, sqlite_store_options o)
-        : ex_(std::move(ex)),
-          pool_(o.blocking_executor ? nullptr : std::make_unique<boost::asio::thread_pool>(1)),
-          core_(std::make_shared<detail::sqlite_core>()),
-          strand_(o.blocking_executor ? o.blocking_executor : executor_type(pool_->get_executor())) {
-        detail::sqlite_params p;
-        p.path = std::move(o.path);
-        p.busy_timeout_ms = static_cast<int>(std::min<std::chrono::milliseconds::rep>(
-            std::max<std::chrono::milliseconds::rep>(o.busy_timeout.count(), 0), 0x7fffffff));
-        p.synchronous = o.synchronous == sqlite_synchronous::off    ? "OFF"
-                        : o.synchronous == sqlite_synchronous::full ? "FULL"
-                                                                     : "NORMAL";
-        p.max_event_bytes = o.max_event_bytes;
-        p.checkpoint_pages = o.checkpoint_pages;
-        p.background_checkpoint = o.background_checkpoint;
-        if (auto ec = core_->open(p)) throw boost::system::system_error(ec, core_->last_error());
+    ///
+    /// It blocks the calling thread while it opens: up to busy_timeout when another
+    /// connection holds the write lock during a migration. On an io_context thread, use
+    /// async_open.
+    sqlite_store(executor_type ex, sqlite_store_options o) : sqlite_store(parts::make(std::move(ex), o)) {
+        if (auto ec = core_->open(params_of(std::move(o)))) throw boost::system::system_error(ec, core_->last_error());
+    }
+
+    /// Opens the database as the constructor does, on the store's blocking executor (the
+    /// options' blocking_executor, else the store's own thread): the calling thread never
+    /// waits for the file, a migration or another connection's lock. Completes with
+    /// void(std::exception_ptr, std::optional<sqlite_store>) through the handler's
+    /// associated executor (default `ex`): on failure, the system_error the constructor would
+    /// throw (use_awaitable rethrows it) and no store; on success, no exception and the store.
+    template <class Token = boost::asio::deferred_t>
+    static auto async_open(executor_type ex, sqlite_store_options o, Token&& token = {}) {
+        return boost::asio::async_initiate<Token, void(std::exception_ptr, std::optional<sqlite_store>)>(
+            [](auto handler, executor_type ex, sqlite_store_options o) {
+                auto guard = boost::asio::make_work_guard(boost::asio::get_associated_executor(handler, ex));
+                auto pp = std::make_unique<parts>(parts::make(ex, o));
+                const executor_type worker = pp->strand;
+                boost::asio::post(worker, [pp = std::move(pp), p = params_of(std::move(o)), ex = std::move(ex),
+                                           guard = std::move(guard), handler = std::move(handler)]() mutable {
+                    std::exception_ptr failure;
+                    try {
+                        if (auto ec = pp->core->open(p))
+                            failure = std::make_exception_ptr(boost::system::system_error(ec, pp->core->last_error()));
+                    } catch (...) {
+                        failure = std::current_exception();
+                    }
+                    // The store, or on failure its parts, go to the caller's executor to be
+                    // destroyed there: a pool must never be joined from its own thread.
+                    std::optional<sqlite_store> st;
+                    if (!failure) st.emplace(sqlite_store(std::move(*pp)));
+                    else boost::asio::post(ex, [pp = std::move(pp)] {});
+                    detail::post_result(std::move(handler), ex, failure, std::move(st));
+                    guard.reset();
+                });
+            },
+            token, std::move(ex), std::move(o));
     }
 
     sqlite_store(const sqlite_store&) = delete;
@@ -254,6 +278,40 @@ public:
     }
 
 private:
+    /// What a store is made of before its database is open.
+    struct parts {
+        executor_type ex;
+        std::unique_ptr<boost::asio::thread_pool> pool;
+        std::shared_ptr<detail::sqlite_core> core;
+        executor_type strand;
+
+        static parts make(executor_type ex, const sqlite_store_options& o) {
+            parts p;
+            p.ex = std::move(ex);
+            if (!o.blocking_executor) p.pool = std::make_unique<boost::asio::thread_pool>(1);
+            p.core = std::make_shared<detail::sqlite_core>();
+            p.strand = o.blocking_executor ? o.blocking_executor : executor_type(p.pool->get_executor());
+            return p;
+        }
+    };
+
+    explicit sqlite_store(parts&& p)
+        : ex_(std::move(p.ex)), pool_(std::move(p.pool)), core_(std::move(p.core)), strand_(std::move(p.strand)) {}
+
+    static detail::sqlite_params params_of(sqlite_store_options o) {
+        detail::sqlite_params p;
+        p.path = std::move(o.path);
+        p.busy_timeout_ms = static_cast<int>(std::min<std::chrono::milliseconds::rep>(
+            std::max<std::chrono::milliseconds::rep>(o.busy_timeout.count(), 0), 0x7fffffff));
+        p.synchronous = o.synchronous == sqlite_synchronous::off    ? "OFF"
+                        : o.synchronous == sqlite_synchronous::full ? "FULL"
+                                                                     : "NORMAL";
+        p.max_event_bytes = o.max_event_bytes;
+        p.checkpoint_pages = o.checkpoint_pages;
+        p.background_checkpoint = o.background_checkpoint;
+        return p;
+    }
+
     static detail::append_target target_of(const session& s) {
         return {{s.app_name, s.user_id, s.id}, s.last_sequence};
     }
