@@ -415,6 +415,37 @@ BOOST_AUTO_TEST_CASE(tool_callbacks_veto_edit_and_replace_with_their_actions_app
     BOOST_TEST(st[1]->actions.state_delta.at("replaced") == json::value(true));
 }
 
+// With only an after_tool callback, the tool and the callback both get the model's
+// arguments (the tool's are moved, the callback's copied).
+BOOST_AUTO_TEST_CASE(after_tool_alone_sees_the_arguments_the_tool_ran_with) {
+    asio::io_context io;
+    std::vector<int> tool_saw;
+    auto counted = [&tool_saw](add_args a) {
+        tool_saw.push_back(a.a);
+        return a.a + a.b;
+    };
+    auto m = model_of(io, {lb::scripted_reply::tool_call("add", {{"a", 3}, {"b", 4}}), lb::scripted_reply::text("7")});
+    lb::llm_agent agent({.name = "assistant",
+                         .model = m,
+                         .tools = lb::tools(lb::function_tool("add", "Adds", counted)),
+                         .after_tool = [](lb::tool_context& tc, const json::object& args,
+                                          lb::tool_response_part& resp) -> std::optional<json::value> {
+                             tc.state()["seen"] = args;
+                             tc.state()["result"] = resp.result;
+                             return std::nullopt;
+                         }});
+    auto ctx = make_ctx(io, "add");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    BOOST_TEST(tool_saw == (std::vector<int>{3}));
+    auto st = r.stored();
+    BOOST_REQUIRE(st.size() == 3u);
+    BOOST_TEST(st[1]->actions.state_delta.at("seen") == json::value({{"a", 3}, {"b", 4}}));
+    BOOST_TEST(st[1]->actions.state_delta.at("result") == json::value(7));
+    // The stored call keeps its arguments (the tool's copy was the one moved).
+    BOOST_TEST(*st[0]->tool_input() == json::object({{"a", 3}, {"b", 4}}));
+}
+
 BOOST_AUTO_TEST_CASE(bad_arguments_unknown_tools_and_invalid_json_are_answered_to_the_model) {
     asio::io_context io;
     auto m = model_of(io, {lb::scripted_reply::tool_call("add", {{"a", "two"}, {"b", 3}})

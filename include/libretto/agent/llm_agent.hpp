@@ -477,10 +477,15 @@ private:
     static boost::asio::awaitable<std::optional<tool_response_part>>
     run_one(const llm_agent_options<Model>* o, tool_call_part call, bool long_running, tool_context* tctx) {
         const bool known = o->tools.find(call.tool_name) != nullptr;
-        json::object args = call.args;
+        const bool before = known && static_cast<bool>(o->before_tool);
+        const bool after = known && static_cast<bool>(o->after_tool);
+        // The arguments the callbacks see (before_tool may change them, after_tool is shown
+        // them): copied only for a callback; without one, the call's own move to the tool.
+        json::object args;
+        if (before || after) args = call.args;
         std::optional<tool_response_part> resp;
         std::string failure;
-        if (known && o->before_tool) {
+        if (before) {
             try {
                 std::optional<json::value> veto = o->before_tool(*tctx, args);
                 if (veto) {
@@ -497,12 +502,13 @@ private:
         if (!failure.empty()) {
             resp = tool_error_response(call.tool_call_id, call.tool_name, std::move(failure));
         } else if (!resp) {
-            call.args = args;
-            auto op = run_tool_call(o->tools, call, *tctx);
+            if (before) call.args = args;
+            json::value tool_args(std::move(call.args));
+            auto op = libretto::run_tool_call(o->tools, call.tool_call_id, call.tool_name, std::move(tool_args), *tctx);
             tool_response_part r = co_await std::move(op);
             resp = std::move(r);
         }
-        if (known && o->after_tool) {
+        if (after) {
             try {
                 std::optional<json::value> replaced = o->after_tool(*tctx, args, *resp);
                 if (replaced) {
@@ -558,7 +564,7 @@ private:
         for (std::size_t i = 0; i < n; ++i) {
             if (calls[i].answer) continue;
             ++inbox->pending;
-            auto op = run_one(&o_, calls[i].call, calls[i].long_running, &inbox->contexts[i]);
+            auto op = run_one(&o_, std::move(calls[i].call), calls[i].long_running, &inbox->contexts[i]);
             boost::asio::co_spawn(
                 ex, std::move(op),
                 boost::asio::bind_cancellation_slot(
@@ -622,7 +628,7 @@ private:
         };
         std::exception_ptr failure;
         try {
-            auto op = run_one(&o_, call.call, call.long_running, &inbox->contexts[i]);
+            auto op = run_one(&o_, std::move(call.call), call.long_running, &inbox->contexts[i]);
             std::optional<tool_response_part> r = co_await std::move(op);
             inbox->results[i] = std::move(r);
         } catch (...) {
