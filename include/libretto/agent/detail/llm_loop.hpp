@@ -274,7 +274,8 @@ public:
     std::size_t steps() const noexcept { return steps_; }
     /// Failed attempts of the current step's model call.
     int failed_attempts() const noexcept { return failed_; }
-    /// The calls of the current step, in the model's order.
+    /// The calls of the current step, in the model's order (ids, names, long-running marks
+    /// and the loop's own answers; the arguments went to the driver with the action).
     const std::vector<pending_call>& calls() const noexcept { return calls_; }
 
     /// Starts a step over the session's events as they are now: builds the request with
@@ -401,7 +402,19 @@ public:
                 for (const auto& pc : calls_)
                     if (pc.long_running && pc.call.tool_call_id == c->tool_call_id) c->metadata["long_running"] = true;
         a.kind = llm_action_kind::run_tools;
-        a.calls = calls_;
+        // The driver's list has the arguments (it moves them to the tools); the loop keeps
+        // what on_tool_results reads, without them.
+        a.calls = std::move(calls_);
+        calls_.clear();
+        calls_.reserve(a.calls.size());
+        for (const auto& pc : a.calls) {
+            pending_call kept;
+            kept.call.tool_call_id = pc.call.tool_call_id;
+            kept.call.tool_name = pc.call.tool_name;
+            kept.long_running = pc.long_running;
+            kept.answer = pc.answer;
+            calls_.push_back(std::move(kept));
+        }
         a.emit.push_back(std::move(e));
         return a;
     }
