@@ -814,6 +814,57 @@ BOOST_AUTO_TEST_CASE(cancelling_the_stream_stops_the_model_call) {
     BOOST_TEST(r.events[0].text() == "Hel");
 }
 
+namespace {
+// A model whose stream sends deltas (text and a tool call) and ends without a final response.
+struct truncated_model {
+    asio::any_io_executor ex;
+    std::shared_ptr<int> calls = std::make_shared<int>(0);
+    std::string_view name() const { return "truncated"; }
+    asio::any_io_executor get_executor() const { return ex; }
+    lb::llm_stream generate(lb::llm_request) {
+        ++*calls;
+        std::vector<lb::llm_chunk> chunks(2);
+        chunks[0].text = "Half an ans";
+        lb::tool_call_delta d;
+        d.index = 0;
+        d.id = "call_1";
+        d.name = "add";
+        d.arguments = "{\"a\": 1, \"b\": 2}";
+        chunks[1].tool_calls.push_back(std::move(d));
+        return lb::make_stream(ex, std::move(chunks));
+    }
+};
+static_assert(lb::model<truncated_model>);
+} // namespace
+
+// The deltas are streamed as partials, but a stream that ends without a final response is a
+// bad response: no tool runs, nothing of the deltas is stored, the run ends with an error
+// event (not retried).
+BOOST_AUTO_TEST_CASE(a_stream_without_a_final_response_is_a_bad_response) {
+    asio::io_context io;
+    truncated_model m{io.get_executor()};
+    int ran = 0;
+    auto counted = [&ran](add_args a) {
+        ++ran;
+        return a.a + a.b;
+    };
+    lb::llm_agent<truncated_model> agent(
+        {.name = "assistant", .model = m, .tools = lb::tools(lb::function_tool("add", "Adds", counted))});
+    auto ctx = make_ctx(io, "hi");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    BOOST_TEST(*m.calls == 1);
+    BOOST_TEST(ran == 0);
+    BOOST_REQUIRE(!r.events.empty());
+    BOOST_TEST(r.events.front().partial);
+    BOOST_TEST(r.events.front().text() == "Half an ans");
+    auto st = r.stored();
+    BOOST_REQUIRE_EQUAL(st.size(), 1u);
+    const lb::event& err = *st.front();
+    BOOST_TEST((lb::agent_error_code(err) == lb::errc::bad_response));
+    BOOST_TEST(err.text().find("ended without a final response") != std::string::npos, err.text());
+}
+
 // ---- max_llm_calls: one budget of model calls for the whole invocation ----------------
 
 BOOST_AUTO_TEST_CASE(max_llm_calls_refuses_the_call_past_the_limit_and_ends_the_invocation) {

@@ -453,7 +453,6 @@ private:
     /// model owns it), not kept in a coroutine frame.
     boost::asio::awaitable<llm_response> call_model() {
         llm_stream s = model_.generate(loop_.take_request());
-        llm_response_accumulator acc;
         for (;;) {
             // Chunks the model has ready (a scripted reply, a burst read from the network)
             // without a next() frame each.
@@ -464,13 +463,13 @@ private:
             }
             if (!c) break;
             if (c->final) co_return std::move(*c->final);
-            acc.add(*c);
-            // The accumulator has copied what it keeps: the partial event takes the text.
+            // Nothing is accumulated here: the model's final response is the answer, and a
+            // stream without one is an error whatever came before it.
             std::optional<boost::asio::awaitable<void>> op = emit_partial(std::move(*c));
             if (op) co_await std::move(*op);
         }
-        acc.fail(make_error_code(errc::bad_response), "the model's stream ended without a final response");
-        co_return std::move(acc).finish();
+        co_return llm_response::failure(make_error_code(errc::bad_response),
+                                        "the model's stream ended without a final response");
     }
 
     /// One call: the callbacks and run_tool_call. Never throws for the tool's failure.
