@@ -847,17 +847,25 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(state_deltas_of_the_user_message_and_the_agent_are
     BOOST_TEST(t3.texts() == (std::vector<std::string>{"seen 3"}));
 }
 
+/// root (a router that hands over to "helper"), with children "helper" and "other".
+struct router_tree {
+    script_agent helper;
+    script_agent other;
+    router_agent root;
+    router_tree() {
+        helper.name_ = "helper";
+        helper.steps = {{"helper here"}};
+        other.name_ = "other";
+        other.steps = {{"other here"}};
+        root.name_ = "root";
+        root.children = {lb::any_agent(helper), lb::any_agent(other)};
+    }
+};
+
 BOOST_AUTO_TEST_CASE_TEMPLATE(the_transfer_target_runs_the_next_turn, Env, envs) {
     Env env;
-    script_agent helper;
-    helper.name_ = "helper";
-    helper.steps = {{"helper here"}};
-    script_agent other;
-    other.name_ = "other";
-    other.steps = {{"other here"}};
-    router_agent root;
-    root.name_ = "root";
-    root.children = {lb::any_agent(helper), lb::any_agent(other)};
+    router_tree tree;
+    const router_agent& root = tree.root;
     lb::runner r{root, env.store};
     auto t1 = run_turn(env.io, r.run(opts(), "I need help"));
     BOOST_TEST(t1.texts() == (std::vector<std::string>{"handing over to helper"}));
@@ -873,15 +881,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(the_transfer_target_runs_the_next_turn, Env, envs)
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(a_transfer_older_than_the_newest_compaction_still_picks_the_agent, Env, envs) {
     Env env;
-    script_agent helper;
-    helper.name_ = "helper";
-    helper.steps = {{"helper here"}};
-    script_agent other;
-    other.name_ = "other";
-    other.steps = {{"other here"}};
-    router_agent root;
-    root.name_ = "root";
-    root.children = {lb::any_agent(helper), lb::any_agent(other)};
+    router_tree tree;
+    const router_agent& root = tree.root;
     {
         lb::runner r{root, env.store, incremental_compaction{}};
         auto t1 = run_turn(env.io, r.run(opts(), "I need help")); // 1 user, 2 transfer

@@ -411,6 +411,33 @@ BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(sqlite_store_locking)
 
+/// Counts 5 ms ticks of the io_context while an operation waits: ticks prove that the wait
+/// happened on another thread. stop() must be awaited before the ticker is destroyed.
+struct io_ticker {
+    asio::any_io_executor ex;
+    bool waiting = true;
+    bool done = false;
+    int ticks = 0;
+    explicit io_ticker(asio::any_io_executor e) : ex(std::move(e)) { asio::co_spawn(ex, run(this), asio::detached); }
+    static asio::awaitable<void> run(io_ticker* self) {
+        asio::steady_timer t(self->ex);
+        while (self->waiting) {
+            t.expires_after(std::chrono::milliseconds(5));
+            co_await t.async_wait(asio::use_awaitable);
+            ++self->ticks;
+        }
+        self->done = true;
+    }
+    asio::awaitable<void> stop() {
+        waiting = false;
+        asio::steady_timer pause(ex);
+        while (!done) {
+            pause.expires_after(std::chrono::milliseconds(1));
+            co_await pause.async_wait(asio::use_awaitable);
+        }
+    }
+};
+
 // Another connection holds the write lock: writes wait busy_timeout then fail with
 // errc::busy; reads go on (WAL); the io_context thread stays responsive meanwhile; once
 // the lock is released, writes work again.
@@ -427,34 +454,17 @@ BOOST_AUTO_TEST_CASE(busy_beyond_busy_timeout_and_the_io_thread_stays_responsive
         raw_db locker(db.path);
         locker.exec("BEGIN IMMEDIATE; INSERT INTO app_state VALUES ('other', 'k', '1');");
 
-        // The ticker uses this frame's locals: it must end before this coroutine does.
-        bool waiting = true, ticker_done = false;
-        int ticks = 0;
-        auto ticker = [&]() -> asio::awaitable<void> {
-            asio::steady_timer t(ex);
-            while (waiting) {
-                t.expires_after(std::chrono::milliseconds(5));
-                co_await t.async_wait(asio::use_awaitable);
-                ++ticks;
-            }
-            ticker_done = true;
-        };
-        asio::co_spawn(ex, ticker(), asio::detached);
+        io_ticker ticker(ex); // stopped before this frame ends
 
         const auto start = std::chrono::steady_clock::now();
         auto ec = co_await append_text_ec(st, s, "blocked");
         const auto waited = std::chrono::steady_clock::now() - start;
-        waiting = false;
-        asio::steady_timer pause(ex);
-        while (!ticker_done) {
-            pause.expires_after(std::chrono::milliseconds(1));
-            co_await pause.async_wait(asio::use_awaitable);
-        }
+        co_await ticker.stop();
         BOOST_TEST(std::this_thread::get_id() == io_thread); // completes on the caller's executor
         BOOST_TEST(ec == lb::errc::busy);
         BOOST_TEST(waited >= std::chrono::milliseconds(250));
-        BOOST_TEST(ticks >= 10); // ~60 expected: the wait happened on another thread
-        BOOST_TEST_MESSAGE("io_context ticks while SQLite waited: " << ticks);
+        BOOST_TEST(ticker.ticks >= 10); // ~60 expected: the wait happened on another thread
+        BOOST_TEST_MESSAGE("io_context ticks while SQLite waited: " << ticker.ticks);
         BOOST_TEST(st.last_error_message().find("busy_timeout") != std::string::npos);
         BOOST_TEST(s.last_sequence == 1);
         BOOST_TEST(co_await create_in(st, "app", "u1", "s2") == lb::errc::busy);
@@ -484,18 +494,7 @@ BOOST_AUTO_TEST_CASE(async_open_waits_off_the_io_thread_and_reports_failures) {
         lb::sqlite_store_options o = db.options();
         o.busy_timeout = std::chrono::milliseconds(300);
 
-        bool waiting = true, ticker_done = false;
-        int ticks = 0;
-        auto ticker = [&]() -> asio::awaitable<void> {
-            asio::steady_timer t(ex);
-            while (waiting) {
-                t.expires_after(std::chrono::milliseconds(5));
-                co_await t.async_wait(asio::use_awaitable);
-                ++ticks;
-            }
-            ticker_done = true;
-        };
-        asio::co_spawn(ex, ticker(), asio::detached);
+        io_ticker ticker(ex); // stopped before this frame ends
         const auto start = std::chrono::steady_clock::now();
         std::optional<error_code> refused;
         std::string what;
@@ -508,19 +507,14 @@ BOOST_AUTO_TEST_CASE(async_open_waits_off_the_io_thread_and_reports_failures) {
             what = e.what();
         }
         const auto waited = std::chrono::steady_clock::now() - start;
-        waiting = false;
-        asio::steady_timer pause(ex);
-        while (!ticker_done) {
-            pause.expires_after(std::chrono::milliseconds(1));
-            co_await pause.async_wait(asio::use_awaitable);
-        }
+        co_await ticker.stop();
         BOOST_TEST(std::this_thread::get_id() == io_thread);
         BOOST_REQUIRE(refused);
         BOOST_TEST(*refused == lb::errc::busy);
         BOOST_TEST_MESSAGE(what);
         BOOST_TEST(what.find(db.path) != std::string::npos, what);
         BOOST_TEST(waited >= std::chrono::milliseconds(250));
-        BOOST_TEST(ticks >= 10); // the wait happened on another thread
+        BOOST_TEST(ticker.ticks >= 10); // the wait happened on another thread
 
         locker.exec("COMMIT");
         auto op = lb::sqlite_store::async_open(ex, o, asio::use_awaitable);
