@@ -201,6 +201,61 @@ BOOST_FIXTURE_TEST_CASE(selections_across_chunk_boundaries, sync_store) {
 }
 
 // append_batch: all stored in order with consecutive sequences, or none.
+// The store remembers the session its last look-up found. Sessions created in between (the
+// maps grow and move their sessions), a session deleted and created again under the same
+// id, and ids that differ in one part only must each reach their own session.
+BOOST_AUTO_TEST_CASE(appends_reach_their_session_across_creates_deletes_and_similar_ids) {
+    boost::asio::io_context io;
+    libretto::memory_store st(io.get_executor());
+    libretto::session a, b, c;
+    BOOST_TEST_REQUIRE(!st.create(conformance::create_opts("app", "u", "s"), a));
+    BOOST_TEST_REQUIRE(!st.create(conformance::create_opts("app", "v", "s"), b));   // same session id, other user
+    BOOST_TEST_REQUIRE(!st.create(conformance::create_opts("app2", "u", "s"), c));  // other app
+    std::int64_t seq = 0;
+    BOOST_TEST_REQUIRE(!st.append(a, conformance::text_event("a1"), seq));
+    BOOST_TEST(seq == 1);
+    BOOST_TEST_REQUIRE(!st.append(b, conformance::text_event("b1"), seq));
+    BOOST_TEST(seq == 1);
+    BOOST_TEST_REQUIRE(!st.append(c, conformance::text_event("c1"), seq));
+    BOOST_TEST(seq == 1);
+    BOOST_TEST_REQUIRE(!st.append(a, conformance::text_event("a2"), seq));
+    BOOST_TEST(seq == 2);
+    // Hundreds of sessions for the same user and app: their maps rehash.
+    for (int i = 0; i < 500; ++i) {
+        libretto::session x;
+        BOOST_TEST_REQUIRE(!st.create(conformance::create_opts("app", "u", "x" + std::to_string(i)), x));
+        libretto::session y;
+        BOOST_TEST_REQUIRE(!st.create(conformance::create_opts("app", "w" + std::to_string(i), "s"), y));
+    }
+    BOOST_TEST_REQUIRE(!st.append(a, conformance::text_event("a3"), seq));
+    BOOST_TEST(seq == 3);
+    BOOST_TEST_REQUIRE(!st.append(a, conformance::text_event("a4"), seq));
+    BOOST_TEST(seq == 4);
+    // Deleted, then created again: the new session starts empty, the old copy is stale.
+    BOOST_TEST_REQUIRE(!st.remove({"app", "u", "s"}));
+    BOOST_TEST(st.append(a, conformance::text_event("gone"), seq) == libretto::errc::not_found);
+    libretto::session a2;
+    BOOST_TEST_REQUIRE(!st.create(conformance::create_opts("app", "u", "s"), a2));
+    BOOST_TEST(st.append(a, conformance::text_event("stale"), seq) == libretto::errc::stale_session);
+    BOOST_TEST_REQUIRE(!st.append(a2, conformance::text_event("new1"), seq));
+    BOOST_TEST(seq == 1);
+    std::optional<libretto::session> g;
+    BOOST_TEST_REQUIRE(!st.get({"app", "u", "s"}, {}, g));
+    BOOST_TEST_REQUIRE(g->events.size() == 1u);
+    BOOST_TEST(g->events[0].text() == "new1");
+    BOOST_TEST_REQUIRE(!st.get({"app", "v", "s"}, {}, g));
+    BOOST_TEST_REQUIRE(g->events.size() == 1u);
+    BOOST_TEST(g->events[0].text() == "b1");
+    BOOST_TEST_REQUIRE(!st.get({"app2", "u", "s"}, {}, g));
+    BOOST_TEST_REQUIRE(g->events.size() == 1u);
+    BOOST_TEST(g->events[0].text() == "c1");
+    // A key that was never created is not found, right after a hit.
+    BOOST_TEST_REQUIRE(!st.append(a2, conformance::text_event("new2"), seq));
+    libretto::session ghost = a2;
+    ghost.id = "t";
+    BOOST_TEST(st.append(ghost, conformance::text_event("nobody"), seq) == libretto::errc::not_found);
+}
+
 BOOST_AUTO_TEST_CASE(append_batch_stores_all_or_nothing) {
     boost::asio::io_context io;
     libretto::memory_store_options mo;

@@ -60,6 +60,7 @@ public:
         if (auto ec = validate_id(o.session_id)) return ec;
         auto routed = detail::route_delta(o.state);
         std::lock_guard lock(data_->mutex);
+        data_->last.s = nullptr;
         auto& users = data_->apps[o.app_name];
         auto& sessions = users.sessions[o.user_id];
         if (sessions.contains(o.session_id)) return errc::already_exists;
@@ -128,6 +129,7 @@ public:
     boost::system::error_code remove(const session_key& k) {
         if (auto ec = detail::validate_key(k)) return ec;
         std::lock_guard lock(data_->mutex);
+        data_->last.s = nullptr;
         auto app = data_->apps.find(k.app_name);
         if (app == data_->apps.end()) return {};
         auto user = app->second.sessions.find(k.user_id);
@@ -343,10 +345,18 @@ private:
         by_id<json::object> user_state;
         by_id<by_id<stored>> sessions;
     };
+    /// The session the latest look-up found. A turn's appends come one after the other for
+    /// one session: three string compares instead of three hashed look-ups. create() and
+    /// remove() clear it (an insert may move a session, an erase frees it).
+    struct found_session {
+        std::string app_name, user_id, session_id;
+        stored* s = nullptr;
+    };
     struct data {
         std::mutex mutex;
         memory_store_options options;
         std::map<std::string, app_data, std::less<>> apps;
+        found_session last;
     };
 
     static std::size_t serialized_size(const event& e);
@@ -432,13 +442,22 @@ private:
         return errc::not_found;
     }
 
+    /// Under the mutex.
     const stored* find(std::string_view app_name, std::string_view user_id, std::string_view session_id) const {
+        found_session& last = data_->last;
+        if (last.s && last.session_id == session_id && last.user_id == user_id && last.app_name == app_name)
+            return last.s;
         auto app = data_->apps.find(app_name);
         if (app == data_->apps.end()) return nullptr;
         auto user = app->second.sessions.find(user_id);
         if (user == app->second.sessions.end()) return nullptr;
         auto s = user->second.find(session_id);
-        return s == user->second.end() ? nullptr : &s->second;
+        if (s == user->second.end()) return nullptr;
+        last.app_name = app_name;
+        last.user_id = user_id;
+        last.session_id = session_id;
+        last.s = &s->second;
+        return last.s;
     }
     stored* find(std::string_view app_name, std::string_view user_id, std::string_view session_id) {
         return const_cast<stored*>(std::as_const(*this).find(app_name, user_id, session_id));
