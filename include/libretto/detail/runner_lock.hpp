@@ -7,6 +7,8 @@
 // the lock directly when the first ends (FIFO, no barging). Cancelling a waiting acquire
 // (through its cancellation slot) removes it from the queue. Thread-safe.
 
+#include <libretto/detail/string_map.hpp>
+
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/append.hpp>
@@ -24,7 +26,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 
 namespace libretto::detail {
@@ -88,7 +89,7 @@ public:
     /// Turns waiting for `key` (tests).
     std::size_t waiting(std::string_view key) const {
         std::lock_guard lk(m_);
-        auto it = held_.find(std::string(key));
+        auto it = held_.find(key);
         return it == held_.end() ? 0 : it->second.size();
     }
 
@@ -173,7 +174,7 @@ private:
     }
 
     mutable std::mutex m_;
-    std::unordered_map<std::string, queue> held_;
+    string_map<queue> held_; // a key per locked session, with its waiters
     std::uint64_t next_id_ = 0;
 };
 

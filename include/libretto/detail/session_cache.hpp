@@ -8,6 +8,7 @@
 // used first out; a turn takes its session out (so a failed turn leaves nothing behind)
 // and puts it back when it ends well. Thread-safe (a mutex): turns may run on a pool.
 
+#include <libretto/detail/string_map.hpp>
 #include <libretto/event/event.hpp>
 #include <libretto/session/session.hpp>
 
@@ -19,7 +20,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 
 namespace libretto::detail {
@@ -39,7 +39,7 @@ public:
     std::optional<session> take(std::string_view key) {
         if (max_ == 0) return std::nullopt;
         std::lock_guard lock(mutex_);
-        auto it = index_.find(std::string(key));
+        auto it = index_.find(key);
         if (it == index_.end()) return std::nullopt;
         std::optional<session> out(std::move(it->second->second));
         lru_.erase(it->second);
@@ -71,7 +71,7 @@ private:
     std::size_t max_;
     mutable std::mutex mutex_;
     std::list<entry> lru_; // most recently used first
-    std::unordered_map<std::string, std::list<entry>::iterator> index_;
+    string_map<std::list<entry>::iterator> index_;
 };
 
 /// Brings `cached` (a session as a turn left it) up to date with `fresh`, the store's

@@ -6,6 +6,7 @@
 // programs; everything is lost when the last copy of the store goes away. Copies of a
 // memory_store share one set of sessions; it is safe to use from several threads.
 
+#include <libretto/detail/string_map.hpp>
 #include <libretto/session/detail/await_inline.hpp>
 #include <libretto/session/detail/post_result.hpp>
 #include <libretto/session/detail/store_logic.hpp>
@@ -14,8 +15,6 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/deferred.hpp>
-#include <boost/container_hash/hash.hpp>
-#include <boost/unordered/unordered_flat_map.hpp>
 
 #include <bit>
 #include <map>
@@ -334,12 +333,8 @@ private:
     };
     // Hashed by id, looked up by string_view: every append finds its session, and a tree
     // of thousands of sessions costs ~10 string compares per look-up. list() sorts anyway.
-    struct id_hash {
-        using is_transparent = void;
-        std::size_t operator()(std::string_view s) const noexcept { return boost::hash<std::string_view>{}(s); }
-    };
     template <class T>
-    using by_id = boost::unordered_flat_map<std::string, T, id_hash, std::equal_to<>>;
+    using by_id = detail::string_map<T>;
     struct app_data {
         json::object app_state;
         by_id<json::object> user_state;
