@@ -1181,6 +1181,101 @@ BOOST_AUTO_TEST_CASE(a_failed_write_leaves_no_partial_line) {
     BOOST_TEST(texts == (std::vector<std::string>{"e1", "e2", "next"}));
 }
 
+// A shared scope that cannot be written (here users/u/state.json is a directory) fails the
+// append with io_error and takes the line back; the app: keys already written get their old
+// values back (one was absent, one had a value). With the file writable again the same
+// session copy appends: it was never advanced, and nothing was stored in between.
+BOOST_AUTO_TEST_CASE(a_failed_shared_scope_write_takes_the_event_back) {
+    temp_dir d;
+    const auto k = make_session(d.path, 2);
+    const fs::path tp = session_path(d.path, k) / "transcript.jsonl";
+    const fs::path app_state = d.path / "apps" / "app" / "state.json";
+    const fs::path user_state = d.path / "apps" / "app" / "users" / "u" / "state.json";
+    asio::io_context io;
+    lb::jsonl_store st(io.get_executor(), opts(d.path));
+    std::optional<lb::session> s;
+    BOOST_REQUIRE(!st.get(k, {}, s));
+    BOOST_REQUIRE(s);
+    std::int64_t seq = 0;
+    auto first = text_event("sets app:kept");
+    first.actions.state_delta["app:kept"] = "old";
+    BOOST_REQUIRE(!st.append(*s, std::move(first), seq));
+    BOOST_REQUIRE_EQUAL(seq, 3);
+    const std::string app_before = read_bytes(app_state);
+    const auto size = fs::file_size(tp);
+
+    fs::create_directories(user_state); // not a file: reading it fails
+    auto e = text_event("not stored");
+    e.actions.state_delta["app:kept"] = "new";
+    e.actions.state_delta["app:added"] = 1;
+    e.actions.state_delta["user:u1"] = true;
+    e.actions.state_delta["k"] = 99;
+    BOOST_TEST(st.append(*s, e, seq) == lb::errc::io_error);
+    BOOST_TEST(seq == 0);
+    BOOST_TEST(fs::file_size(tp) == size);
+    auto diag = st.last_diagnostic();
+    BOOST_REQUIRE(diag);
+    BOOST_TEST(diag->file == user_state);
+    BOOST_TEST(diag->detail.find("app: keys were restored") != std::string::npos, diag->detail);
+    BOOST_TEST(diag->detail.find("not stored") != std::string::npos, diag->detail);
+    const auto app_after = boost::json::parse(read_bytes(app_state)).as_object();
+    BOOST_TEST(app_after.at("kept") == boost::json::value("old"));
+    BOOST_TEST(!app_after.contains("added"));
+    BOOST_TEST(s->last_sequence == 3);
+    BOOST_TEST(s->state.at("k").as_int64() == 2);
+    BOOST_TEST(!s->state.contains("app:added"));
+
+    // The app scope failing first: nothing is written at all.
+    fs::remove(user_state);
+    fs::rename(app_state, d.path / "app-state.saved");
+    fs::create_directories(app_state);
+    BOOST_TEST(st.append(*s, e, seq) == lb::errc::io_error);
+    BOOST_TEST(fs::file_size(tp) == size);
+    BOOST_TEST(!fs::exists(user_state));
+    fs::remove(app_state);
+    fs::rename(d.path / "app-state.saved", app_state);
+    BOOST_TEST(read_bytes(app_state) == app_before);
+
+    BOOST_REQUIRE(!st.append(*s, std::move(e), seq));
+    BOOST_TEST(seq == 4);
+    std::optional<lb::session> g;
+    BOOST_REQUIRE(!st.get(k, {}, g));
+    BOOST_TEST(g->state.at("app:kept") == boost::json::value("new"));
+    BOOST_TEST(g->state.at("app:added") == boost::json::value(1));
+    BOOST_TEST(g->state.at("user:u1") == boost::json::value(true));
+    auto [texts, kv] = reread(d.path, k);
+    BOOST_TEST(texts == (std::vector<std::string>{"e1", "e2", "sets app:kept", "not stored"}));
+    BOOST_TEST(kv == boost::json::value(99));
+}
+
+// create() with a shared scope that cannot be written creates nothing: the id is free for
+// the next create, which succeeds once the scope is writable.
+BOOST_AUTO_TEST_CASE(a_failed_shared_scope_write_creates_no_session) {
+    temp_dir d;
+    asio::io_context io;
+    lb::jsonl_store st(io.get_executor(), opts(d.path));
+    const fs::path user_state = d.path / "apps" / "app" / "users" / "u" / "state.json";
+    fs::create_directories(user_state);
+    lb::create_options co;
+    co.app_name = "app";
+    co.user_id = "u";
+    co.session_id = "s";
+    co.state["app:a"] = 1;
+    co.state["user:b"] = 2;
+    lb::session s;
+    BOOST_TEST(st.create(co, s) == lb::errc::io_error);
+    std::optional<lb::session> g;
+    BOOST_REQUIRE(!st.get({"app", "u", "s"}, {}, g));
+    BOOST_TEST(!g.has_value());
+    const fs::path app_state = d.path / "apps" / "app" / "state.json";
+    const bool app_key_left = fs::exists(app_state) && boost::json::parse(read_bytes(app_state)).as_object().contains("a");
+    BOOST_TEST(!app_key_left);
+    fs::remove(user_state);
+    BOOST_REQUIRE(!st.create(co, s));
+    BOOST_TEST(s.state.at("app:a") == boost::json::value(1));
+    BOOST_TEST(s.state.at("user:b") == boost::json::value(2));
+}
+
 // Strings that are not UTF-8 (strict JSON readers reject them): refused on append, with
 // nothing written; but lines an earlier version wrote with them read back as events.
 BOOST_AUTO_TEST_CASE(invalid_utf8_event_is_refused_and_nothing_written) {

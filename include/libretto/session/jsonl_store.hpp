@@ -468,10 +468,13 @@ public:
         if (auto e = write_file_atomic(tp, line, durable(), nonce)) return io_fail(e, tp, "create transcript");
         if (durable())
             if (auto e = fsync_dir(sdir.parent_path())) return io_fail(e, sdir.parent_path(), "fsync");
-        if (!routed.app.empty())
-            if (auto e = update_shared(app_dir(k.app_name) / "state.json", routed.app)) return e;
-        if (!routed.user.empty())
-            if (auto e = update_shared(user_dir(k.app_name, k.user_id) / "state.json", routed.user)) return e;
+        if (auto e = write_shared_scopes(k, routed)) {
+            // Nothing created: without its transcript the session does not exist.
+            std::error_code rfec;
+            fs::remove(tp, rfec);
+            if (durable()) (void)fsync_dir(sdir);
+            return e;
+        }
         // Install the open session.
         auto f = std::make_shared<file>(file::open(tp, O_RDWR | O_APPEND, ec));
         if (ec) return io_fail(ec, tp, "open");
@@ -1347,15 +1350,17 @@ private:
         } else {
             s.unsynced = true;
         }
+        // The shared scopes, after the line (the transcript is the record: a crash between
+        // the two leaves the event stored without its shared keys). A failure takes the
+        // line back, so io_error still means "not stored".
+        if (auto ec = write_shared_scopes(s.key, routed)) {
+            take_back(s, off);
+            append_detail(" (the event was taken back: not stored)");
+            return ec;
+        }
         s.cp.add(e.sequence, e.timestamp, e.id, e.actions.compaction ? e.actions.compaction->first_sequence : 0, off,
                  len);
         apply_delta(s.cp.state, routed.session);
-        // The transcript is the record: shared scopes follow it. If this fails the event
-        // stays stored but the caller's copy is not advanced (its next append is stale).
-        if (!routed.app.empty())
-            if (auto ec = update_shared(app_dir(s.key.app_name) / "state.json", routed.app)) return ec;
-        if (!routed.user.empty())
-            if (auto ec = update_shared(user_dir(s.key.app_name, s.key.user_id) / "state.json", routed.user)) return ec;
         seq = e.sequence;
         detail::commit_append(caller, event_list::pointer_type(std::move(node)), routed);
         return {};
@@ -1512,7 +1517,42 @@ private:
         return {};
     }
 
-    error_code update_shared(const fs::path& f, const json::object& delta) {
+    /// Writes the app: then the user: keys of `routed`, each to its state.json. If the user
+    /// scope fails after the app scope was written, the app keys get their old values back,
+    /// so a failure leaves neither scope changed (unless that restore fails too, which the
+    /// diagnostic then says). Another process's write of the same app keys in between is
+    /// overwritten by the restore.
+    error_code write_shared_scopes(const session_key& k, const detail::routed_delta& routed) {
+        json::object undo_app;
+        const fs::path app_file = app_dir(k.app_name) / "state.json";
+        if (!routed.app.empty())
+            if (auto ec = update_shared(app_file, routed.app, &undo_app)) return ec;
+        if (!routed.user.empty())
+            if (auto ec = update_shared(user_dir(k.app_name, k.user_id) / "state.json", routed.user)) {
+                if (!undo_app.empty()) {
+                    const std::optional<jsonl_diagnostic> first = last_diagnostic();
+                    const bool restored = !update_shared(app_file, undo_app);
+                    std::lock_guard g(mu);
+                    diag_ = first;
+                    if (diag_)
+                        diag_->detail += restored ? "; the app: keys were restored"
+                                             : "; restoring the app: keys failed as well: " + app_file.string() +
+                                                   " keeps this event's app: keys";
+                }
+                return ec;
+            }
+        return {};
+    }
+
+    void append_detail(std::string_view more) {
+        std::lock_guard g(mu);
+        if (diag_) diag_->detail += more;
+    }
+
+    /// Applies `delta` to the JSON object in `f` (atomic replace, under the directory's
+    /// state.lock). With `undo`: on success it receives the delta that restores the keys
+    /// `delta` changed (their old values; null for keys that were absent).
+    error_code update_shared(const fs::path& f, const json::object& delta, json::object* undo = nullptr) {
         if (delta.empty()) return {};
         scoped_flock l;
         if (auto ec = l.lock(f.parent_path() / "state.lock", opt.lock_timeout)) {
@@ -1529,10 +1569,17 @@ private:
             if (ec2 || !v.is_object()) return fail(errc::corrupt_data, f, 1, 0, "shared state is not a JSON object");
             cur = std::move(v.get_object());
         }
+        json::object before;
+        if (undo)
+            for (const auto& kv : delta) {
+                auto it = cur.find(kv.key());
+                before[kv.key()] = it == cur.end() ? json::value(nullptr) : it->value();
+            }
         apply_delta(cur, delta);
         std::string out = json::serialize(cur);
         out += '\n';
         if (auto ec = write_file_atomic(f, out, durable(), nonce)) return io_fail(ec, f, "write");
+        if (undo) *undo = std::move(before);
         return {};
     }
 
