@@ -117,14 +117,21 @@ struct one_reply_agent : bench_leaf {
     }
 };
 
+/// How a benchmark takes a turn's events: run_shared (the stored events themselves, no
+/// copy: what a server that only reads and forwards them uses) or run (a copy of each).
+enum class yield_mode { shared, copies };
+
 /// Runs one turn to its end; returns the number of events yielded.
-template <class Runner>
+template <yield_mode Mode, class Runner>
 asio::awaitable<std::size_t> drive(Runner& r, lb::run_options o, std::string text) {
-    lb::event_stream turn = r.run(std::move(o), std::move(text));
+    auto turn = [&] {
+        if constexpr (Mode == yield_mode::shared) return r.run_shared(std::move(o), std::move(text));
+        else return r.run(std::move(o), std::move(text));
+    }();
     std::size_t n = 0;
     for (;;) {
         auto next = turn.next();
-        std::optional<lb::event> ev = co_await std::move(next);
+        auto ev = co_await std::move(next);
         if (!ev) break;
         ++n;
     }
@@ -140,7 +147,7 @@ asio::awaitable<std::size_t> drive(Runner& r, lb::run_options o, std::string tex
 // outside the timed loop). runner_only_turn_us: the same with a trivial agent instead
 // (one_reply_agent: one final event, no model): the runner's own share.
 // CPU time per turn (this thread) goes to stderr: wall time depends on the machine's load.
-template <class Runner>
+template <yield_mode Mode, class Runner>
 asio::awaitable<void> timed_turns(Runner* rn, int first, int count, double* wall, double* cpu) {
     const auto t0 = std::chrono::steady_clock::now();
     const double c0 = thread_cpu_seconds();
@@ -149,7 +156,7 @@ asio::awaitable<void> timed_turns(Runner* rn, int first, int count, double* wall
         o.app = "bench";
         o.user = "u";
         o.session = "s" + std::to_string(i / 10);
-        auto turn = drive(*rn, std::move(o), "What is the weather in Oslo?");
+        auto turn = drive<Mode>(*rn, std::move(o), "What is the weather in Oslo?");
         std::size_t n = co_await std::move(turn);
         if (n == 0) std::fprintf(stderr, "runner bench: no events\n");
     }
@@ -157,26 +164,39 @@ asio::awaitable<void> timed_turns(Runner* rn, int first, int count, double* wall
     *cpu += thread_cpu_seconds() - c0;
 }
 
-void bench_runner_turn_overhead(libretto_bench::reporter& r) {
+/// Wall and CPU microseconds per one-reply llm_agent turn (20 timed batches of 1,000).
+template <yield_mode Mode>
+std::pair<double, double> llm_turn_us() {
     constexpr int batch = 1'000;
     constexpr int batches = 21; // the first one warms up
+    asio::io_context io;
+    lb::memory_store store(io.get_executor());
+    double wall = 0, cpu = 0, ignored_wall = 0, ignored_cpu = 0;
+    for (int b = 0; b < batches; ++b) {
+        std::vector<lb::scripted_reply> replies(batch, lb::scripted_reply::text("It is 21 °C and clear in Oslo."));
+        lb::scripted_model model(io.get_executor(), std::move(replies));
+        lb::llm_agent agent{lb::llm_agent_options<lb::scripted_model>{.name = "assistant", .model = model}};
+        lb::runner runner{agent, store};
+        asio::co_spawn(io,
+                       timed_turns<Mode>(&runner, b * batch, batch, b ? &wall : &ignored_wall, b ? &cpu : &ignored_cpu),
+                       asio::detached);
+        io.run();
+        io.restart();
+    }
+    const int n = batch * (batches - 1);
+    return {wall * 1e6 / n, cpu * 1e6 / n};
+}
+
+void bench_runner_turn_overhead(libretto_bench::reporter& r) {
     if (r.wants("runner_turn_overhead_us")) {
-        asio::io_context io;
-        lb::memory_store store(io.get_executor());
-        double wall = 0, cpu = 0, ignored_wall = 0, ignored_cpu = 0;
-        for (int b = 0; b < batches; ++b) {
-            std::vector<lb::scripted_reply> replies(batch, lb::scripted_reply::text("It is 21 °C and clear in Oslo."));
-            lb::scripted_model model(io.get_executor(), std::move(replies));
-            lb::llm_agent agent{lb::llm_agent_options<lb::scripted_model>{.name = "assistant", .model = model}};
-            lb::runner runner{agent, store};
-            asio::co_spawn(io, timed_turns(&runner, b * batch, batch, b ? &wall : &ignored_wall, b ? &cpu : &ignored_cpu),
-                           asio::detached);
-            io.run();
-            io.restart();
-        }
-        const int n = batch * (batches - 1);
-        r.report("runner_turn_overhead_us", wall * 1e6 / n, "us");
-        std::fprintf(stderr, "runner_turn_overhead_us: %.3f us CPU per turn\n", cpu * 1e6 / n);
+        const auto [wall, cpu] = llm_turn_us<yield_mode::shared>();
+        r.report("runner_turn_overhead_us", wall, "us");
+        std::fprintf(stderr, "runner_turn_overhead_us: %.3f us CPU per turn\n", cpu);
+    }
+    if (r.wants("runner_turn_copied_us")) {
+        const auto [wall, cpu] = llm_turn_us<yield_mode::copies>();
+        r.report("runner_turn_copied_us", wall, "us");
+        std::fprintf(stderr, "runner_turn_copied_us: %.3f us CPU per turn\n", cpu);
     }
     if (r.wants("runner_only_turn_us")) {
         asio::io_context io;
@@ -184,17 +204,18 @@ void bench_runner_turn_overhead(libretto_bench::reporter& r) {
         one_reply_agent agent;
         lb::runner runner{agent, store};
         double wall = 0, cpu = 0, ignored_wall = 0, ignored_cpu = 0;
-        asio::co_spawn(io, timed_turns(&runner, 0, 2'000, &ignored_wall, &ignored_cpu), asio::detached);
+        asio::co_spawn(io, timed_turns<yield_mode::shared>(&runner, 0, 2'000, &ignored_wall, &ignored_cpu),
+                       asio::detached);
         io.run();
         io.restart();
         constexpr int n = 20'000;
-        asio::co_spawn(io, timed_turns(&runner, 2'000, n, &wall, &cpu), asio::detached);
+        asio::co_spawn(io, timed_turns<yield_mode::shared>(&runner, 2'000, n, &wall, &cpu), asio::detached);
         io.run();
         r.report("runner_only_turn_us", wall * 1e6 / n, "us");
         std::fprintf(stderr, "runner_only_turn_us: %.3f us CPU per turn\n", cpu * 1e6 / n);
     }
 }
-LIBRETTO_BENCHMARK(bench_runner_turn_overhead, "runner_turn_overhead_us", "runner_only_turn_us");
+LIBRETTO_BENCHMARK(bench_runner_turn_overhead, "runner_turn_overhead_us", "runner_turn_copied_us", "runner_only_turn_us");
 
 long status_kb(const char* key) {
     std::ifstream f("/proc/self/status");
@@ -222,6 +243,7 @@ long status_kb(const char* key) {
 // reserves a chunk of 64 events, ~40 KB, per session). concurrent_bare_mb: 10,000
 // concurrent one-reply turns of the trivial agent (no model; 2 stored events per session):
 // the runner's own in-flight share plus a smaller store share.
+template <yield_mode Mode>
 struct concurrent_one {
     template <class Runner>
     static asio::awaitable<void> run(Runner* rn, int i, std::size_t* events) {
@@ -230,7 +252,7 @@ struct concurrent_one {
         o.user = "u" + std::to_string(i % 100);
         o.session = "s" + std::to_string(i);
         o.stream_capacity = 1;
-        auto turn = drive(*rn, std::move(o), "Add up the lookups.");
+        auto turn = drive<Mode>(*rn, std::move(o), "Add up the lookups.");
         *events += co_await std::move(turn);
     }
 };
@@ -252,6 +274,7 @@ asio::awaitable<void> store_only(lb::memory_store* st, int i) {
 
 /// The 10,000 concurrent 3-step tool turns; `suspend`: every model reply arrives after a
 /// pass through the event loop.
+template <yield_mode Mode>
 void concurrent_tool_turns(libretto_bench::reporter& r, bool suspend, const char* turns_metric, const char* peak_metric) {
     constexpr int sessions = 10'000;
     if (!r.wants(turns_metric) && !r.wants(peak_metric)) return;
@@ -272,7 +295,7 @@ void concurrent_tool_turns(libretto_bench::reporter& r, bool suspend, const char
     const long rss0 = status_kb("VmRSS:");
     const auto t0 = std::chrono::steady_clock::now();
     const double c0 = thread_cpu_seconds();
-    for (int i = 0; i < sessions; ++i) asio::co_spawn(io, concurrent_one::run(&runner, i, &events), asio::detached);
+    for (int i = 0; i < sessions; ++i) asio::co_spawn(io, concurrent_one<Mode>::run(&runner, i, &events), asio::detached);
     const std::size_t handlers = io.run();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double cpu = thread_cpu_seconds() - c0;
@@ -307,17 +330,21 @@ void bench_concurrent_turns(libretto_bench::reporter& r) {
             std::size_t events = 0;
             { std::ofstream("/proc/self/clear_refs") << "5"; }
             const long rss0 = status_kb("VmRSS:");
-            for (int i = 0; i < sessions; ++i) asio::co_spawn(io, concurrent_one::run(&runner, i, &events), asio::detached);
+            for (int i = 0; i < sessions; ++i)
+                asio::co_spawn(io, concurrent_one<yield_mode::shared>::run(&runner, i, &events), asio::detached);
             io.run();
             r.report("concurrent_bare_mb", (status_kb("VmHWM:") - rss0) / 1024.0, "MB");
         }
         malloc_trim(0);
     }
-    concurrent_tool_turns(r, false, "concurrent_turns_s", "concurrent_peak_mb");
+    concurrent_tool_turns<yield_mode::shared>(r, false, "concurrent_turns_s", "concurrent_peak_mb");
     malloc_trim(0);
-    concurrent_tool_turns(r, true, "concurrent_io_turns_s", "concurrent_io_peak_mb");
+    concurrent_tool_turns<yield_mode::copies>(r, false, "concurrent_turns_copied_s", "concurrent_copied_peak_mb");
+    malloc_trim(0);
+    concurrent_tool_turns<yield_mode::shared>(r, true, "concurrent_io_turns_s", "concurrent_io_peak_mb");
 }
 LIBRETTO_BENCHMARK(bench_concurrent_turns, "concurrent_turns_s", "concurrent_peak_mb", "concurrent_store_only_mb",
-                   "concurrent_bare_mb", "concurrent_io_turns_s", "concurrent_io_peak_mb");
+                   "concurrent_bare_mb", "concurrent_turns_copied_s", "concurrent_copied_peak_mb", "concurrent_io_turns_s",
+                   "concurrent_io_peak_mb");
 
 } // namespace

@@ -1311,6 +1311,111 @@ BOOST_AUTO_TEST_CASE(yield_user_message_yields_the_stored_user_event_first) {
     BOOST_TEST(got.events[0].text() == "question");
 }
 
+// run_shared: the same turn as run() (same events, order, sequences, partials), but each
+// stored event arrives as the node the turn's session holds; with memory_store, the very
+// node the store keeps (no copy). Partial events arrive boxed and are not stored.
+BOOST_AUTO_TEST_CASE_TEMPLATE(run_shared_yields_the_stored_events_themselves, Env, envs) {
+    Env env;
+    const std::vector<lb::scripted_reply> script{lb::scripted_reply::tool_call("add", {{"a", 2}, {"b", 3}}),
+                                                 lb::scripted_reply::text("2 + 3 = 5").in_chunks(3)};
+    lb::scripted_model m(env.io.get_executor(), script);
+    lb::llm_agent<> agent({.name = "assistant", .model = m, .tools = lb::tools(lb::function_tool("add", "Adds", add))});
+    lb::runner r{agent, env.store};
+    lb::run_options o = opts("shared");
+    o.yield_user_message = true;
+    auto shared = run_turn(env.io, r.run_shared(o, "What is 2 + 3?"));
+    BOOST_TEST(!shared.error, shared.copies().what());
+
+    lb::scripted_model m2(env.io.get_executor(), script);
+    lb::llm_agent<> agent2({.name = "assistant", .model = m2, .tools = lb::tools(lb::function_tool("add", "Adds", add))});
+    lb::runner r2{agent2, env.store};
+    lb::run_options o2 = opts("copied");
+    o2.yield_user_message = true;
+    auto copied = run_turn(env.io, r2.run(o2, "What is 2 + 3?"));
+    BOOST_TEST(!copied.error, copied.what());
+
+    const auto as_copies = shared.copies();
+    BOOST_TEST(as_copies.texts() == copied.texts());
+    BOOST_REQUIRE_EQUAL(shared.nodes.size(), copied.events.size());
+    for (std::size_t i = 0; i < shared.nodes.size(); ++i) {
+        BOOST_TEST(shared.nodes[i]->sequence == copied.events[i].sequence);
+        BOOST_TEST(shared.nodes[i]->partial == copied.events[i].partial);
+        BOOST_TEST((shared.nodes[i]->type == copied.events[i].type));
+    }
+    BOOST_TEST(shared.nodes.front()->text() == "What is 2 + 3?"); // yield_user_message
+
+    auto s = load(env.io, env.store, "shared");
+    BOOST_REQUIRE(s);
+    BOOST_REQUIRE_EQUAL(s->events.size(), 4u); // user, call, response, answer
+    std::size_t stored = 0;
+    for (const auto& n : shared.nodes) {
+        if (n->partial) {
+            BOOST_TEST(n->sequence == 0);
+            continue;
+        }
+        BOOST_REQUIRE(stored < s->events.size());
+        const auto& kept = s->events.shared(stored);
+        BOOST_TEST(n->id == kept->id);
+        BOOST_TEST(n->sequence == kept->sequence);
+        BOOST_TEST((*n == *kept));
+        if constexpr (std::is_same_v<Env, memory_env>) BOOST_TEST(n.get() == kept.get()); // shared, not copied
+        ++stored;
+    }
+    BOOST_TEST(stored == 4u);
+    BOOST_TEST(r.active_sessions() == 0u);
+}
+
+// resume_shared continues a paused invocation as resume() does, and a compaction summary is
+// yielded too (boxed: the turn's session does not keep it in this form).
+BOOST_AUTO_TEST_CASE_TEMPLATE(resume_shared_and_compaction_yield_shared_events, Env, envs) {
+    Env env;
+    lb::scripted_model m(env.io.get_executor(), {lb::scripted_reply::tool_call("ask_approval", {{"city", "Oslo"}}),
+                                                 lb::scripted_reply::text("Booked Oslo: approved.")});
+    lb::llm_agent<> agent({.name = "assistant", .model = m,
+                           .tools = lb::tools(lb::function_tool("ask_approval", "Asks a human to approve",
+                                                                ask_approval, {.long_running = true}))});
+    lb::runner r{agent, env.store, every_turn_compaction{}};
+    lb::run_options o = opts();
+    o.resumable = true;
+    auto t1 = run_turn(env.io, r.run_shared(o, "Book Oslo"));
+    BOOST_TEST(!t1.error, t1.copies().what());
+    auto s = load(env.io, env.store);
+    BOOST_REQUIRE(s);
+    BOOST_REQUIRE(s->events.size() >= 2u);
+    const std::string call_id = s->events[1].tool_calls().front().tool_call_id;
+
+    auto t2 = run_turn(env.io, r.resume_shared(opts(), lb::tool_response_part{call_id, "ask_approval",
+                                                                               json::value("approved"), {}, {}}));
+    BOOST_TEST(!t2.error, t2.copies().what());
+    BOOST_REQUIRE(t2.nodes.size() >= 2u);
+    const auto& answer = t2.nodes[t2.nodes.size() - 2]; // the summary follows it
+    BOOST_TEST(answer->text() == "Booked Oslo: approved.");
+    BOOST_TEST(answer->invocation_id == s->events[1].invocation_id);
+    BOOST_TEST(t2.nodes.back()->is_compaction()); // every_turn_compaction: the summary comes last
+    auto after = load(env.io, env.store);
+    BOOST_REQUIRE(after);
+    BOOST_TEST(after->events.back().id == t2.nodes.back()->id);
+    BOOST_TEST(after->events.back().sequence == t2.nodes.back()->sequence);
+}
+
+// Bad input fails a shared turn exactly as it fails run().
+BOOST_AUTO_TEST_CASE_TEMPLATE(run_shared_fails_bad_ids_like_run, Env, envs) {
+    Env env;
+    script_agent a;
+    a.name_ = "a";
+    a.steps = {{"x"}};
+    lb::runner r{a, env.store};
+    auto bad = run_turn(env.io, r.run_shared(opts("a/b"), "hi"));
+    BOOST_TEST((bad.copies().code() == lb::errc::invalid_argument));
+    BOOST_TEST(bad.nodes.empty());
+    auto empty = run_turn(env.io, r.run_shared(opts(), lb::content{}));
+    BOOST_TEST((empty.copies().code() == lb::errc::invalid_argument));
+    BOOST_TEST(!load(env.io, env.store).has_value());
+    auto bad_resume = run_turn(env.io, r.resume_shared(opts(), lb::content{}));
+    BOOST_TEST((bad_resume.copies().code() == lb::errc::invalid_argument));
+    BOOST_TEST(r.active_sessions() == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(duplicate_agent_names_are_rejected) {
     memory_env env;
     script_agent x;

@@ -95,6 +95,42 @@ inline turn_outcome run_turn(asio::io_context& io, lb::event_stream s) {
     return o;
 }
 
+/// What a run_shared/resume_shared turn yielded: the nodes themselves.
+struct shared_outcome {
+    std::vector<std::shared_ptr<const lb::event>> nodes;
+    std::exception_ptr error;
+
+    /// The same turn as a turn_outcome (copies of the events), to compare with run().
+    turn_outcome copies() const {
+        turn_outcome o;
+        for (const auto& n : nodes) o.events.push_back(*n);
+        o.error = error;
+        return o;
+    }
+};
+
+inline asio::awaitable<void> drain_shared(lb::shared_event_stream s, shared_outcome* out) {
+    try {
+        for (;;) {
+            auto next = s.next();
+            std::optional<std::shared_ptr<const lb::event>> e = co_await std::move(next);
+            if (!e) break;
+            out->nodes.push_back(std::move(*e));
+        }
+    } catch (...) {
+        out->error = std::current_exception();
+    }
+}
+
+/// run_turn for a shared_event_stream.
+inline shared_outcome run_turn(asio::io_context& io, lb::shared_event_stream s) {
+    shared_outcome o;
+    asio::co_spawn(io, drain_shared(std::move(s), &o), asio::detached);
+    io.run();
+    io.restart();
+    return o;
+}
+
 template <class Store>
 asio::awaitable<void> load_into(Store* st, lb::session_key k, lb::get_options go, std::optional<lb::session>* out) {
     auto op = st->async_get(std::move(k), std::move(go), asio::use_awaitable);

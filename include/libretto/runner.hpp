@@ -161,10 +161,11 @@ void stamp_event(Core& core, const session& s, event& ev) {
 
 /// store_event's last part, once the store answered: the stored event replaces the one the
 /// turn's session took at `index` (the node it holds already, with a never-blocking store),
-/// and `ev` becomes a copy of it (what the caller is given) if `give_back`. A failure takes
-/// the event out of the turn's session again and throws.
+/// and `ev` becomes a copy of it (what the caller is given) if `give_back`; `node_out`, if
+/// given, receives the stored node itself. A failure takes the event out of the turn's
+/// session again and throws.
 inline void finish_store(turn_state& t, event& ev, std::size_t index, boost::system::error_code ec,
-                         std::int64_t seq, bool give_back) {
+                         std::int64_t seq, bool give_back, event_list::pointer_type* node_out = nullptr) {
     session& s = *t.sess;
     if (ec || t.scratch.events.empty()) {
         if (!ec) ec = make_error_code(errc::io_error);
@@ -182,6 +183,7 @@ inline void finish_store(turn_state& t, event& ev, std::size_t index, boost::sys
     s.last_sequence = seq;
     s.last_update_time = stored->timestamp;
     if (give_back) ev = *stored;
+    if (node_out) *node_out = stored;
     s.events.replace(index, std::move(stored));
     ++t.stored;
 }
@@ -190,9 +192,10 @@ inline void finish_store(turn_state& t, event& ev, std::size_t index, boost::sys
 /// turn's session takes the node at once (an agent whose stream has capacity 0 finds each
 /// event it emitted in ctx.session() when its emit() returns), and the store stamps and
 /// keeps that same node. Without `give_back`, `ev` is left moved-from (the caller does not
-/// yield it: no copy).
+/// yield it, or yields the node `node_out` receives: no copy).
 template <class Core>
-void store_event_now(Core& core, turn_state& t, event& ev, bool give_back = true) {
+void store_event_now(Core& core, turn_state& t, event& ev, bool give_back = true,
+                     event_list::pointer_type* node_out = nullptr) {
     session& s = *t.sess;
     stamp_event(core, s, ev);
     auto node = std::make_shared<event>(std::move(ev));
@@ -203,7 +206,7 @@ void store_event_now(Core& core, turn_state& t, event& ev, bool give_back = true
     t.scratch.events.clear();
     std::int64_t seq = 0;
     const auto ec = core.store->append_shared(t.scratch, std::move(node), seq);
-    finish_store(t, ev, index, ec, seq, give_back);
+    finish_store(t, ev, index, ec, seq, give_back, node_out);
 }
 
 /// Stores `ev` (a non-partial event of the turn) and mirrors it into the turn's session.
@@ -211,9 +214,10 @@ void store_event_now(Core& core, turn_state& t, event& ev, bool give_back = true
 /// reference so that the caller's frame, not a second one, holds the event. Hot paths call
 /// store_event_now themselves when the store never blocks (no frame at all).
 template <class Core>
-boost::asio::awaitable<void> store_event(Core& core, turn_state& t, event& ev, bool give_back = true) {
+boost::asio::awaitable<void> store_event(Core& core, turn_state& t, event& ev, bool give_back = true,
+                                         event_list::pointer_type* node_out = nullptr) {
     if constexpr (never_blocking_store<typename Core::store_type>) {
-        store_event_now(core, t, ev, give_back);
+        store_event_now(core, t, ev, give_back, node_out);
         co_return;
     } else {
         session& s = *t.sess;
@@ -230,7 +234,7 @@ boost::asio::awaitable<void> store_event(Core& core, turn_state& t, event& ev, b
         auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
         auto op = core.store->async_append(t.scratch, std::move(ev), std::move(token));
         const std::int64_t seq = co_await std::move(op);
-        finish_store(t, ev, index, ec, seq, give_back);
+        finish_store(t, ev, index, ec, seq, give_back, node_out);
     }
 }
 
@@ -534,11 +538,31 @@ boost::asio::awaitable<void> run_memory_flush(std::shared_ptr<Core> core, turn_s
     }
 }
 
+// What a turn yields: copies of the stored events (run/resume: an event_stream), or the
+// stored nodes themselves (run_shared/resume_shared: a shared_event_stream, no copy per
+// event). Partial events are never stored: the shared stream boxes them.
+template <class Item>
+inline constexpr bool yields_copies = std::is_same_v<Item, event>;
+
+/// Yields a stored event: `ev` (the copy finish_store gave back) or `node`.
+inline boost::asio::awaitable<void> emit_stored(const event_writer& out, event& ev, const event_list::pointer_type&) {
+    return out.emit(std::move(ev));
+}
+inline boost::asio::awaitable<void> emit_stored(const shared_event_writer& out, event&,
+                                                const event_list::pointer_type& node) {
+    return out.emit(event_list::pointer_type(node));
+}
+/// Yields an event the turn's session does not hold (a partial one, a compaction summary).
+inline boost::asio::awaitable<void> emit_unstored(const event_writer& out, event&& ev) { return out.emit(std::move(ev)); }
+inline boost::asio::awaitable<void> emit_unstored(const shared_event_writer& out, event&& ev) {
+    return out.emit(std::make_shared<const event>(std::move(ev)));
+}
+
 /// The compaction step after a turn: plan, (memory flush, plan again), summarise, store,
 /// yield. A summarizer failure ends the turn with an error after everything else was stored.
-template <class Core>
+template <class Core, class Writer>
 boost::asio::awaitable<void> compact_after_turn(std::shared_ptr<Core> core, turn_state& t, agent_ref agent,
-                                                const std::string& invocation_id, event_writer& out) {
+                                                const std::string& invocation_id, Writer& out) {
     std::optional<compaction_plan> plan = core->compaction.plan(session_view{*t.sess});
     if (!plan) co_return;
     if constexpr (is_compactor<typename Core::compaction_type>::value) {
@@ -565,7 +589,7 @@ boost::asio::awaitable<void> compact_after_turn(std::shared_ptr<Core> core, turn
     if (summary->invocation_id.empty()) summary->invocation_id = invocation_id;
     auto op = store_compaction(*core, t, std::move(*summary));
     event stored = co_await std::move(op);
-    co_await out.emit(std::move(stored));
+    co_await emit_unstored(out, std::move(stored));
 }
 
 /// The context's compaction hook (context overflow): plans over the turn's session (the
@@ -728,28 +752,32 @@ event_stream start_agent(const std::shared_ptr<Core>& core, turn_state& t, turn_
 /// The runner as the sink of its agent's stream (stream_access::run_inline), for a store
 /// that never blocks: each event the agent emits is stored inside the agent's emit() and
 /// handed on to the caller's stream, without a buffer, a next() or a move in between.
-template <class Core>
+template <class Core, class Item>
 struct turn_sink final : stream_state<event>::sink {
     Core& core;
     turn_state& t;
     const std::string& invocation_id;
-    const event_writer& out;
+    const stream_writer<Item>& out;
 
-    turn_sink(Core& c, turn_state& ts, const std::string& id, const event_writer& w) noexcept
+    turn_sink(Core& c, turn_state& ts, const std::string& id, const stream_writer<Item>& w) noexcept
         : core(c), t(ts), invocation_id(id), out(w) {}
 
     boost::asio::awaitable<void> accept(event&& ev) override {
-        if (!ev.partial) {
-            if (ev.invocation_id.empty()) ev.invocation_id = invocation_id;
-            store_event_now(core, t, ev);
-        }
-        return out.emit(std::move(ev));
+        if (ev.partial) return emit_unstored(out, std::move(ev));
+        if (ev.invocation_id.empty()) ev.invocation_id = invocation_id;
+        event_list::pointer_type node;
+        store_event_now(core, t, ev, yields_copies<Item>, yields_copies<Item> ? nullptr : &node);
+        return emit_stored(out, ev, node);
     }
 };
 
 /// One turn, as the producer of the stream run()/resume() return.
-template <class Core>
-boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_ptr<turn_request> boxed, event_writer out) {
+template <class Core, class Item>
+boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_ptr<turn_request> boxed,
+                                      stream_writer<Item> out) {
+    // Where a stored node goes when the caller takes nodes rather than copies.
+    event_list::pointer_type node;
+    event_list::pointer_type* const node_out = yields_copies<Item> ? nullptr : &node;
     turn_request& req = *boxed; // boxed: the frame keeps a pointer, not the options' strings and objects
     validate_turn_ids(req.options);
     if (req.content.parts.empty())
@@ -795,13 +823,14 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
     try {
         // Copied back for the caller only if it is yielded.
         const bool yield_first = req.options.yield_user_message;
+        const bool copy_first = yield_first && yields_copies<Item>;
         if constexpr (never_blocking_store<typename Core::store_type>) {
-            store_event_now(*core, t, *ev, yield_first);
+            store_event_now(*core, t, *ev, copy_first, node_out);
         } else {
-            auto op = store_event(*core, t, *ev, yield_first);
+            auto op = store_event(*core, t, *ev, copy_first, node_out);
             co_await std::move(op);
         }
-        if (yield_first) co_await out.emit(std::move(*ev));
+        if (yield_first) co_await emit_stored(out, *ev, node);
 
         // 4. The agent's events: stored (non-partial) before the agent is asked for the
         // next one, then yielded.
@@ -815,7 +844,7 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
             // on another executor.
             const boost::asio::any_io_executor here = co_await boost::asio::this_coro::executor;
             if (stream_access::can_run_inline(agent_events, here)) {
-                turn_sink<Core> sink(*core, t, invocation_id, out);
+                turn_sink<Core, Item> sink(*core, t, invocation_id, out);
                 auto op = stream_access::run_inline(agent_events, sink);
                 co_await std::move(op);
                 consumed = true;
@@ -829,17 +858,17 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
             }
             if (!ev) break;
             if (ev->partial) {
-                co_await out.emit(std::move(*ev));
+                co_await emit_unstored(out, std::move(*ev));
                 continue;
             }
             if (ev->invocation_id.empty()) ev->invocation_id = invocation_id;
             if constexpr (never_blocking_store<typename Core::store_type>) {
-                store_event_now(*core, t, *ev);
+                store_event_now(*core, t, *ev, yields_copies<Item>, node_out);
             } else {
-                auto op = store_event(*core, t, *ev);
+                auto op = store_event(*core, t, *ev, yields_copies<Item>, node_out);
                 co_await std::move(op);
             }
-            co_await out.emit(std::move(*ev));
+            co_await emit_stored(out, *ev, node);
         }
 
         // 6. Compaction, after the stream (never mid-stream).
@@ -869,12 +898,12 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
     if (finished && t.sess.use_count() == 1) core->cache.put(std::move(cache_key), std::move(*t.sess));
 }
 
-template <class Core>
+template <class Core, class Item = event>
 struct turn_producer {
     std::shared_ptr<Core> core;
     std::unique_ptr<turn_request> request; // moved by pointer from the runner into the turn
-    boost::asio::awaitable<void> operator()(event_writer out) {
-        return run_turn<Core>(std::move(core), std::move(request), std::move(out));
+    boost::asio::awaitable<void> operator()(stream_writer<Item> out) {
+        return run_turn<Core, Item>(std::move(core), std::move(request), std::move(out));
     }
 };
 
@@ -930,6 +959,25 @@ public:
         return resume(std::move(options), std::move(c));
     }
 
+    /// run(), yielding the stored events themselves, shared with the store and the session
+    /// (immutable), instead of a copy of each: no copy per event. Partial events arrive
+    /// boxed. Otherwise the same turn: same order, same errors.
+    shared_event_stream run_shared(run_options options, std::string text) {
+        return run_shared(std::move(options), content::from_text(std::move(text)));
+    }
+    shared_event_stream run_shared(run_options options, content message) {
+        return make_turn<event_list::pointer_type>(std::move(options), std::move(message), false);
+    }
+    /// resume(), yielding shared stored events (see run_shared).
+    shared_event_stream resume_shared(run_options options, content responses) {
+        return make_turn<event_list::pointer_type>(std::move(options), std::move(responses), true);
+    }
+    shared_event_stream resume_shared(run_options options, tool_response_part response) {
+        content c;
+        c.parts.emplace_back(std::move(response));
+        return resume_shared(std::move(options), std::move(c));
+    }
+
     const Agent& agent() const noexcept { return *core_->agent; }
     Store& store() const noexcept { return *core_->store; }
     const Compaction& compaction() const noexcept { return core_->compaction; }
@@ -975,11 +1023,12 @@ private:
         libretto::agent_launcher launcher;
     };
 
-    event_stream make_turn(run_options options, content c, bool resume) {
+    template <class Item = event>
+    basic_event_stream<Item> make_turn(run_options options, content c, bool resume) {
         stream_options so;
         so.capacity = options.stream_capacity;
         std::unique_ptr<detail::turn_request> req(new detail::turn_request{std::move(options), std::move(c), resume});
-        return event_stream(core_->ex, detail::turn_producer<core>{core_, std::move(req)}, so);
+        return basic_event_stream<Item>(core_->ex, detail::turn_producer<core, Item>{core_, std::move(req)}, so);
     }
 
     std::shared_ptr<core> core_;

@@ -278,6 +278,11 @@ basic_event_stream<T> make_stream(boost::asio::any_io_executor ex, std::vector<T
 using event_stream = basic_event_stream<event>;
 using event_writer = stream_writer<event>;
 
+/// Immutable events shared with their holders (a session, a store) rather than copied:
+/// what runner::run_shared yields.
+using shared_event_stream = basic_event_stream<std::shared_ptr<const event>>;
+using shared_event_writer = stream_writer<std::shared_ptr<const event>>;
+
 } // namespace libretto
 
 #endif
