@@ -595,6 +595,56 @@ BOOST_AUTO_TEST_CASE(blocking_work_runs_on_the_supplied_executor) {
     pool.join();
 }
 
+// An append encodes and checks its events on the caller's thread, before its transaction
+// goes to the worker: with the worker held, an oversize event is already refused (the last
+// error names it), yet it completes through the worker, after the append started before it.
+BOOST_AUTO_TEST_CASE(appends_are_encoded_on_the_callers_thread_and_complete_in_order) {
+    temp_db db;
+    asio::thread_pool pool(1);
+    std::mutex m;
+    std::condition_variable cv;
+    bool release = false;
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        lb::sqlite_store_options o = db.options();
+        o.blocking_executor = pool.get_executor();
+        o.max_event_bytes = 512;
+        lb::sqlite_store st(ex, o);
+        auto s = co_await create(st, "app", "u1", "s1");
+        asio::post(pool, [&] {
+            std::unique_lock lock(m);
+            cv.wait(lock, [&] { return release; });
+        });
+        std::vector<std::pair<std::string, error_code>> done;
+        st.async_append(s, text_event("fits"), [&](error_code ec, std::int64_t) { done.emplace_back("fits", ec); });
+        lb::session other = s; // a copy at the same revision: the refused append is not stale
+        st.async_append(other, text_event(std::string(1000, 'x')),
+                        [&](error_code ec, std::int64_t) { done.emplace_back("big", ec); });
+        BOOST_TEST(done.empty()); // never inline
+        BOOST_TEST(st.last_error_message().find("max_event_bytes") != std::string::npos, st.last_error_message());
+        asio::steady_timer t(ex);
+        t.expires_after(std::chrono::milliseconds(20));
+        co_await t.async_wait(asio::use_awaitable);
+        BOOST_TEST(done.empty()); // both wait for the worker
+        {
+            std::lock_guard lock(m);
+            release = true;
+        }
+        cv.notify_all();
+        while (done.size() < 2) {
+            t.expires_after(std::chrono::milliseconds(1));
+            co_await t.async_wait(asio::use_awaitable);
+        }
+        BOOST_REQUIRE_EQUAL(done.size(), 2u);
+        BOOST_TEST(done[0].first == "fits");
+        BOOST_TEST(!done[0].second);
+        BOOST_TEST(done[1].first == "big");
+        BOOST_TEST((done[1].second == lb::errc::oversize));
+        BOOST_TEST(s.last_sequence == 1);
+        BOOST_TEST(other.last_sequence == 0);
+    });
+    pool.join();
+}
+
 BOOST_AUTO_TEST_CASE(shared_state_from_two_connections_merges_per_key) {
     temp_db db;
     run([&](asio::any_io_executor ex) -> asio::awaitable<void> {

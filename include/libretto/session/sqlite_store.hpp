@@ -12,7 +12,9 @@
 // Threads. SQLite calls block, so they never run on the caller's thread: every operation
 // runs on a worker strand (a one-thread asio::thread_pool the store owns, or a strand on
 // options.blocking_executor) and completes on the completion handler's associated executor
-// (default: the store's executor). Each store instance has one connection, used by one
+// (default: the store's executor). An append encodes its events (serialisation, checks:
+// no SQLite call) on the caller's thread first, so the worker writes one batch while the
+// caller encodes the next. Each store instance has one connection, used by one
 // thread at a time. Several instances (or processes) on one file are safe: writes take the
 // database write lock (BEGIN IMMEDIATE) and wait for it up to busy_timeout, then fail with
 // errc::busy. Opening (the constructor) is the one blocking call: it opens, checks and
@@ -364,9 +366,15 @@ private:
                 if (!ec) commit(*sess, r);
                 std::move(h)(ec, r.last_sequence);
             });
-        post_work(std::move(finish), [target = std::move(target), events = std::move(events)](detail::sqlite_core& c) mutable {
+        // Encoded here, on the caller's thread (no connection needed): the worker writes the
+        // previous batch meanwhile. A batch that fails here still completes through the
+        // worker, in order with the operations started before it.
+        detail::prepared_batch batch;
+        const boost::system::error_code prepared = core_->prepare(target, std::move(events), batch);
+        post_work(std::move(finish), [target = std::move(target), batch = std::move(batch),
+                                      prepared](detail::sqlite_core& c) mutable {
             detail::append_result r;
-            auto ec = c.append(target, std::move(events), r);
+            auto ec = prepared ? prepared : c.append_prepared(target, std::move(batch), r);
             return std::make_tuple(ec, std::move(r));
         });
     }

@@ -66,7 +66,24 @@ public:
     boost::system::error_code remove(const session_key& k) { return recorded(remove_impl(k)); }
 
     boost::system::error_code append(const append_target& t, std::vector<event> events, append_result& out) {
-        return recorded(append_impl(t, std::move(events), out));
+        prepared_batch batch;
+        if (auto ec = prepare(t, std::move(events), batch)) return ec;
+        return append_prepared(t, std::move(batch), out);
+    }
+
+    /// An append's first half, which touches no connection (ids, sequences, temp: keys,
+    /// serialisation, size checks): safe on any thread, concurrently with the connection's
+    /// work. The async operations run it on the caller's thread, so the worker thread
+    /// writes one batch while the caller encodes the next.
+    boost::system::error_code prepare(const append_target& t, std::vector<event> events, prepared_batch& batch) {
+        std::string detail;
+        auto ec = prepare_batch(t, std::move(events), max_event_bytes_, batch, detail);
+        return recorded({ec, std::move(detail)});
+    }
+
+    /// An append's second half: the transaction (connection's thread).
+    boost::system::error_code append_prepared(const append_target& t, prepared_batch batch, append_result& out) {
+        return recorded(append_impl(t, std::move(batch), out));
     }
 
     /// The detail of the latest failure on this connection ("" if none yet).
@@ -501,11 +518,8 @@ private:
         return {};
     }
 
-    result append_impl(const append_target& t, std::vector<event> events, append_result& out) {
+    result append_impl(const append_target& t, prepared_batch batch, append_result& out) {
         out = {};
-        prepared_batch batch;
-        std::string detail;
-        if (auto ec = prepare_batch(t, std::move(events), max_event_bytes_, batch, detail)) return {ec, detail};
         if (batch.rows.empty()) return {};
         const auto& rows = batch.rows;
         const auto& session_delta = batch.session;
