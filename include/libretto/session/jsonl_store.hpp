@@ -1523,6 +1523,7 @@ private:
     /// diagnostic then says). Another process's write of the same app keys in between is
     /// overwritten by the restore.
     error_code write_shared_scopes(const session_key& k, const detail::routed_delta& routed) {
+        if (routed.app.empty() && routed.user.empty()) return {}; // most appends: no path built
         json::object undo_app;
         const fs::path app_file = app_dir(k.app_name) / "state.json";
         if (!routed.app.empty())
