@@ -1216,6 +1216,7 @@ BOOST_AUTO_TEST_CASE(a_failed_shared_scope_write_takes_the_event_back) {
     auto diag = st.last_diagnostic();
     BOOST_REQUIRE(diag);
     BOOST_TEST(diag->file == user_state);
+    BOOST_TEST(st.last_error_message() == "jsonl_store: " + diag->message());
     BOOST_TEST(diag->detail.find("app: keys were restored") != std::string::npos, diag->detail);
     BOOST_TEST(diag->detail.find("not stored") != std::string::npos, diag->detail);
     const auto app_after = boost::json::parse(read_bytes(app_state)).as_object();

@@ -1,4 +1,5 @@
 // The conformance suite against memory_store, plus what is particular to it.
+#include <libretto/session/any_store.hpp>
 #include <libretto/session/memory_store.hpp>
 
 #include "store_conformance.hpp"
@@ -37,6 +38,70 @@ BOOST_AUTO_TEST_CASE(oversize_event_is_rejected) {
         BOOST_TEST(s.events.empty());
         BOOST_TEST(co_await append_text_ec(st, s, "small") == error_code{});
     });
+}
+
+// Every refusal leaves a message naming what was wrong: the id and why, the session, the
+// sequences of a stale copy, the event and its size. "" before anything failed.
+BOOST_AUTO_TEST_CASE(failures_are_named_in_the_last_error_message) {
+    boost::asio::io_context io;
+    libretto::memory_store_options mo;
+    mo.max_event_bytes = 512;
+    libretto::memory_store st(io.get_executor(), mo);
+    BOOST_TEST(st.last_error_message().empty());
+    auto has = [&](std::string_view part) {
+        const std::string m = st.last_error_message();
+        BOOST_TEST(m.find(part) != std::string::npos, "'" << part << "' not in '" << m << "'");
+    };
+    libretto::session s;
+    BOOST_TEST((st.create(conformance::create_opts("app", "a/b", "s"), s) == libretto::errc::invalid_argument));
+    has("create: user id 'a/b' contains a path separator");
+    BOOST_TEST_REQUIRE(!st.create(conformance::create_opts("app", "u", "s"), s));
+    BOOST_TEST((st.create(conformance::create_opts("app", "u", "s"), s) == libretto::errc::already_exists));
+    has("session app/u/s exists already");
+    std::optional<libretto::session> g;
+    BOOST_TEST((st.get({"app", "u", ".."}, {}, g) == libretto::errc::invalid_argument));
+    has("get: session id '..' contains '..'");
+    BOOST_TEST((st.remove({"", "u", "s"}) == libretto::errc::invalid_argument));
+    has("delete: app name is empty");
+    libretto::list_page page;
+    libretto::list_options lo;
+    lo.app_name = "app";
+    lo.page_size = 0;
+    BOOST_TEST((st.list(lo, page) == libretto::errc::invalid_argument));
+    has("page_size 0");
+    lo.page_size = 10;
+    lo.page_token = "not a token";
+    BOOST_TEST((st.list(lo, page) == libretto::errc::invalid_argument));
+    has("page token");
+
+    std::int64_t seq = 0;
+    libretto::session stale = s;
+    BOOST_TEST_REQUIRE(!st.append(s, conformance::text_event("one"), seq));
+    BOOST_TEST((st.append(stale, conformance::text_event("two"), seq) == libretto::errc::stale_session));
+    has("append: session app/u/s is at sequence 1, the caller's copy at 0");
+    auto big = conformance::text_event(std::string(1000, 'x'));
+    big.id = "big-one";
+    BOOST_TEST((st.append(s, big, seq) == libretto::errc::oversize));
+    has("event big-one is ");
+    has("over max_event_bytes (512)");
+    auto foreign = conformance::text_event("elsewhere");
+    foreign.session_id = "other";
+    BOOST_TEST((st.append(s, foreign, seq) == libretto::errc::invalid_argument));
+    has("names session 'other', not app/u/s");
+    libretto::session gone = s;
+    gone.id = "gone";
+    BOOST_TEST((st.append(gone, conformance::text_event("x"), seq) == libretto::errc::not_found));
+    has("append: session app/u/gone does not exist");
+    std::vector<libretto::event> batch;
+    batch.push_back(conformance::text_event("b"));
+    BOOST_TEST((st.append_batch(stale, std::move(batch), seq) == libretto::errc::stale_session));
+    has("is at sequence 1, the caller's copy at 0");
+    // Copies share the message (and the sessions).
+    libretto::memory_store copy = st;
+    BOOST_TEST(copy.last_error_message() == st.last_error_message());
+    // Through any_store too.
+    libretto::any_store any(copy);
+    BOOST_TEST(any.last_error_message() == st.last_error_message());
 }
 
 BOOST_AUTO_TEST_CASE(sync_core_matches_async) {

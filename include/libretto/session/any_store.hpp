@@ -15,6 +15,7 @@
 #include <boost/asio/deferred.hpp>
 
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -34,6 +35,7 @@ class any_store {
         virtual void remove(session_key, handler<void(ec_t)>) = 0;
         virtual void append(session&, event, handler<void(ec_t, std::int64_t)>) = 0;
         virtual const void* target(const std::type_info&) const noexcept = 0;
+        virtual std::string last_error_message() const = 0;
     };
 
     template <class S>
@@ -55,6 +57,12 @@ class any_store {
         const void* target(const std::type_info& t) const noexcept override {
             return t == typeid(S) ? &store : nullptr;
         }
+        std::string last_error_message() const override {
+            if constexpr (requires(const S& cs) { { cs.last_error_message() } -> std::convertible_to<std::string>; })
+                return store.last_error_message();
+            else
+                return {};
+        }
     };
 
 public:
@@ -66,6 +74,9 @@ public:
     any_store(S&& s) : p_(std::make_shared<model<std::decay_t<S>>>(std::forward<S>(s))) {}
 
     executor_type get_executor() const { return p_->executor(); }
+
+    /// What the wrapped store says of its latest failure ("" if it keeps no such message).
+    std::string last_error_message() const { return p_->last_error_message(); }
 
     /// The wrapped store if it is an S, else nullptr.
     template <class S>

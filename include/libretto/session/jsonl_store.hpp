@@ -1869,6 +1869,11 @@ public:
     std::vector<jsonl_recovery> recoveries() const { return impl_->recoveries(); }
     /// The file, line and detail behind the last corrupt_data, io_error or busy.
     std::optional<jsonl_diagnostic> last_diagnostic() const { return impl_->last_diagnostic(); }
+    /// last_diagnostic() as one line ("" if nothing failed yet), as the other stores say it.
+    std::string last_error_message() const {
+        auto d = impl_->last_diagnostic();
+        return d ? "jsonl_store: " + d->message() : std::string();
+    }
     /// What the last get read.
     jsonl_read_stats last_read_stats() const { return impl_->last_read_stats(); }
 

@@ -53,16 +53,17 @@ public:
     static constexpr bool never_blocks = true;
 
     boost::system::error_code create(create_options o, session& out) {
-        if (auto ec = validate_id(o.app_name)) return ec;
-        if (auto ec = validate_id(o.user_id)) return ec;
         if (o.session_id.empty()) o.session_id = event::new_id();
-        if (auto ec = validate_id(o.session_id)) return ec;
+        if (auto ec = detail::validate_key(o.app_name, o.user_id, o.session_id))
+            return fail(ec, "create: " + detail::key_problem(o.app_name, o.user_id, o.session_id));
         auto routed = detail::route_delta(o.state);
         std::lock_guard lock(data_->mutex);
         data_->last.s = nullptr;
         auto& users = data_->apps[o.app_name];
         auto& sessions = users.sessions[o.user_id];
-        if (sessions.contains(o.session_id)) return errc::already_exists;
+        if (sessions.contains(o.session_id))
+            return fail(errc::already_exists,
+                        "create: session " + name_of(o.app_name, o.user_id, o.session_id) + " exists already");
         stored s;
         s.created = s.last_update = event::now();
         for (auto& kv : routed.session)
@@ -76,7 +77,7 @@ public:
 
     boost::system::error_code get(const session_key& k, const get_options& o, std::optional<session>& out) const {
         out.reset();
-        if (auto ec = detail::validate_key(k)) return ec;
+        if (auto ec = detail::validate_key(k)) return fail(ec, "get: " + detail::key_problem(k));
         std::lock_guard lock(data_->mutex);
         const stored* s = find(k);
         if (!s) return {};
@@ -89,14 +90,15 @@ public:
 
     boost::system::error_code list(const list_options& o, list_page& out) const {
         out = {};
-        if (auto ec = validate_id(o.app_name)) return ec;
+        if (auto ec = validate_id(o.app_name)) return fail(ec, "list: app name " + id_problem(o.app_name));
         if (o.user_id)
-            if (auto ec = validate_id(*o.user_id)) return ec;
-        if (o.page_size == 0 || o.page_size > 1000) return errc::invalid_argument;
+            if (auto ec = validate_id(*o.user_id)) return fail(ec, "list: user id " + id_problem(*o.user_id));
+        if (o.page_size == 0 || o.page_size > 1000)
+            return fail(errc::invalid_argument, "list: page_size " + std::to_string(o.page_size) + " is not in 1..1000");
         std::optional<detail::page_cursor> cursor;
         if (!o.page_token.empty()) {
             auto c = detail::parse_page_token(o.page_token);
-            if (!c) return c.error();
+            if (!c) return fail(c.error(), "list: the page token is not one a list of this app returned");
             cursor = std::move(*c);
         }
         std::lock_guard lock(data_->mutex);
@@ -126,7 +128,7 @@ public:
     }
 
     boost::system::error_code remove(const session_key& k) {
-        if (auto ec = detail::validate_key(k)) return ec;
+        if (auto ec = detail::validate_key(k)) return fail(ec, "delete: " + detail::key_problem(k));
         std::lock_guard lock(data_->mutex);
         data_->last.s = nullptr;
         auto app = data_->apps.find(k.app_name);
@@ -147,7 +149,7 @@ public:
     /// oversize, missing session, a null node) the node is left unchanged.
     boost::system::error_code append_shared(session& sess, std::shared_ptr<event> node, std::int64_t& sequence) {
         sequence = 0;
-        if (!node) return errc::invalid_argument;
+        if (!node) return fail(errc::invalid_argument, "append: a null event node");
         return append_event(sess, std::move(node), sequence);
     }
 
@@ -156,6 +158,14 @@ public:
     /// last stored event (0 if none was stored). One lock and one look-up for the batch.
     boost::system::error_code append_batch(session& sess, std::vector<event> events, std::int64_t& sequence) {
         return append_events(sess, events, sequence);
+    }
+
+    /// What the latest failure of this store (any copy) was about, naming the session, id,
+    /// event or limit: "memory_store: append: session demo/u1/s1 is at sequence 7, the
+    /// caller's copy at 5". "" until something fails.
+    std::string last_error_message() const {
+        std::lock_guard lock(data_->error_mutex);
+        return data_->last_error;
     }
 
     // ---- asynchronous operations (the session_store concept) --------------------------
@@ -352,7 +362,41 @@ private:
         memory_store_options options;
         std::map<std::string, app_data, std::less<>> apps;
         found_session last;
+        std::mutex error_mutex; // not `mutex`: failures are also recorded while it is held
+        std::string last_error;
     };
+
+    /// Records `detail` as the latest failure and returns `ec`.
+    boost::system::error_code fail(boost::system::error_code ec, std::string detail) const {
+        std::lock_guard lock(data_->error_mutex);
+        data_->last_error = "memory_store: " + std::move(detail);
+        return ec;
+    }
+    static std::string name_of(std::string_view app, std::string_view user, std::string_view id) {
+        std::string n(app);
+        n += '/';
+        n += user;
+        n += '/';
+        n += id;
+        return n;
+    }
+    boost::system::error_code stale(const session& sess, std::int64_t stored) const {
+        return fail(errc::stale_session, "append: session " + name_of(sess.app_name, sess.user_id, sess.id) +
+                                             " is at sequence " + std::to_string(stored) + ", the caller's copy at " +
+                                             std::to_string(sess.last_sequence));
+    }
+    /// Why prepare_append refused `e` for `sess` (the store's session is at `stored`).
+    boost::system::error_code refused(boost::system::error_code ec, const session& sess, const event& e,
+                                      std::int64_t stored) const {
+        if (ec == errc::stale_session) return stale(sess, stored);
+        return fail(ec, "append: " + detail::event_name(e) + " names session '" + e.session_id + "', not " +
+                            name_of(sess.app_name, sess.user_id, sess.id));
+    }
+    boost::system::error_code too_big(const event& e, std::size_t bytes) const {
+        return fail(errc::oversize, "append: " + detail::event_name(e) + " is " + std::to_string(bytes) +
+                                        " bytes of JSON, over max_event_bytes (" +
+                                        std::to_string(data_->options.max_event_bytes) + ")");
+    }
 
     static std::size_t serialized_size(const event& e);
 
@@ -361,13 +405,15 @@ private:
         sequence = 0;
         event& e = *ep;
         if (e.partial) return {}; // streaming chunks are never stored
-        if (data_->options.max_event_bytes && serialized_size(e) > data_->options.max_event_bytes) return errc::oversize;
+        if (data_->options.max_event_bytes)
+            if (const std::size_t n = serialized_size(e); n > data_->options.max_event_bytes) return too_big(e, n);
         std::lock_guard lock(data_->mutex);
         // The key as views of `sess` (its ids do not change here): no copies per append.
         stored* s = find(sess.app_name, sess.user_id, sess.id);
         if (!s) return missing(sess);
         detail::routed_delta routed;
-        if (auto ec = detail::prepare_append(sess, e, s->last_sequence, routed)) return ec;
+        if (auto ec = detail::prepare_append(sess, e, s->last_sequence, routed))
+            return refused(ec, sess, e, s->last_sequence);
         if (!routed.app.empty() || !routed.user.empty()) {
             auto& users = data_->apps.find(sess.app_name)->second;
             apply_delta(users.app_state, routed.app);
@@ -390,18 +436,20 @@ private:
         sequence = 0;
         std::erase_if(events, [](const event& e) { return e.partial; }); // never stored
         for (const auto& e : events) {
-            if (!e.session_id.empty() && e.session_id != sess.id) return errc::invalid_argument;
-            if (data_->options.max_event_bytes && serialized_size(e) > data_->options.max_event_bytes)
-                return errc::oversize;
+            if (!e.session_id.empty() && e.session_id != sess.id)
+                return refused(errc::invalid_argument, sess, e, sess.last_sequence);
+            if (data_->options.max_event_bytes)
+                if (const std::size_t n = serialized_size(e); n > data_->options.max_event_bytes) return too_big(e, n);
         }
         std::vector<detail::routed_delta> routed(events.size());
         std::lock_guard lock(data_->mutex);
         stored* s = find(sess.app_name, sess.user_id, sess.id);
         if (!s) return missing(sess);
-        if (sess.last_sequence != s->last_sequence) return errc::stale_session;
+        if (sess.last_sequence != s->last_sequence) return stale(sess, s->last_sequence);
         // Nothing can fail from here on: prepare every event, then store them all.
         for (std::size_t i = 0; i < events.size(); ++i) {
-            if (auto ec = detail::prepare_append(sess, events[i], sess.last_sequence, routed[i])) return ec;
+            if (auto ec = detail::prepare_append(sess, events[i], sess.last_sequence, routed[i]))
+                return refused(ec, sess, events[i], s->last_sequence);
             events[i].sequence = s->last_sequence + 1 + static_cast<std::int64_t>(i);
         }
         app_data* users = nullptr;
@@ -432,9 +480,11 @@ private:
     /// Why an append found no session for `sess`: an id no session can have
     /// (invalid_argument), or none by that key (not_found). Only ids that were stored are
     /// found, and they were checked then, so a found key needs no check per append.
-    static boost::system::error_code missing(const session& sess) {
-        if (auto ec = detail::validate_key(sess.app_name, sess.user_id, sess.id)) return ec;
-        return errc::not_found;
+    boost::system::error_code missing(const session& sess) const {
+        if (auto ec = detail::validate_key(sess.app_name, sess.user_id, sess.id))
+            return fail(ec, "append: " + detail::key_problem(sess.app_name, sess.user_id, sess.id));
+        return fail(errc::not_found,
+                    "append: session " + name_of(sess.app_name, sess.user_id, sess.id) + " does not exist");
     }
 
     /// Under the mutex.
