@@ -456,6 +456,19 @@ struct counting_signer {
 };
 static_assert(lb::signer<counting_signer>);
 
+/// A model that asks for approval of a booking in Oslo, then answers; an llm_agent whose
+/// ask_approval tool is long-running (the answer comes later, through resume).
+struct approval_setup {
+    lb::scripted_model model;
+    lb::llm_agent<> agent;
+    explicit approval_setup(asio::any_io_executor ex)
+        : model(ex, {lb::scripted_reply::tool_call("ask_approval", {{"city", "Oslo"}}),
+                     lb::scripted_reply::text("Booked Oslo: approved.")}),
+          agent({.name = "assistant", .model = model,
+                 .tools = lb::tools(lb::function_tool("ask_approval", "Asks a human to approve", ask_approval,
+                                                      {.long_running = true}))}) {}
+};
+
 // ---- driving turns ---------------------------------------------------------------------
 
 using outcome = runner_support::turn_outcome;
@@ -1244,10 +1257,15 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(bad_ids_fail_with_invalid_argument_and_create_noth
             auto got = run_turn(env.io, r.run(*o, "hi"));
             BOOST_TEST((got.code() == lb::errc::invalid_argument));
             BOOST_TEST(got.events.empty());
+            auto shared = run_turn(env.io, r.run_shared(*o, "hi")); // fails as run() does
+            BOOST_TEST((shared.copies().code() == lb::errc::invalid_argument));
+            BOOST_TEST(shared.nodes.empty());
         }
     }
     auto empty = run_turn(env.io, r.run(opts(), lb::content{}));
     BOOST_TEST((empty.code() == lb::errc::invalid_argument));
+    BOOST_TEST((run_turn(env.io, r.run_shared(opts(), lb::content{})).copies().code() == lb::errc::invalid_argument));
+    BOOST_TEST((run_turn(env.io, r.resume_shared(opts(), lb::content{})).copies().code() == lb::errc::invalid_argument));
     BOOST_TEST(!load(env.io, env.store).has_value());
     BOOST_TEST(r.active_sessions() == 0u);
 }
@@ -1318,20 +1336,20 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(run_shared_yields_the_stored_events_themselves, En
     Env env;
     const std::vector<lb::scripted_reply> script{lb::scripted_reply::tool_call("add", {{"a", 2}, {"b", 3}}),
                                                  lb::scripted_reply::text("2 + 3 = 5").in_chunks(3)};
-    lb::scripted_model m(env.io.get_executor(), script);
-    lb::llm_agent<> agent({.name = "assistant", .model = m, .tools = lb::tools(lb::function_tool("add", "Adds", add))});
-    lb::runner r{agent, env.store};
-    lb::run_options o = opts("shared");
-    o.yield_user_message = true;
-    auto shared = run_turn(env.io, r.run_shared(o, "What is 2 + 3?"));
+    // The same script on a fresh model, agent and runner, for session `id`, taken by `take`.
+    auto turn = [&](std::string id, auto take) {
+        lb::scripted_model m(env.io.get_executor(), script);
+        lb::llm_agent<> agent({.name = "assistant", .model = m, .tools = lb::tools(lb::function_tool("add", "Adds", add))});
+        lb::runner r{agent, env.store};
+        lb::run_options o = opts(std::move(id));
+        o.yield_user_message = true;
+        auto out = run_turn(env.io, take(r, std::move(o)));
+        BOOST_TEST(r.active_sessions() == 0u);
+        return out;
+    };
+    auto shared = turn("shared", [](auto& r, lb::run_options o) { return r.run_shared(std::move(o), "What is 2 + 3?"); });
     BOOST_TEST(!shared.error, shared.copies().what());
-
-    lb::scripted_model m2(env.io.get_executor(), script);
-    lb::llm_agent<> agent2({.name = "assistant", .model = m2, .tools = lb::tools(lb::function_tool("add", "Adds", add))});
-    lb::runner r2{agent2, env.store};
-    lb::run_options o2 = opts("copied");
-    o2.yield_user_message = true;
-    auto copied = run_turn(env.io, r2.run(o2, "What is 2 + 3?"));
+    auto copied = turn("copied", [](auto& r, lb::run_options o) { return r.run(std::move(o), "What is 2 + 3?"); });
     BOOST_TEST(!copied.error, copied.what());
 
     const auto as_copies = shared.copies();
@@ -1362,18 +1380,15 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(run_shared_yields_the_stored_events_themselves, En
         ++stored;
     }
     BOOST_TEST(stored == 4u);
-    BOOST_TEST(r.active_sessions() == 0u);
 }
 
 // resume_shared continues a paused invocation as resume() does, and a compaction summary is
 // yielded too (boxed: the turn's session does not keep it in this form).
 BOOST_AUTO_TEST_CASE_TEMPLATE(resume_shared_and_compaction_yield_shared_events, Env, envs) {
     Env env;
-    lb::scripted_model m(env.io.get_executor(), {lb::scripted_reply::tool_call("ask_approval", {{"city", "Oslo"}}),
-                                                 lb::scripted_reply::text("Booked Oslo: approved.")});
-    lb::llm_agent<> agent({.name = "assistant", .model = m,
-                           .tools = lb::tools(lb::function_tool("ask_approval", "Asks a human to approve",
-                                                                ask_approval, {.long_running = true}))});
+    approval_setup setup(env.io.get_executor());
+    lb::scripted_model& m = setup.model;
+    auto& agent = setup.agent;
     lb::runner r{agent, env.store, every_turn_compaction{}};
     lb::run_options o = opts();
     o.resumable = true;
@@ -1396,24 +1411,6 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(resume_shared_and_compaction_yield_shared_events, 
     BOOST_REQUIRE(after);
     BOOST_TEST(after->events.back().id == t2.nodes.back()->id);
     BOOST_TEST(after->events.back().sequence == t2.nodes.back()->sequence);
-}
-
-// Bad input fails a shared turn exactly as it fails run().
-BOOST_AUTO_TEST_CASE_TEMPLATE(run_shared_fails_bad_ids_like_run, Env, envs) {
-    Env env;
-    script_agent a;
-    a.name_ = "a";
-    a.steps = {{"x"}};
-    lb::runner r{a, env.store};
-    auto bad = run_turn(env.io, r.run_shared(opts("a/b"), "hi"));
-    BOOST_TEST((bad.copies().code() == lb::errc::invalid_argument));
-    BOOST_TEST(bad.nodes.empty());
-    auto empty = run_turn(env.io, r.run_shared(opts(), lb::content{}));
-    BOOST_TEST((empty.copies().code() == lb::errc::invalid_argument));
-    BOOST_TEST(!load(env.io, env.store).has_value());
-    auto bad_resume = run_turn(env.io, r.resume_shared(opts(), lb::content{}));
-    BOOST_TEST((bad_resume.copies().code() == lb::errc::invalid_argument));
-    BOOST_TEST(r.active_sessions() == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(duplicate_agent_names_are_rejected) {
@@ -1552,11 +1549,9 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(max_llm_calls_of_a_run_bounds_its_model_calls_and_
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(llm_agent_pauses_on_a_long_running_call_and_resume_finishes_it, Env, envs) {
     Env env;
-    lb::scripted_model m(env.io.get_executor(), {lb::scripted_reply::tool_call("ask_approval", {{"city", "Oslo"}}),
-                                                 lb::scripted_reply::text("Booked Oslo: approved.")});
-    lb::llm_agent<> agent({.name = "assistant", .model = m,
-                           .tools = lb::tools(lb::function_tool("ask_approval", "Asks a human to approve",
-                                                                ask_approval, {.long_running = true}))});
+    approval_setup setup(env.io.get_executor());
+    lb::scripted_model& m = setup.model;
+    auto& agent = setup.agent;
     lb::runner r{agent, env.store};
     lb::run_options o = opts();
     o.resumable = true;

@@ -73,17 +73,23 @@ struct turn_outcome {
     }
 };
 
-inline asio::awaitable<void> drain(lb::event_stream s, turn_outcome* out) {
+/// Takes every item of `s` into `items`; the failure, if any, into `error`.
+template <class T>
+asio::awaitable<void> drain_into(lb::basic_event_stream<T> s, std::vector<T>* items, std::exception_ptr* error) {
     try {
         for (;;) {
             auto next = s.next();
-            std::optional<lb::event> e = co_await std::move(next);
+            std::optional<T> e = co_await std::move(next);
             if (!e) break;
-            out->events.push_back(std::move(*e));
+            items->push_back(std::move(*e));
         }
     } catch (...) {
-        out->error = std::current_exception();
+        *error = std::current_exception();
     }
+}
+
+inline asio::awaitable<void> drain(lb::event_stream s, turn_outcome* out) {
+    return drain_into(std::move(s), &out->events, &out->error);
 }
 
 /// Runs the turn to its end on `io` (which must have nothing else to do).
@@ -109,23 +115,10 @@ struct shared_outcome {
     }
 };
 
-inline asio::awaitable<void> drain_shared(lb::shared_event_stream s, shared_outcome* out) {
-    try {
-        for (;;) {
-            auto next = s.next();
-            std::optional<std::shared_ptr<const lb::event>> e = co_await std::move(next);
-            if (!e) break;
-            out->nodes.push_back(std::move(*e));
-        }
-    } catch (...) {
-        out->error = std::current_exception();
-    }
-}
-
 /// run_turn for a shared_event_stream.
 inline shared_outcome run_turn(asio::io_context& io, lb::shared_event_stream s) {
     shared_outcome o;
-    asio::co_spawn(io, drain_shared(std::move(s), &o), asio::detached);
+    asio::co_spawn(io, drain_into(std::move(s), &o.nodes, &o.error), asio::detached);
     io.run();
     io.restart();
     return o;

@@ -550,24 +550,39 @@ BOOST_AUTO_TEST_CASE(async_open_waits_off_the_io_thread_and_reports_failures) {
 
 // With a user-supplied executor, the blocking work runs there: while that pool's only
 // thread is held, operations do not complete, and the io_context keeps running.
-BOOST_AUTO_TEST_CASE(blocking_work_runs_on_the_supplied_executor) {
-    temp_db db;
-    asio::thread_pool pool(1);
-    std::thread::id pool_thread;
+/// A one-thread pool whose thread a test can hold (hold(): a job that waits for release()),
+/// to see what an operation does while its worker is busy.
+struct held_pool {
+    asio::thread_pool pool{1};
+    std::thread::id thread;
     std::mutex m;
     std::condition_variable cv;
-    bool release = false;
+    bool released = false;
+    void hold() {
+        asio::post(pool, [this] {
+            std::unique_lock lock(m);
+            thread = std::this_thread::get_id();
+            cv.wait(lock, [this] { return released; });
+        });
+    }
+    void release() {
+        {
+            std::lock_guard lock(m);
+            released = true;
+        }
+        cv.notify_all();
+    }
+};
+
+BOOST_AUTO_TEST_CASE(blocking_work_runs_on_the_supplied_executor) {
+    temp_db db;
+    held_pool worker;
     run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
         lb::sqlite_store_options o = db.options();
-        o.blocking_executor = pool.get_executor();
+        o.blocking_executor = worker.pool.get_executor();
         lb::sqlite_store st(ex, o);
         auto s = co_await create(st, "app", "u1", "s1");
-        // Hold the pool's thread.
-        asio::post(pool, [&] {
-            std::unique_lock lock(m);
-            pool_thread = std::this_thread::get_id();
-            cv.wait(lock, [&] { return release; });
-        });
+        worker.hold();
         bool done = false;
         auto appender = [&]() -> asio::awaitable<void> {
             co_await append_text(st, s, "x");
@@ -580,19 +595,15 @@ BOOST_AUTO_TEST_CASE(blocking_work_runs_on_the_supplied_executor) {
             co_await t.async_wait(asio::use_awaitable);
         }
         BOOST_TEST(!done); // its work waits for the pool
-        {
-            std::lock_guard lock(m);
-            release = true;
-        }
-        cv.notify_all();
+        worker.release();
         while (!done) {
             t.expires_after(std::chrono::milliseconds(1));
             co_await t.async_wait(asio::use_awaitable);
         }
         BOOST_TEST(s.last_sequence == 1);
     });
-    BOOST_TEST((pool_thread != std::this_thread::get_id()));
-    pool.join();
+    BOOST_TEST((worker.thread != std::this_thread::get_id()));
+    worker.pool.join();
 }
 
 // An append encodes and checks its events on the caller's thread, before its transaction
@@ -600,20 +611,14 @@ BOOST_AUTO_TEST_CASE(blocking_work_runs_on_the_supplied_executor) {
 // error names it), yet it completes through the worker, after the append started before it.
 BOOST_AUTO_TEST_CASE(appends_are_encoded_on_the_callers_thread_and_complete_in_order) {
     temp_db db;
-    asio::thread_pool pool(1);
-    std::mutex m;
-    std::condition_variable cv;
-    bool release = false;
+    held_pool worker;
     run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
         lb::sqlite_store_options o = db.options();
-        o.blocking_executor = pool.get_executor();
+        o.blocking_executor = worker.pool.get_executor();
         o.max_event_bytes = 512;
         lb::sqlite_store st(ex, o);
         auto s = co_await create(st, "app", "u1", "s1");
-        asio::post(pool, [&] {
-            std::unique_lock lock(m);
-            cv.wait(lock, [&] { return release; });
-        });
+        worker.hold();
         std::vector<std::pair<std::string, error_code>> done;
         st.async_append(s, text_event("fits"), [&](error_code ec, std::int64_t) { done.emplace_back("fits", ec); });
         lb::session other = s; // a copy at the same revision: the refused append is not stale
@@ -625,11 +630,7 @@ BOOST_AUTO_TEST_CASE(appends_are_encoded_on_the_callers_thread_and_complete_in_o
         t.expires_after(std::chrono::milliseconds(20));
         co_await t.async_wait(asio::use_awaitable);
         BOOST_TEST(done.empty()); // both wait for the worker
-        {
-            std::lock_guard lock(m);
-            release = true;
-        }
-        cv.notify_all();
+        worker.release();
         while (done.size() < 2) {
             t.expires_after(std::chrono::milliseconds(1));
             co_await t.async_wait(asio::use_awaitable);
@@ -642,7 +643,7 @@ BOOST_AUTO_TEST_CASE(appends_are_encoded_on_the_callers_thread_and_complete_in_o
         BOOST_TEST(s.last_sequence == 1);
         BOOST_TEST(other.last_sequence == 0);
     });
-    pool.join();
+    worker.pool.join();
 }
 
 BOOST_AUTO_TEST_CASE(shared_state_from_two_connections_merges_per_key) {
