@@ -292,6 +292,28 @@ BOOST_AUTO_TEST_CASE(response_before_its_call_is_an_orphan) {
     BOOST_TEST(v.empty());
 }
 
+BOOST_AUTO_TEST_CASE(many_ids_keep_every_answered_pair_and_drop_the_rest) {
+    // 60 calls (more ids than the linear search covers): every third one unanswered, and
+    // one response whose id no call made.
+    std::vector<std::string> ids;
+    for (int i = 0; i < 60; ++i) ids.push_back("id" + std::to_string(i));
+    std::vector<event> evs{call(1, ids)};
+    std::vector<std::string> answered;
+    for (int i = 0; i < 60; ++i)
+        if (i % 3 != 0) answered.push_back(ids[static_cast<std::size_t>(i)]);
+    for (std::size_t k = 0; k < answered.size(); ++k)
+        evs.push_back(response(static_cast<std::int64_t>(k + 2), {answered[k]}));
+    evs.push_back(response(100, {"ghost"}));
+    auto v = repair_tool_pairs(context_view(evs));
+    std::string want_calls = "calls:";
+    for (std::size_t k = 0; k < answered.size(); ++k) want_calls += (k ? "," : "") + answered[k];
+    strings want{want_calls};
+    for (const auto& id : answered) want.push_back("responses:" + id);
+    BOOST_TEST(render(v) == want, boost::test_tools::per_element());
+    BOOST_TEST(v.is_synthesized(0));
+    for (std::size_t i = 1; i < v.size(); ++i) BOOST_TEST(&v[i] == &evs[i]);
+}
+
 BOOST_AUTO_TEST_CASE(mixed_response_event_keeps_its_answered_part) {
     std::vector<event> evs{call(1, {"a"}), response(2, {"a", "ghost"})};
     auto v = repair_tool_pairs(context_view(evs));

@@ -1,4 +1,5 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#include <libretto/detail/small_id_map.hpp>
 #include <libretto/model/llm_request.hpp>
 
 #include <boost/test/unit_test.hpp>
@@ -351,6 +352,71 @@ BOOST_AUTO_TEST_CASE(files_pass_through_and_empty_texts_are_dropped) {
     BOOST_TEST(texts(ms[0]) == (strings{"file", "what is this?"}), boost::test_tools::per_element());
     BOOST_TEST(texts(ms[1]) == (strings{"For context:", "file"}), boost::test_tools::per_element());
     BOOST_TEST(std::get<lb::file_part>(ms[1].parts[1]).uri.value_or("") == "gs://b/cat.png");
+}
+
+BOOST_AUTO_TEST_CASE(many_calls_past_the_linear_index_are_still_paired_in_call_order) {
+    // 40 calls in one reply, answered in reverse order, one more answered twice, and a
+    // repeated id: more ids than small_id_map searches in order, so its hash index is used.
+    constexpr int n = 40;
+    static_assert(n > static_cast<int>(lb::detail::small_id_map<int>::linear_limit));
+    std::vector<event> ev;
+    ev.push_back(user("look them all up"));
+    std::vector<lb::part> calls;
+    for (int i = 0; i < n; ++i) calls.push_back(call("c" + std::to_string(i), "lookup", "{}"));
+    ev.push_back(reply("me", std::move(calls)));
+    for (int i = n - 1; i >= 0; --i) ev.push_back(results("me", {response("c" + std::to_string(i), "lookup", i)}));
+    ev.push_back(results("me", {response("c7", "lookup", 700)})); // supersedes the first answer
+    ev.push_back(results("me", {response("nobody", "lookup", 1)})); // no call: context text
+    ev.push_back(reply("me", {text("done")}));
+
+    auto ms = lb::build_messages(std::span<const event>(ev), "me");
+    BOOST_TEST(roles(ms) == (strings{"user", "assistant", "tool", "user", "assistant"}),
+               boost::test_tools::per_element());
+    BOOST_REQUIRE(ms.size() == 5u);
+    strings want;
+    for (int i = 0; i < n; ++i) want.push_back("response:c" + std::to_string(i));
+    const auto& tool = ms[2];
+    BOOST_TEST(texts(tool) == want, boost::test_tools::per_element());
+    BOOST_REQUIRE(tool.tool_responses().size() == static_cast<std::size_t>(n));
+    BOOST_TEST(std::get<lb::tool_response_part>(tool.parts[7]).result == json::value(700));
+    BOOST_TEST(std::get<lb::tool_response_part>(tool.parts[39]).result == json::value(39));
+    BOOST_TEST(texts(ms[3]) == (strings{"For context:", "[me] `lookup` tool returned result: 1"}),
+               boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(small_id_map_finds_inserts_and_switches_to_a_hash_index) {
+    lb::detail::small_id_map<int> m;
+    BOOST_TEST(m.empty());
+    BOOST_TEST(m.find("a") == nullptr);
+    BOOST_TEST(!m.contains(""));
+    std::vector<std::string> keys;
+    for (int i = 0; i < 100; ++i) keys.push_back("id-" + std::to_string(i));
+    for (int i = 0; i < 100; ++i) {
+        auto [v, inserted] = m.try_emplace(keys[static_cast<std::size_t>(i)]);
+        BOOST_TEST(inserted);
+        BOOST_TEST(*v == 0); // value-initialised
+        *v = i;
+        // Every key so far is found with its value, on both sides of the linear limit.
+        BOOST_TEST(m.size() == static_cast<std::size_t>(i + 1));
+        BOOST_TEST(*m.find(keys[0]) == 0);
+        BOOST_TEST(*m.find(keys[static_cast<std::size_t>(i / 2)]) == i / 2);
+        BOOST_TEST(m.find("id-" + std::to_string(i + 1)) == nullptr);
+    }
+    auto [again, inserted] = m.try_emplace("id-16");
+    BOOST_TEST(!inserted);
+    BOOST_TEST(*again == 16);
+    m["id-16"] = 1600;
+    BOOST_TEST(*m.find("id-16") == 1600);
+    BOOST_TEST(m.size() == 100u);
+    m[""] = -1; // the empty id is a key like any other
+    BOOST_TEST(*m.find("") == -1);
+
+    lb::detail::small_id_set s;
+    BOOST_TEST(s.insert("x"));
+    BOOST_TEST(!s.insert("x"));
+    BOOST_TEST(s.contains("x"));
+    BOOST_TEST(!s.contains("y"));
+    BOOST_TEST(s.size() == 1u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

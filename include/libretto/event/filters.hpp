@@ -13,10 +13,9 @@
 // change an event (a summary, a reply with one of its two calls removed) the view owns a
 // new event and points at it.
 
+#include <libretto/detail/small_id_map.hpp>
 #include <libretto/event/event_list.hpp>
 #include <libretto/event/event.hpp>
-
-#include <boost/unordered/unordered_flat_map.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -26,7 +25,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace libretto {
@@ -270,10 +268,10 @@ inline context_view repair_tool_pairs(context_view view) {
     struct ref {
         std::size_t item;
         const part* p;
-        const ids* slot; // flat_map values move on rehash: resolved after the scan
+        const ids* slot; // map values move as it grows: resolved after the scan
         std::string_view id;
     };
-    boost::unordered_flat_map<std::string_view, ids> by_id;
+    detail::small_id_map<ids> by_id;
     std::vector<ref> refs;
     // One scan: every event is touched once; afterwards only events with tool parts are.
     for (std::size_t i = 0; i < items.size(); ++i) {
@@ -298,7 +296,7 @@ inline context_view repair_tool_pairs(context_view view) {
     // Items that lose at least one part, in item order.
     std::vector<std::size_t> damaged;
     for (auto& r : refs) {
-        r.slot = &by_id.find(r.id)->second;
+        r.slot = by_id.find(r.id);
         if (!keep(r) && (damaged.empty() || damaged.back() != r.item)) damaged.push_back(r.item);
     }
     if (damaged.empty()) return view;

@@ -9,6 +9,7 @@
 // build_messages() turns the events a model may see (a context_view) into those messages;
 // it is a pure function, specified in docs/models.md ("From events to messages").
 
+#include <libretto/detail/small_id_map.hpp>
 #include <libretto/event/event_list.hpp>
 #include <libretto/event/event.hpp>
 #include <libretto/event/filters.hpp>
@@ -17,8 +18,6 @@
 
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
-#include <boost/unordered/unordered_flat_map.hpp>
-#include <boost/unordered/unordered_flat_set.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -196,8 +195,8 @@ std::vector<message> build_messages_impl(const Events& events, std::string_view 
         const tool_response_part* response = nullptr;
         std::vector<const part*> extras; // a tool-response event's other parts
     };
-    boost::unordered_flat_set<std::string_view> own_calls;
-    boost::unordered_flat_map<std::string_view, placed> responses;
+    small_id_set own_calls;
+    small_id_map<placed> responses;
     for (const event& e : events) {
         if (skipped(e) || foreign(e)) continue;
         if (e.type == event_type::agent_message) {
@@ -212,7 +211,7 @@ std::vector<message> build_messages_impl(const Events& events, std::string_view 
             if (!first) first = &r;
         }
         if (first && e.type == event_type::tool_response) {
-            placed& slot = responses[first->tool_call_id];
+            placed& slot = *responses.find(first->tool_call_id);
             for (const auto& p : e.content.parts)
                 if (!std::holds_alternative<tool_response_part>(p) &&
                     !(std::holds_alternative<text_part>(p) && std::get<text_part>(p).text.empty()))
@@ -222,7 +221,7 @@ std::vector<message> build_messages_impl(const Events& events, std::string_view 
 
     std::vector<message> out;
     out.reserve(events.size()); // about one message per event: no regrowth, no moves
-    boost::unordered_flat_set<std::string_view> emitted;
+    small_id_set emitted;
     for (const event& e : events) {
         if (skipped(e)) continue;
         if (foreign(e)) {
@@ -232,10 +231,8 @@ std::vector<message> build_messages_impl(const Events& events, std::string_view 
         }
         // Orphaned responses (no earlier call of this agent): context text, in place.
         std::vector<const tool_response_part*> orphans;
-        for (const auto& r : e.tool_responses()) {
-            auto it = responses.find(std::string_view(r.tool_call_id));
-            if (it == responses.end()) orphans.push_back(&r);
-        }
+        for (const auto& r : e.tool_responses())
+            if (!responses.contains(r.tool_call_id)) orphans.push_back(&r);
         if (!orphans.empty()) {
             message m = foreign_context(e, orphans);
             if (!m.parts.empty()) out.push_back(std::move(m));
@@ -271,10 +268,10 @@ std::vector<message> build_messages_impl(const Events& events, std::string_view 
         results.role = message_role::tool;
         std::vector<const part*> extras;
         for (const auto& c : out.back().tool_calls()) {
-            auto it = responses.find(std::string_view(c.tool_call_id));
-            if (it == responses.end() || !emitted.insert(it->first).second) continue;
-            results.parts.emplace_back(*it->second.response);
-            extras.insert(extras.end(), it->second.extras.begin(), it->second.extras.end());
+            const placed* slot = responses.find(c.tool_call_id);
+            if (!slot || !emitted.insert(slot->response->tool_call_id)) continue;
+            results.parts.emplace_back(*slot->response);
+            extras.insert(extras.end(), slot->extras.begin(), slot->extras.end());
         }
         for (const part* p : extras) results.parts.push_back(*p);
         if (!results.parts.empty()) out.push_back(std::move(results));
