@@ -143,8 +143,9 @@ asio::awaitable<std::size_t> drive(Runner& r, lb::run_options o, std::string tex
 // store the user message, build the context, run the agent (request built from the
 // history, model stream, partial and final event), store and yield. Sessions are short (a
 // new session every 10 turns: the load copies at most 19 events). The scripted model keeps
-// every request, so a fresh model/agent/runner serves each batch of 1,000 turns (built
-// outside the timed loop). runner_only_turn_us: the same with a trivial agent instead
+// no request (keep_requests(0): recording them is the test double's cost, not the
+// runner's); a fresh model/agent/runner serves each batch of 1,000 turns (built outside
+// the timed loop). runner_only_turn_us: the same with a trivial agent instead
 // (one_reply_agent: one final event, no model): the runner's own share.
 // CPU time per turn (this thread) goes to stderr: wall time depends on the machine's load.
 template <yield_mode Mode, class Runner>
@@ -175,6 +176,7 @@ std::pair<double, double> llm_turn_us() {
     for (int b = 0; b < batches; ++b) {
         std::vector<lb::scripted_reply> replies(batch, lb::scripted_reply::text("It is 21 °C and clear in Oslo."));
         lb::scripted_model model(io.get_executor(), std::move(replies));
+        model.keep_requests(0);
         lb::llm_agent agent{lb::llm_agent_options<lb::scripted_model>{.name = "assistant", .model = model}};
         lb::runner runner{agent, store};
         asio::co_spawn(io,

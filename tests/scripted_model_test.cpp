@@ -248,6 +248,62 @@ BOOST_AUTO_TEST_CASE(requests_are_recorded_and_shared_by_copies) {
     }
 }
 
+BOOST_AUTO_TEST_CASE(keep_requests_bounds_the_record_and_still_counts_every_request) {
+    asio::io_context io;
+    std::vector<scripted_reply> script;
+    for (int i = 0; i < 5; ++i) script.push_back(scripted_reply::text("r" + std::to_string(i)));
+    script.push_back(scripted_reply::computed([](const llm_request& r) {
+        return scripted_reply::text("computed saw " + r.messages.back().text()); // needs no record
+    }));
+    scripted_model m{io.get_executor(), std::move(script)};
+    scripted_model agent_copy = m;
+    m.keep_requests(2);
+    auto not_found_text = [&](std::size_t i) {
+        try {
+            (void)m.request_at(i);
+        } catch (const boost::system::system_error& e) {
+            BOOST_TEST((e.code() == lb::errc::not_found));
+            return std::string(e.what());
+        }
+        return std::string("(no throw)");
+    };
+    run(io, [&]() -> asio::awaitable<void> {
+        for (int i = 0; i < 5; ++i) {
+            llm_response a = co_await lb::generate_response(agent_copy, ask("q" + std::to_string(i)));
+            BOOST_TEST(a.text() == "r" + std::to_string(i));
+        }
+    });
+    BOOST_TEST(m.request_count() == 5u);
+    auto kept = m.requests();
+    BOOST_REQUIRE(kept.size() == 2u);
+    BOOST_TEST(kept[0].messages.at(0).text() == "q3");
+    BOOST_TEST(kept[1].messages.at(0).text() == "q4");
+    BOOST_TEST(m.request_at(3).messages.at(0).text() == "q3"); // numbered as sent, not as kept
+    BOOST_TEST(m.last_request().messages.at(0).text() == "q4");
+    BOOST_TEST(not_found_text(0).find("request #1 is no longer kept (keep_requests(2))") != std::string::npos,
+               not_found_text(0));
+    BOOST_TEST(not_found_text(5).find("request #6 asked for, 5 were sent") != std::string::npos, not_found_text(5));
+
+    // Shrinking drops the oldest at once; 0 keeps none, and a computed reply still sees
+    // its request.
+    m.keep_requests(0);
+    BOOST_TEST(m.requests().empty());
+    run(io, [&]() -> asio::awaitable<void> {
+        llm_response a = co_await lb::generate_response(agent_copy, ask("q5"));
+        BOOST_TEST(a.text() == "computed saw q5");
+    });
+    BOOST_TEST(m.request_count() == 6u);
+    BOOST_TEST(m.requests().empty());
+    try {
+        (void)m.last_request();
+        BOOST_FAIL("last_request with none kept must throw");
+    } catch (const boost::system::system_error& e) {
+        BOOST_TEST(std::string(e.what()).find("6 requests were sent, none is kept (keep_requests(0))") !=
+                       std::string::npos,
+                   e.what());
+    }
+}
+
 BOOST_AUTO_TEST_CASE(running_out_of_script_names_the_count) {
     asio::io_context io;
     scripted_model m{io.get_executor(), {scripted_reply::text("a"), scripted_reply::text("b")}};

@@ -26,6 +26,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -186,7 +188,22 @@ struct scripted_state {
     std::vector<scripted_reply> script;
     std::size_t next = 0;
     std::size_t call_counter = 0;
-    std::vector<llm_request> requests;
+    std::deque<llm_request> requests; ///< the newest `keep` requests
+    std::size_t sent = 0;             ///< requests sent in all
+    std::size_t keep = SIZE_MAX;
+
+    /// Records `request` as number `sent`, dropping the oldest past `keep`.
+    void record(llm_request request) {
+        ++sent;
+        if (keep == 0) return;
+        if (requests.size() == keep) requests.pop_front();
+        requests.push_back(std::move(request));
+    }
+    /// The 0-based index into `requests` of request number i (0-based), or npos.
+    std::size_t slot_of(std::size_t i) const {
+        const std::size_t first = sent - requests.size();
+        return i >= first && i < sent ? i - first : std::string::npos;
+    }
 };
 
 struct scripted_rethrow {
@@ -240,22 +257,23 @@ public:
         std::size_t number = 0;
         std::size_t scripted = 0;
         bool exhausted = false;
+        std::optional<llm_request> seen; // what a computed reply is shown
         {
             std::lock_guard lock(state_->mutex);
-            state_->requests.push_back(std::move(request));
-            number = state_->requests.size();
             scripted = state_->script.size();
             if (state_->next < state_->script.size()) reply = std::move(state_->script[state_->next++]); // played once
             else exhausted = true;
+            if (reply.compute_) seen = request;
+            state_->record(std::move(request));
+            number = state_->sent;
         }
         if (exhausted) return llm_stream(ex_, detail::scripted_exhausted{number, scripted});
         // A computed reply sees the request as recorded; it may compute another computed one.
         // What the function throws is rethrown by the stream.
         try {
             for (int depth = 0; reply.compute_ && depth < 16; ++depth) {
-                llm_request seen = request_at(number - 1);
                 auto f = std::move(reply.compute_);
-                reply = f(seen);
+                reply = f(*seen);
             }
         } catch (...) {
             return llm_stream(ex_, detail::scripted_rethrow{std::current_exception()});
@@ -292,31 +310,53 @@ public:
 
     // ---- the record --------------------------------------------------------------------
 
-    /// Every request sent so far, oldest first (a copy).
+    /// Keeps only the newest `n` requests from now on (0: none; the default keeps all):
+    /// a model serving a long run (an example, a benchmark) then holds bounded memory.
+    /// request_count() still counts every request sent.
+    scripted_model& keep_requests(std::size_t n) {
+        std::lock_guard lock(state_->mutex);
+        state_->keep = n;
+        while (state_->requests.size() > n) state_->requests.pop_front();
+        return *this;
+    }
+
+    /// The requests kept (every request sent, unless keep_requests() bounds them), oldest
+    /// first (a copy).
     std::vector<llm_request> requests() const {
         std::lock_guard lock(state_->mutex);
-        return state_->requests;
+        return {state_->requests.begin(), state_->requests.end()};
     }
     /// How many requests were sent.
     std::size_t request_count() const {
         std::lock_guard lock(state_->mutex);
-        return state_->requests.size();
+        return state_->sent;
     }
-    /// The i-th request (0-based); throws system_error (errc::not_found) naming the count.
+    /// The i-th request sent (0-based); throws system_error (errc::not_found) naming the
+    /// count, or saying that it is no longer kept.
     llm_request request_at(std::size_t i) const {
         std::lock_guard lock(state_->mutex);
-        if (i >= state_->requests.size())
+        const std::size_t slot = state_->slot_of(i);
+        if (slot != std::string::npos) return state_->requests[slot];
+        if (i < state_->sent)
             throw boost::system::system_error(make_error_code(errc::not_found),
-                                              "scripted_model: request #" + std::to_string(i + 1) + " asked for, " +
-                                                  std::to_string(state_->requests.size()) + " were sent");
-        return state_->requests[i];
+                                              "scripted_model: request #" + std::to_string(i + 1) +
+                                                  " is no longer kept (keep_requests(" +
+                                                  std::to_string(state_->keep) + "))");
+        throw boost::system::system_error(make_error_code(errc::not_found),
+                                          "scripted_model: request #" + std::to_string(i + 1) + " asked for, " +
+                                              std::to_string(state_->sent) + " were sent");
     }
-    /// The newest request; throws system_error (errc::not_found) if none was sent.
+    /// The newest request; throws system_error (errc::not_found) if none was sent, or if
+    /// keep_requests(0) keeps none.
     llm_request last_request() const {
         std::lock_guard lock(state_->mutex);
-        if (state_->requests.empty())
+        if (state_->sent == 0)
             throw boost::system::system_error(make_error_code(errc::not_found),
                                               "scripted_model: no request was sent yet");
+        if (state_->requests.empty())
+            throw boost::system::system_error(make_error_code(errc::not_found),
+                                              "scripted_model: " + std::to_string(state_->sent) +
+                                                  " requests were sent, none is kept (keep_requests(0))");
         return state_->requests.back();
     }
 
