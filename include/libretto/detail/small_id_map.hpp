@@ -4,19 +4,20 @@
 
 // small_id_map: a map from string_view keys (tool-call ids borrowed from events) to values,
 // for the few ids one context holds. Up to `linear_limit` entries it is a vector searched
-// in order: one small allocation, no hash table (a hash table's first allocation is over
-// 1 KB, which sends malloc down its slow path at every model step). Past the limit it adds
-// a hash index, so a session with thousands of tool calls stays linear in their number.
+// in order, whose first four entries live inside the map: no allocation for a step with a
+// few calls, and no hash table (a hash table's first allocation is over 1 KB, which sends
+// malloc down its slow path at every model step). Past the limit it adds a hash index, so
+// a session with thousands of tool calls stays linear in their number.
 // Keys must outlive the map. A pointer from find() or try_emplace() is valid until the
 // next insert.
 
+#include <boost/container/small_vector.hpp>
 #include <boost/unordered/unordered_flat_map.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <utility>
-#include <vector>
 
 namespace libretto::detail {
 
@@ -42,7 +43,6 @@ public:
     /// it was there already.
     std::pair<T*, bool> try_emplace(std::string_view key) {
         if (T* found = find(key)) return {found, false};
-        if (entries_.empty()) entries_.reserve(4);
         entries_.emplace_back(key, T{});
         if (!index_.empty()) {
             index_.emplace(key, static_cast<std::uint32_t>(entries_.size() - 1));
@@ -59,7 +59,7 @@ public:
     bool empty() const noexcept { return entries_.empty(); }
 
 private:
-    std::vector<std::pair<std::string_view, T>> entries_;
+    boost::container::small_vector<std::pair<std::string_view, T>, 4> entries_;
     boost::unordered_flat_map<std::string_view, std::uint32_t> index_; // past linear_limit only
 };
 
