@@ -7,6 +7,8 @@
 #include "conformance/store_conformance.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -545,6 +547,83 @@ BOOST_AUTO_TEST_CASE(async_open_waits_off_the_io_thread_and_reports_failures) {
             BOOST_TEST(e.code() == lb::errc::corrupt_data);
             BOOST_TEST(std::string(e.what()).find(bad.path) != std::string::npos);
         }
+    });
+}
+
+// Cancelling async_open while it waits for another connection's lock: it stops waiting at
+// once (not after busy_timeout), fails with operation_aborted naming the wait, and makes no
+// store and no schema; a signal emitted after the open completed does nothing.
+BOOST_AUTO_TEST_CASE(async_open_is_cancelled_while_it_waits_for_a_lock) {
+    temp_db db;
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        raw_db locker(db.path);
+        locker.exec("PRAGMA journal_mode=WAL; BEGIN IMMEDIATE; CREATE TABLE other(x);");
+        lb::sqlite_store_options o = db.options();
+        o.busy_timeout = std::chrono::seconds(20);
+
+        asio::cancellation_signal signal;
+        bool done = false;
+        std::exception_ptr failure;
+        std::optional<lb::sqlite_store> opened;
+        const auto start = std::chrono::steady_clock::now();
+        lb::sqlite_store::async_open(
+            ex, o,
+            asio::bind_cancellation_slot(signal.slot(), [&](std::exception_ptr e, std::optional<lb::sqlite_store> st) {
+                done = true;
+                failure = e;
+                opened = std::move(st);
+            }));
+        asio::steady_timer t(ex);
+        t.expires_after(std::chrono::milliseconds(150));
+        auto wait = t.async_wait(asio::use_awaitable);
+        co_await std::move(wait);
+        BOOST_TEST(!done); // still waiting for the lock
+        signal.emit(asio::cancellation_type::terminal);
+        for (int i = 0; i < 500 && !done; ++i) {
+            t.expires_after(std::chrono::milliseconds(10));
+            auto tick = t.async_wait(asio::use_awaitable);
+            co_await std::move(tick);
+        }
+        const auto waited = std::chrono::steady_clock::now() - start;
+        BOOST_REQUIRE(done);
+        BOOST_TEST(waited < std::chrono::seconds(3)); // not busy_timeout (20 s)
+        BOOST_TEST(!opened.has_value());
+        BOOST_REQUIRE(failure);
+        try {
+            std::rethrow_exception(failure);
+        } catch (const boost::system::system_error& e) {
+            BOOST_TEST((e.code() == asio::error::operation_aborted));
+            const std::string what = e.what();
+            BOOST_TEST(what.find("cancelled while waiting for another connection's lock") != std::string::npos, what);
+            BOOST_TEST(what.find(db.path) != std::string::npos, what);
+        }
+        locker.exec("COMMIT");
+        BOOST_TEST(locker.text("SELECT name FROM sqlite_master WHERE name = 'libretto_schema'").empty());
+
+        // Uncontended, the same signal: the open completes, and a late emit finds nothing.
+        done = false;
+        failure = nullptr;
+        lb::sqlite_store::async_open(
+            ex, o,
+            asio::bind_cancellation_slot(signal.slot(), [&](std::exception_ptr e, std::optional<lb::sqlite_store> st) {
+                done = true;
+                failure = e;
+                opened = std::move(st);
+            }));
+        for (int i = 0; i < 500 && !done; ++i) {
+            t.expires_after(std::chrono::milliseconds(10));
+            auto tick = t.async_wait(asio::use_awaitable);
+            co_await std::move(tick);
+        }
+        BOOST_REQUIRE(done);
+        BOOST_TEST(!failure);
+        BOOST_REQUIRE(opened.has_value());
+        BOOST_TEST(!signal.slot().has_handler()); // cleared before the handler ran
+        signal.emit(asio::cancellation_type::terminal);
+        auto s = co_await create(*opened, "app", "u1", "s1");
+        co_await append_text(*opened, s, "after the late cancel");
+        BOOST_TEST(s.last_sequence == 1);
+        opened.reset();
     });
 }
 

@@ -34,6 +34,7 @@
 #include <libretto/session/store.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/bind_executor.hpp>
@@ -45,6 +46,7 @@
 #include <boost/system/errc.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -115,18 +117,29 @@ public:
     /// void(std::exception_ptr, std::optional<sqlite_store>) through the handler's
     /// associated executor (default `ex`): on failure, the system_error the constructor would
     /// throw (use_awaitable rethrows it) and no store; on success, no exception and the store.
+    ///
+    /// Cancellation (any type, through the handler's cancellation slot): an open waiting for
+    /// another connection's lock stops waiting within ~10 ms and fails with
+    /// operation_aborted; nothing was written, and no store is made. An open that is past
+    /// its waits finishes as if not cancelled.
     template <class Token = boost::asio::deferred_t>
     static auto async_open(executor_type ex, sqlite_store_options o, Token&& token = {}) {
         return boost::asio::async_initiate<Token, void(std::exception_ptr, std::optional<sqlite_store>)>(
             [](auto handler, executor_type ex, sqlite_store_options o) {
-                auto guard = boost::asio::make_work_guard(boost::asio::get_associated_executor(handler, ex));
+                const auto handler_ex = boost::asio::get_associated_executor(handler, ex);
+                auto guard = boost::asio::make_work_guard(handler_ex);
+                auto abandon = std::make_shared<std::atomic<bool>>(false);
+                auto slot = boost::asio::get_associated_cancellation_slot(handler);
+                if (slot.is_connected())
+                    slot.assign([abandon](boost::asio::cancellation_type) { abandon->store(true); });
                 auto pp = std::make_unique<parts>(parts::make(ex, o));
                 const executor_type worker = pp->strand;
                 boost::asio::post(worker, [pp = std::move(pp), p = params_of(std::move(o)), ex = std::move(ex),
-                                           guard = std::move(guard), handler = std::move(handler)]() mutable {
+                                           guard = std::move(guard), handler = std::move(handler),
+                                           abandon = std::move(abandon)]() mutable {
                     std::exception_ptr failure;
                     try {
-                        if (auto ec = pp->core->open(p))
+                        if (auto ec = pp->core->open(p, abandon.get()))
                             failure = std::make_exception_ptr(boost::system::system_error(ec, pp->core->last_error()));
                     } catch (...) {
                         failure = std::current_exception();
@@ -136,7 +149,13 @@ public:
                     std::optional<sqlite_store> st;
                     if (!failure) st.emplace(sqlite_store(std::move(*pp)));
                     else boost::asio::post(ex, [pp = std::move(pp)] {});
-                    detail::post_result(std::move(handler), ex, failure, std::move(st));
+                    // The slot is cleared where cancellation is emitted (the handler's
+                    // executor), before the handler runs, as Asio requires.
+                    const auto handler_ex = guard.get_executor();
+                    boost::asio::post(handler_ex, [handler = std::move(handler), failure, st = std::move(st)]() mutable {
+                        boost::asio::get_associated_cancellation_slot(handler).clear();
+                        std::move(handler)(failure, std::move(st));
+                    });
                     guard.reset();
                 });
             },

@@ -15,10 +15,13 @@
 #include <libretto/session/detail/store_logic.hpp>
 #include <libretto/session/store.hpp>
 
+#include <boost/asio/error.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -26,6 +29,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -48,9 +52,18 @@ public:
     sqlite_core& operator=(const sqlite_core&) = delete;
 
     /// Opens the database, sets WAL, synchronous and foreign keys, migrates the schema.
-    boost::system::error_code open(const sqlite_params& p) {
+    /// With `abandon`, waiting for another connection's lock stops as soon as it is set
+    /// (async_open's cancellation), and the open fails with operation_aborted.
+    boost::system::error_code open(const sqlite_params& p, const std::atomic<bool>* abandon = nullptr) {
         std::string detail;
+        open_wait_ = {abandon, p.busy_timeout_ms, {}};
         auto ec = open_impl(p, detail);
+        if (ec && abandon && abandon->load()) {
+            ec = boost::asio::error::operation_aborted;
+            detail = "cancelled while waiting for another connection's lock (" + detail + ")";
+        }
+        if (db_.get()) sqlite3_busy_timeout(db_.get(), p.busy_timeout_ms); // the plain wait from now on
+        open_wait_ = {};
         if (ec) record(ec, "open '" + p.path + "': " + detail);
         return ec;
     }
@@ -137,7 +150,8 @@ private:
         max_event_bytes_ = p.max_event_bytes;
         int rc = db_.open(p.path, detail);
         if (rc != SQLITE_OK) return sqlite::error_from(rc);
-        sqlite3_busy_timeout(db_.get(), p.busy_timeout_ms);
+        if (open_wait_.abandon) sqlite3_busy_handler(db_.get(), &sqlite_core::open_busy, &open_wait_);
+        else sqlite3_busy_timeout(db_.get(), p.busy_timeout_ms);
 
         // The first statement reads the file header: a file that is not SQLite fails here.
         sqlite::statement s;
@@ -188,6 +202,26 @@ private:
         }
         sqlite3_wal_hook(db_.get(), &sqlite_core::on_wal_commit, this);
         return {};
+    }
+
+    /// An open that can be abandoned: SQLite's busy_timeout wait, in steps of at most 10 ms
+    /// that look at the flag in between.
+    struct open_wait {
+        const std::atomic<bool>* abandon = nullptr;
+        int timeout_ms = 0;
+        std::chrono::steady_clock::time_point first{};
+    };
+
+    static int open_busy(void* arg, int count) {
+        auto& w = *static_cast<open_wait*>(arg);
+        const auto now = std::chrono::steady_clock::now();
+        if (count == 0) w.first = now;
+        if (w.abandon && w.abandon->load()) return 0;
+        const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - w.first).count();
+        if (waited >= w.timeout_ms) return 0;
+        const auto step = std::min<long long>(count < 3 ? 1 : 10, w.timeout_ms - waited);
+        std::this_thread::sleep_for(std::chrono::milliseconds(step));
+        return 1;
     }
 
     static int on_wal_commit(void* self, sqlite3* db, const char* name, int frames) {
@@ -578,6 +612,7 @@ private:
     std::string last_error_;
     std::string journal_mode_;
     std::size_t max_event_bytes_ = 0;
+    open_wait open_wait_; ///< during open() only
     std::size_t checkpoint_pages_ = 0;
     std::size_t wal_frames_ = 0;   // at the last commit (on_wal_commit)
     std::size_t next_request_ = 0; // WAL size at which to ask the checkpointer next
