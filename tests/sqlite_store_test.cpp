@@ -565,25 +565,34 @@ BOOST_AUTO_TEST_CASE(async_open_is_cancelled_while_it_waits_for_a_lock) {
         bool done = false;
         std::exception_ptr failure;
         std::optional<lb::sqlite_store> opened;
-        const auto start = std::chrono::steady_clock::now();
-        lb::sqlite_store::async_open(
-            ex, o,
-            asio::bind_cancellation_slot(signal.slot(), [&](std::exception_ptr e, std::optional<lb::sqlite_store> st) {
-                done = true;
-                failure = e;
-                opened = std::move(st);
-            }));
         asio::steady_timer t(ex);
+        auto start_open = [&] {
+            done = false;
+            failure = nullptr;
+            lb::sqlite_store::async_open(
+                ex, o,
+                asio::bind_cancellation_slot(signal.slot(), [&](std::exception_ptr e, std::optional<lb::sqlite_store> st) {
+                    done = true;
+                    failure = e;
+                    opened = std::move(st);
+                }));
+        };
+        auto wait_done = [&]() -> asio::awaitable<void> { // up to 5 s
+            for (int i = 0; i < 500 && !done; ++i) {
+                t.expires_after(std::chrono::milliseconds(10));
+                auto tick = t.async_wait(asio::use_awaitable);
+                co_await std::move(tick);
+            }
+        };
+        const auto start = std::chrono::steady_clock::now();
+        start_open();
         t.expires_after(std::chrono::milliseconds(150));
         auto wait = t.async_wait(asio::use_awaitable);
         co_await std::move(wait);
         BOOST_TEST(!done); // still waiting for the lock
         signal.emit(asio::cancellation_type::terminal);
-        for (int i = 0; i < 500 && !done; ++i) {
-            t.expires_after(std::chrono::milliseconds(10));
-            auto tick = t.async_wait(asio::use_awaitable);
-            co_await std::move(tick);
-        }
+        auto cancelled = wait_done();
+        co_await std::move(cancelled);
         const auto waited = std::chrono::steady_clock::now() - start;
         BOOST_REQUIRE(done);
         BOOST_TEST(waited < std::chrono::seconds(3)); // not busy_timeout (20 s)
@@ -601,20 +610,9 @@ BOOST_AUTO_TEST_CASE(async_open_is_cancelled_while_it_waits_for_a_lock) {
         BOOST_TEST(locker.text("SELECT name FROM sqlite_master WHERE name = 'libretto_schema'").empty());
 
         // Uncontended, the same signal: the open completes, and a late emit finds nothing.
-        done = false;
-        failure = nullptr;
-        lb::sqlite_store::async_open(
-            ex, o,
-            asio::bind_cancellation_slot(signal.slot(), [&](std::exception_ptr e, std::optional<lb::sqlite_store> st) {
-                done = true;
-                failure = e;
-                opened = std::move(st);
-            }));
-        for (int i = 0; i < 500 && !done; ++i) {
-            t.expires_after(std::chrono::milliseconds(10));
-            auto tick = t.async_wait(asio::use_awaitable);
-            co_await std::move(tick);
-        }
+        start_open();
+        auto opens = wait_done();
+        co_await std::move(opens);
         BOOST_REQUIRE(done);
         BOOST_TEST(!failure);
         BOOST_REQUIRE(opened.has_value());

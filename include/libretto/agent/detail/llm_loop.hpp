@@ -565,6 +565,7 @@ private:
     /// Adds the answer's data part (output_schema) and output_key delta. Returns why the
     /// answer is not the JSON object output_schema asks for (then no output_key is written).
     std::optional<std::string> finish_answer(event& e) const {
+        if (!cfg_.output_schema && !cfg_.output_key) return std::nullopt; // nothing reads the text
         std::string text = e.text();
         std::optional<json::value> value;
         if (cfg_.output_schema) {
