@@ -622,6 +622,27 @@ BOOST_AUTO_TEST_CASE(async_open_is_cancelled_while_it_waits_for_a_lock) {
         co_await append_text(*opened, s, "after the late cancel");
         BOOST_TEST(s.last_sequence == 1);
         opened.reset();
+
+        // Cancelled at once, but what fails is the file, not a wait: corrupt_data, as
+        // without the cancellation.
+        temp_db bad;
+        {
+            std::ofstream f(bad.path, std::ios::binary);
+            f << "not a database\n" << std::string(8192, 'x');
+        }
+        o.path = bad.path;
+        start_open();
+        signal.emit(asio::cancellation_type::terminal);
+        auto fails = wait_done();
+        co_await std::move(fails);
+        BOOST_REQUIRE(done);
+        BOOST_TEST(!opened.has_value());
+        BOOST_REQUIRE(failure);
+        try {
+            std::rethrow_exception(failure);
+        } catch (const boost::system::system_error& e) {
+            BOOST_TEST((e.code() == lb::errc::corrupt_data), e.what());
+        }
     });
 }
 

@@ -58,7 +58,7 @@ public:
         std::string detail;
         open_wait_ = {abandon, p.busy_timeout_ms, {}};
         auto ec = open_impl(p, detail);
-        if (ec && abandon && abandon->load()) {
+        if (ec == errc::busy && abandon && abandon->load()) { // the wait was given up, not failed
             ec = boost::asio::error::operation_aborted;
             detail = "cancelled while waiting for another connection's lock (" + detail + ")";
         }
