@@ -812,6 +812,9 @@ BOOST_AUTO_TEST_CASE(a_direct_append_that_fails_ends_the_turn_and_keeps_what_was
     auto got = run_turn(io, r.run(opts(), "go"));
     BOOST_TEST((got.code() == lb::errc::oversize));
     BOOST_TEST(got.what().find("storing event 3 of the turn (agent_message by 'a')") != std::string::npos, got.what());
+    // The store's own detail: which event, how big, which limit.
+    BOOST_TEST(got.what().find("(memory_store: append: ") != std::string::npos, got.what());
+    BOOST_TEST(got.what().find("bytes of JSON, over max_event_bytes (1024))") != std::string::npos, got.what());
     BOOST_TEST(got.texts() == (std::vector<std::string>{"fine"}));
     auto s = load(io, st);
     BOOST_REQUIRE(s);

@@ -165,13 +165,19 @@ void stamp_event(Core& core, const session& s, event& ev) {
 /// given, receives the stored node itself. A failure takes the event out of the turn's
 /// session again and throws.
 inline void finish_store(turn_state& t, event& ev, std::size_t index, boost::system::error_code ec,
-                         std::int64_t seq, bool give_back, event_list::pointer_type* node_out = nullptr) {
+                         std::int64_t seq, bool give_back, event_list::pointer_type* node_out = nullptr,
+                         std::string_view store_said = {}) {
     session& s = *t.sess;
     if (ec || t.scratch.events.empty()) {
         if (!ec) ec = make_error_code(errc::io_error);
         std::string what = "storing event " + std::to_string(t.stored + 1) + " of the turn (" +
                            std::string(to_string(s.events[index].type)) + " by '" + s.events[index].author +
                            "') in " + session_name(t.key) + " failed: " + ec.message();
+        if (!store_said.empty()) {
+            what += " (";
+            what += store_said;
+            what += ")";
+        }
         if (index + 1 == s.events.size()) s.events.pop_back();
         if (ec == errc::stale_session)
             what += " (another writer, e.g. another process, appended to the session during this turn; the turn "
@@ -206,7 +212,16 @@ void store_event_now(Core& core, turn_state& t, event& ev, bool give_back = true
     t.scratch.events.clear();
     std::int64_t seq = 0;
     const auto ec = core.store->append_shared(t.scratch, std::move(node), seq);
-    finish_store(t, ev, index, ec, seq, give_back, node_out);
+    // The call was synchronous, on this thread: the store's latest failure is this one
+    // (unless another thread's append on the same store failed in between; the message
+    // names its session).
+    std::string said;
+    if constexpr (requires(const typename Core::store_type& st) {
+                      { st.last_error_message() } -> std::convertible_to<std::string>;
+                  }) {
+        if (ec) said = core.store->last_error_message();
+    }
+    finish_store(t, ev, index, ec, seq, give_back, node_out, said);
 }
 
 /// Stores `ev` (a non-partial event of the turn) and mirrors it into the turn's session.
