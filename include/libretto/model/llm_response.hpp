@@ -9,6 +9,7 @@
 // See docs/models.md.
 
 #include <libretto/error.hpp>
+#include <libretto/event/boxed_optional.hpp>
 #include <libretto/event/event.hpp>
 #include <libretto/event/parts.hpp>
 #include <libretto/event/usage.hpp>
@@ -167,7 +168,9 @@ struct llm_chunk {
     std::optional<libretto::usage> usage{};
     std::optional<finish_reason> finish{};
     std::string model_version{};
-    std::optional<llm_response> final{};
+    /// Boxed: every chunk of a stream is moved through buffers and coroutine frames, and only
+    /// the last one holds a response (216 bytes inline, 8 boxed).
+    boxed_optional<llm_response> final{};
 
     bool is_final() const noexcept { return final.has_value(); }
     bool empty() const noexcept {
