@@ -1070,6 +1070,9 @@ BOOST_AUTO_TEST_CASE(oversize_event_is_rejected_and_nothing_written) {
     big.actions.state_delta["k"] = 1;
     BOOST_TEST(st.append(s, big, seq) == lb::errc::oversize);
     BOOST_TEST(fs::file_size(tp) == size);
+    // The diagnostic names the event, its size and the limit.
+    BOOST_TEST(st.last_error_message().find("over max_event_bytes (512)") != std::string::npos, st.last_error_message());
+    BOOST_TEST(st.last_error_message().find("transcript.jsonl") != std::string::npos, st.last_error_message());
     BOOST_TEST(s.events.empty());
     BOOST_TEST(!s.state.contains("k"));
     BOOST_TEST(s.last_sequence == 0);

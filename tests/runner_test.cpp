@@ -28,7 +28,9 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -798,6 +800,97 @@ void check_session_created_meanwhile() {
 BOOST_AUTO_TEST_CASE(a_session_created_by_another_writer_meanwhile_is_read_and_used) {
     check_session_created_meanwhile<racing_memory_store<true>>();
     check_session_created_meanwhile<racing_memory_store<false>>();
+}
+
+// A store that completes on another thread (jsonl_store's pool): the failure's own detail
+// travels with the completion (store_message.hpp), so each turn's error names its own event,
+// even when turns of other sessions fail at the same time.
+BOOST_AUTO_TEST_CASE(an_async_append_that_fails_names_what_the_store_said_about_it) {
+    asio::io_context io;
+    lb::jsonl_store_options o = jsonl_env::options();
+    o.max_event_bytes = 2048;
+    lb::jsonl_store st(io.get_executor(), o);
+    static_assert(!lb::detail::never_blocking_store<lb::jsonl_store>);
+    // Sizes differ per session, so a message swapped between two turns shows.
+    std::vector<script_agent> agents(4);
+    std::vector<std::unique_ptr<lb::runner<script_agent, lb::jsonl_store>>> runners;
+    std::vector<runner_support::turn_outcome> got(agents.size());
+    for (std::size_t i = 0; i < agents.size(); ++i) {
+        agents[i].name_ = "a";
+        agents[i].steps = {{"fine"}, {std::string(3000 + 1000 * i, 'x')}, {"never"}};
+        runners.push_back(std::make_unique<lb::runner<script_agent, lb::jsonl_store>>(agents[i], st));
+        asio::co_spawn(io, runner_support::drain(runners[i]->run(opts("s" + std::to_string(i)), "go"), &got[i]),
+                       asio::detached);
+    }
+    io.run();
+    io.restart();
+    for (std::size_t i = 0; i < agents.size(); ++i) {
+        BOOST_TEST_CONTEXT("session s" << i) {
+            BOOST_TEST((got[i].code() == lb::errc::oversize));
+            const std::string what = got[i].what();
+            BOOST_TEST(what.find("storing event 3 of the turn (agent_message by 'a') in session 'app/u1/s" +
+                                 std::to_string(i) + "' failed") != std::string::npos,
+                       what);
+            BOOST_TEST(what.find("(jsonl_store: ") != std::string::npos, what);
+            BOOST_TEST(what.find("over max_event_bytes (2048)") != std::string::npos, what);
+            // This turn's event: its own size (the text plus the event's other members).
+            const std::size_t text = 3000 + 1000 * i;
+            const auto at = what.find(" bytes as a line");
+            BOOST_REQUIRE(at != std::string::npos);
+            const auto from = what.rfind(' ', at - 1) + 1;
+            const std::size_t size = std::stoul(what.substr(from, at - from));
+            BOOST_TEST(size > text);
+            BOOST_TEST(size < text + 1000);
+            BOOST_TEST(got[i].texts() == (std::vector<std::string>{"fine"}));
+        }
+    }
+    // What was stored stays: the user message and the first answer of each session.
+    for (std::size_t i = 0; i < agents.size(); ++i) {
+        auto s = runner_support::load_session(io, st, "s" + std::to_string(i));
+        BOOST_REQUIRE(s);
+        BOOST_TEST(s->events.size() == 2u);
+    }
+}
+
+// A failed load names the session and what the store said: here a transcript damaged on
+// disk, which jsonl_store reports with its file and line.
+BOOST_AUTO_TEST_CASE(a_failed_session_load_names_the_session_and_the_stores_words) {
+    const lb::jsonl_store_options o = jsonl_env::options();
+    script_agent a;
+    a.name_ = "a";
+    a.steps = {{"first answer"}};
+    {
+        asio::io_context io;
+        lb::jsonl_store st(io.get_executor(), o);
+        lb::runner r{a, st};
+        auto first = run_turn(io, r.run(opts(), "go"));
+        BOOST_TEST_REQUIRE(!first.error, first.what());
+    }
+    const std::filesystem::path dir = o.directory / "apps" / "app" / "users" / "u1" / "sessions" / "s1";
+    const std::filesystem::path transcript = dir / "transcript.jsonl";
+    std::string bytes;
+    {
+        std::ifstream in(transcript, std::ios::binary);
+        bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    const auto line2 = bytes.find('\n') + 1; // the user message's line
+    BOOST_TEST_REQUIRE(line2 + 20 < bytes.size());
+    bytes[line2 + 20] ^= 0x01;
+    {
+        std::ofstream out(transcript, std::ios::binary | std::ios::trunc);
+        out << bytes;
+    }
+    std::filesystem::remove(dir / "meta.json"); // no checkpoint: the whole file is read
+    asio::io_context io;
+    lb::jsonl_store st(io.get_executor(), o);
+    lb::runner r{a, st};
+    auto got = run_turn(io, r.run(opts(), "again"));
+    BOOST_TEST((got.code() == lb::errc::corrupt_data));
+    const std::string what = got.what();
+    BOOST_TEST(what.find("loading session 'app/u1/s1' failed: ") != std::string::npos, what);
+    BOOST_TEST(what.find("(jsonl_store: ") != std::string::npos, what);
+    BOOST_TEST(what.find("transcript.jsonl:2:") != std::string::npos, what);
+    BOOST_TEST(got.events.empty());
 }
 
 BOOST_AUTO_TEST_CASE(a_direct_append_that_fails_ends_the_turn_and_keeps_what_was_stored) {

@@ -3,6 +3,7 @@
 // where the blocking work runs. The shared semantics are in conformance/sqlite_store_test.cpp.
 #include <libretto/event/json.hpp>
 #include <libretto/session/sqlite_store.hpp>
+#include <libretto/session/detail/store_message.hpp>
 
 #include "conformance/store_conformance.hpp"
 
@@ -718,10 +719,18 @@ BOOST_AUTO_TEST_CASE(appends_are_encoded_on_the_callers_thread_and_complete_in_o
         auto s = co_await create(st, "app", "u1", "s1");
         worker.hold();
         std::vector<std::pair<std::string, error_code>> done;
-        st.async_append(s, text_event("fits"), [&](error_code ec, std::int64_t) { done.emplace_back("fits", ec); });
+        std::vector<std::string> said; // what each completion carried (store_message.hpp)
+        st.async_append(s, text_event("fits"), [&](error_code ec, std::int64_t) {
+            done.emplace_back("fits", ec);
+            said.push_back(lb::detail::take_store_message());
+        });
         lb::session other = s; // a copy at the same revision: the refused append is not stale
-        st.async_append(other, text_event(std::string(1000, 'x')),
-                        [&](error_code ec, std::int64_t) { done.emplace_back("big", ec); });
+        st.async_append(other, text_event(std::string(1000, 'x')), [&](error_code ec, std::int64_t) {
+            done.emplace_back("big", ec);
+            said.push_back(lb::detail::take_store_message());
+        });
+        // Noted on this thread while encoding, and taken for the completion.
+        BOOST_TEST(lb::detail::take_store_message().empty());
         BOOST_TEST(done.empty()); // never inline
         BOOST_TEST(st.last_error_message().find("max_event_bytes") != std::string::npos, st.last_error_message());
         asio::steady_timer t(ex);
@@ -738,6 +747,9 @@ BOOST_AUTO_TEST_CASE(appends_are_encoded_on_the_callers_thread_and_complete_in_o
         BOOST_TEST(!done[0].second);
         BOOST_TEST(done[1].first == "big");
         BOOST_TEST((done[1].second == lb::errc::oversize));
+        BOOST_TEST(said[0].empty());
+        BOOST_TEST(said[1].find("sqlite_store: ") == 0u, said[1]);
+        BOOST_TEST(said[1].find("over max_event_bytes (512)") != std::string::npos, said[1]);
         BOOST_TEST(s.last_sequence == 1);
         BOOST_TEST(other.last_sequence == 0);
     });

@@ -29,6 +29,7 @@
 #include <libretto/detail/session_cache.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/event.hpp>
+#include <libretto/session/detail/store_message.hpp>
 #include <libretto/session/session.hpp>
 #include <libretto/session/state.hpp>
 #include <libretto/session/store.hpp>
@@ -211,16 +212,11 @@ void store_event_now(Core& core, turn_state& t, event& ev, bool give_back = true
     t.scratch.last_sequence = s.last_sequence;
     t.scratch.events.clear();
     std::int64_t seq = 0;
+    clear_store_message();
     const auto ec = core.store->append_shared(t.scratch, std::move(node), seq);
-    // The call was synchronous, on this thread: the store's latest failure is this one
-    // (unless another thread's append on the same store failed in between; the message
-    // names its session).
-    std::string said;
-    if constexpr (requires(const typename Core::store_type& st) {
-                      { st.last_error_message() } -> std::convertible_to<std::string>;
-                  }) {
-        if (ec) said = core.store->last_error_message();
-    }
+    // The call was synchronous, on this thread: what the store noted on this thread is
+    // about this append (store_message.hpp), whatever other threads' appends did.
+    const std::string said = ec ? take_store_message() : std::string();
     finish_store(t, ev, index, ec, seq, give_back, node_out, said);
 }
 
@@ -249,7 +245,10 @@ boost::asio::awaitable<void> store_event(Core& core, turn_state& t, event& ev, b
         auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
         auto op = core.store->async_append(t.scratch, std::move(ev), std::move(token));
         const std::int64_t seq = co_await std::move(op);
-        finish_store(t, ev, index, ec, seq, give_back, node_out);
+        // The store's own words on this append's failure, carried by its completion
+        // (store_message.hpp): exact, whatever other sessions' appends did meanwhile.
+        const std::string said = ec ? take_store_message() : std::string();
+        finish_store(t, ev, index, ec, seq, give_back, node_out, said);
     }
 }
 
@@ -258,17 +257,30 @@ concept flushable_store = requires(Store& s, session_key k) {
     s.async_flush(k, boost::asio::redirect_error(boost::asio::use_awaitable, std::declval<boost::system::error_code&>()));
 };
 
-template <class Core>
-boost::asio::awaitable<boost::system::error_code> flush_turn(Core& core, const turn_state& t) {
+/// "" or " (what the store said)", for an error message.
+inline std::string store_said_suffix(std::string said) {
+    if (said.empty()) return said;
+    return " (" + said + ")";
+}
+
+/// The turn's flush; a failure comes with what the store said about it.
+struct flush_result {
     boost::system::error_code ec;
+    std::string said;
+};
+
+template <class Core>
+boost::asio::awaitable<flush_result> flush_turn(Core& core, const turn_state& t) {
+    flush_result r;
     if constexpr (flushable_store<typename Core::store_type>) {
-        if (t.stored == 0) co_return ec;
+        if (t.stored == 0) co_return r;
         session_key k = t.key;
-        auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
+        auto token = boost::asio::redirect_error(boost::asio::use_awaitable, r.ec);
         auto op = core.store->async_flush(std::move(k), std::move(token));
         co_await std::move(op);
+        if (r.ec) r.said = take_store_message();
     }
-    co_return ec;
+    co_return r;
 }
 
 /// The metadata key of a compaction event that names the agent the session had last
@@ -626,6 +638,14 @@ compaction_hook overflow_hook(std::shared_ptr<Core> core, turn_state& t) {
 /// Step 2 of a turn: the session (what the context needs: its events from the newest
 /// compaction on), from the runner's cache brought up to date, else from the store, else
 /// created. A coroutine of its own so that the turn's frame does not keep its locals.
+/// A failed get or create of the turn's session: throws naming it, the error and, when the
+/// store noted one for this operation, what the store said (store_message.hpp). A
+/// never-blocking store's call was synchronous, on this thread: its note is this one too.
+[[noreturn]] inline void throw_store_failure(boost::system::error_code ec, std::string_view doing, const session_key& k) {
+    throw_turn_error(ec, std::string(doing) + " " + session_name(k) + " failed: " + ec.message() +
+                             store_said_suffix(take_store_message()));
+}
+
 template <class Core>
 boost::asio::awaitable<void> load_turn_session(Core& core, turn_state& t, const std::string& cache_key, bool resume) {
     // A session this runner ran before is only brought up to date (docs/performance.md).
@@ -640,11 +660,14 @@ boost::asio::awaitable<void> load_turn_session(Core& core, turn_state& t, const 
         go.from_sequence = loaded->last_sequence;
         std::optional<session> fresh;
         if constexpr (direct) {
-            if (auto ec = store.get(t.key, go, fresh)) throw boost::system::system_error(ec);
+            clear_store_message();
+            if (auto ec = store.get(t.key, go, fresh)) throw_store_failure(ec, "loading", t.key);
         } else {
             session_key k = t.key;
-            auto op = store.async_get(std::move(k), std::move(go), boost::asio::use_awaitable);
+            boost::system::error_code ec;
+            auto op = store.async_get(std::move(k), std::move(go), boost::asio::redirect_error(boost::asio::use_awaitable, ec));
             fresh = co_await std::move(op);
+            if (ec) throw_store_failure(ec, "loading", t.key);
         }
         if (!fresh || !refresh_cached_session(*loaded, std::move(*fresh))) loaded.reset();
     }
@@ -654,11 +677,14 @@ boost::asio::awaitable<void> load_turn_session(Core& core, turn_state& t, const 
     // get and our create is read on the second pass.
     for (bool created_elsewhere = false; !loaded;) {
         if constexpr (direct) {
-            if (auto ec = store.get(t.key, from_compaction, loaded)) throw boost::system::system_error(ec);
+            clear_store_message();
+            if (auto ec = store.get(t.key, from_compaction, loaded)) throw_store_failure(ec, "loading", t.key);
         } else {
             session_key k = t.key;
-            auto op = store.async_get(std::move(k), from_compaction, boost::asio::use_awaitable);
+            boost::system::error_code ec;
+            auto op = store.async_get(std::move(k), from_compaction, boost::asio::redirect_error(boost::asio::use_awaitable, ec));
             loaded = co_await std::move(op);
+            if (ec) throw_store_failure(ec, "loading", t.key);
         }
         if (loaded) break;
         if (created_elsewhere)
@@ -671,6 +697,7 @@ boost::asio::awaitable<void> load_turn_session(Core& core, turn_state& t, const 
         boost::system::error_code ec;
         session created;
         if constexpr (direct) {
+            clear_store_message();
             ec = store.create(std::move(co), created);
         } else {
             auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
@@ -679,7 +706,7 @@ boost::asio::awaitable<void> load_turn_session(Core& core, turn_state& t, const 
         }
         if (!ec) loaded.emplace(std::move(created));
         else if (ec == errc::already_exists) created_elsewhere = true;
-        else throw_turn_error(ec, "creating " + session_name(t.key) + " failed: " + ec.message());
+        else throw_store_failure(ec, "creating", t.key);
     }
     t.sess = std::make_shared<session>(std::move(*loaded));
     loaded.reset();
@@ -899,15 +926,15 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
     // 7. The end of the turn for the store (durability per_turn), also after a failure or a
     // cancellation: what was stored is flushed before the next turn may start.
     if (failure) co_await boost::asio::this_coro::reset_cancellation_state();
-    boost::system::error_code flush_ec;
+    flush_result flushed;
     if constexpr (flushable_store<typename Core::store_type>) {
         auto flush = flush_turn(*core, t);
-        flush_ec = co_await std::move(flush);
+        flushed = co_await std::move(flush);
     }
     if (failure) std::rethrow_exception(failure);
-    if (finished && flush_ec)
-        throw_turn_error(flush_ec, "flushing " + session_name(t.key) + " at the end of the turn failed: " +
-                                       flush_ec.message());
+    if (finished && flushed.ec)
+        throw_turn_error(flushed.ec, "flushing " + session_name(t.key) + " at the end of the turn failed: " +
+                                         flushed.ec.message() + store_said_suffix(std::move(flushed.said)));
     // Kept for the session's next turn, unless something still shares it (an agent kept
     // its context) or the turn did not end well (it was taken out above).
     if (finished && t.sess.use_count() == 1) core->cache.put(std::move(cache_key), std::move(*t.sess));

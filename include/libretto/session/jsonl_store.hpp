@@ -873,6 +873,7 @@ private:
     error_code fail(error_code code, const fs::path& f, std::uint64_t line, std::uint64_t offset, std::string detail) {
         std::lock_guard g(mu);
         diag_ = jsonl_diagnostic{code, f, line, offset, std::move(detail)};
+        detail::note_store_message("jsonl_store: " + diag_->message());
         return code;
     }
     /// A refused id or option: the diagnostic says which and why (no file involved).
@@ -1326,8 +1327,11 @@ private:
             return fail(errc::invalid_argument, s.transcript, 0, 0, detail::event_name(e) + ": " + f->message());
         }
         if (opt.max_event_bytes && line.size() > opt.max_event_bytes) {
+            const std::size_t size = line.size();
             if (line.capacity() > (1u << 20)) std::string().swap(line); // keep no huge buffer
-            return errc::oversize;
+            return fail(errc::oversize, s.transcript, 0, 0,
+                        detail::event_name(e) + " is " + std::to_string(size) +
+                            " bytes as a line, over max_event_bytes (" + std::to_string(opt.max_event_bytes) + ")");
         }
         const frame_suffix suffix(line);
         line.pop_back();
@@ -1535,10 +1539,12 @@ private:
                     const bool restored = !update_shared(app_file, undo_app);
                     std::lock_guard g(mu);
                     diag_ = first;
-                    if (diag_)
+                    if (diag_) {
                         diag_->detail += restored ? "; the app: keys were restored"
                                              : "; restoring the app: keys failed as well: " + app_file.string() +
                                                    " keeps this event's app: keys";
+                        detail::note_store_message("jsonl_store: " + diag_->message());
+                    }
                 }
                 return ec;
             }
@@ -1547,7 +1553,10 @@ private:
 
     void append_detail(std::string_view more) {
         std::lock_guard g(mu);
-        if (diag_) diag_->detail += more;
+        if (diag_) {
+            diag_->detail += more;
+            detail::note_store_message("jsonl_store: " + diag_->message());
+        }
     }
 
     /// Applies `delta` to the JSON object in `f` (atomic replace, under the directory's
@@ -1934,6 +1943,7 @@ public:
                  node]() mutable -> std::optional<std::tuple<boost::system::error_code, std::int64_t>> {
                     std::int64_t seq = 0;
                     boost::system::error_code ec;
+                    detail::clear_store_message();
                     if (!impl->try_append_inline(*sess, node, seq, ec)) return std::nullopt;
                     return std::make_tuple(ec, seq);
                 },
@@ -1947,6 +1957,7 @@ public:
                 [impl = impl_, ex = ex_](auto handler, session* sess, std::shared_ptr<event> e) {
                     std::int64_t seq = 0;
                     boost::system::error_code ec;
+                    detail::clear_store_message();
                     if (impl->try_append_inline(*sess, e, seq, ec)) {
                         detail::post_result(std::move(handler), ex, ec, seq);
                         return;
@@ -1987,6 +1998,7 @@ private:
             boost::asio::post(impl->blocking, [impl = impl, ex = ex, sess, e = std::move(e),
                                                h = std::forward<Handler>(handler), work = std::move(work)]() mutable {
                 std::int64_t seq = 0;
+                detail::clear_store_message();
                 auto ec = impl->append(*sess, std::move(e), seq);
                 detail::post_result(std::move(h), ex, ec, seq);
                 work.reset();
@@ -2008,6 +2020,7 @@ private:
                 auto work = boost::asio::make_work_guard(ex);
                 boost::asio::post(impl->blocking, [impl, ex, fn = std::move(fn), h = std::move(handler),
                                                    work = std::move(work)]() mutable {
+                    detail::clear_store_message();
                     std::apply([&](auto&&... r) { detail::post_result(std::move(h), ex, std::move(r)...); }, fn(*impl));
                     work.reset();
                 });

@@ -276,6 +276,7 @@ private:
         } else {
             return boost::asio::async_initiate<Token, Sig>(
                 [ex = ex_](auto handler, Fn fn) {
+                    detail::clear_store_message();
                     std::apply([&](auto&&... r) { detail::post_result(std::move(handler), ex, std::move(r)...); },
                                fn());
                 },
@@ -370,6 +371,7 @@ private:
     boost::system::error_code fail(boost::system::error_code ec, std::string detail) const {
         std::lock_guard lock(data_->error_mutex);
         data_->last_error = "memory_store: " + std::move(detail);
+        detail::note_store_message(data_->last_error);
         return ec;
     }
     static std::string name_of(std::string_view app, std::string_view user, std::string_view id) {

@@ -318,6 +318,9 @@ private:
                                           pool->note(std::string("unexpected exception: ") + e.what());
                                       }
                                   }
+                                  // Operations interleave on the strand's thread: what it noted last
+                                  // may be another one's (last_error_message() has it).
+                                  detail::clear_store_message();
                                   std::apply(
                                       [&](auto&... a) { detail::post_result(std::move(handler), ex, std::move(a)...); },
                                       r);

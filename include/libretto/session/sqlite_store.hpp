@@ -357,6 +357,7 @@ private:
             // An exception must not escape into the worker thread (it would end the process):
             // it completes the operation with an error instead.
             decltype(work(*core)) results{};
+            detail::clear_store_message();
             try {
                 results = work(*core);
             } catch (const std::bad_alloc&) {
@@ -389,10 +390,14 @@ private:
         // previous batch meanwhile. A batch that fails here still completes through the
         // worker, in order with the operations started before it.
         detail::prepared_batch batch;
+        detail::clear_store_message();
         const boost::system::error_code prepared = core_->prepare(target, std::move(events), batch);
-        post_work(std::move(finish), [target = std::move(target), batch = std::move(batch),
-                                      prepared](detail::sqlite_core& c) mutable {
+        // Its failure's note goes with it to the worker, whose completion carries it.
+        std::string said = prepared ? detail::take_store_message() : std::string();
+        post_work(std::move(finish), [target = std::move(target), batch = std::move(batch), prepared,
+                                      said = std::move(said)](detail::sqlite_core& c) mutable {
             detail::append_result r;
+            if (prepared) detail::note_store_message(said);
             auto ec = prepared ? prepared : c.append_prepared(target, std::move(batch), r);
             return std::make_tuple(ec, std::move(r));
         });

@@ -13,6 +13,7 @@
 #include <libretto/session/detail/sqlite_schema.hpp>
 #include <libretto/session/detail/store_batch.hpp>
 #include <libretto/session/detail/store_logic.hpp>
+#include <libretto/session/detail/store_message.hpp>
 #include <libretto/session/store.hpp>
 
 #include <boost/asio/error.hpp>
@@ -129,6 +130,7 @@ private:
     void record(boost::system::error_code, std::string detail) {
         std::lock_guard lock(error_mutex_);
         last_error_ = "sqlite_store: " + detail;
+        note_store_message(last_error_);
     }
 
     result sql_error(int rc, std::string_view what) const {
