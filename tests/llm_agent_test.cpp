@@ -143,6 +143,88 @@ BOOST_AUTO_TEST_CASE(final_answer_streams_partials_then_one_final_event) {
     BOOST_TEST(req.tools.empty());
 }
 
+// ADK's rule: the partial events of a model call carry the id of the event that call's
+// response becomes, so a client can show the streamed text under that id and replace it
+// with the final event. Each call (each step, each attempt) has its own id.
+BOOST_AUTO_TEST_CASE(partials_carry_the_id_of_the_event_their_response_becomes) {
+    asio::io_context io;
+    auto m = model_of(io, {lb::scripted_reply::text("Let me add.")
+                               .with_tool_call("add", {{"a", 2}, {"b", 3}})
+                               .in_chunks(2),
+                           lb::scripted_reply::text("It is 5.").in_chunks(3)});
+    auto agent = make_agent(m, lb::tools(lb::function_tool("add", "Adds two integers", add)));
+    auto ctx = make_ctx(io, "2+3?");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    // Partials, then the event they stream, per model call; the tool response between.
+    std::vector<std::vector<const lb::event*>> calls(1);
+    for (const auto& e : r.events) {
+        calls.back().push_back(&e);
+        if (!e.partial && e.type == lb::event_type::agent_message) calls.emplace_back();
+    }
+    calls.pop_back(); // after the last final event
+    BOOST_REQUIRE_EQUAL(calls.size(), 2u);
+    std::vector<std::string> finals;
+    for (const auto& c : calls) {
+        const lb::event& fin = *c.back();
+        int partials = 0;
+        for (const auto* e : c) {
+            if (!e->partial) continue;
+            ++partials;
+            BOOST_TEST(e->id == fin.id);
+        }
+        BOOST_TEST(partials >= 2);
+        finals.push_back(fin.id);
+    }
+    BOOST_TEST(finals[0] != finals[1]);
+    // Stored events keep unique ids (partials are never stored).
+    auto st = r.stored();
+    for (std::size_t i = 0; i < st.size(); ++i)
+        for (std::size_t j = i + 1; j < st.size(); ++j) BOOST_TEST(st[i]->id != st[j]->id);
+    BOOST_TEST(ctx.session().events.front().id != finals[0]); // the user message
+}
+
+namespace {
+// A model whose first stream sends a delta and then fails transiently; the second answers.
+struct fails_once_model {
+    asio::any_io_executor ex;
+    std::shared_ptr<int> calls = std::make_shared<int>(0);
+    std::string_view name() const { return "fails-once"; }
+    asio::any_io_executor get_executor() const { return ex; }
+    lb::llm_stream generate(lb::llm_request) {
+        const bool first = (*calls)++ == 0;
+        std::vector<lb::llm_chunk> chunks(2);
+        chunks[0].text = first ? "Hal" : "Whole";
+        lb::llm_response r = first ? lb::llm_response::failure(make_error_code(lb::errc::transient), "reset")
+                                   : lb::llm_response{};
+        if (!first) r.parts.emplace_back(lb::text_part{"Whole", {}});
+        chunks[1].final = std::move(r);
+        return lb::make_stream(ex, std::move(chunks));
+    }
+};
+static_assert(lb::model<fails_once_model>);
+} // namespace
+
+// A retried call is a new attempt: its partials and its answer share a new id, not the one
+// the failed attempt's partials had.
+BOOST_AUTO_TEST_CASE(a_retried_call_streams_under_a_new_id) {
+    asio::io_context io;
+    fails_once_model m{io.get_executor()};
+    lb::llm_agent<fails_once_model> agent({.name = "assistant", .model = m,
+                                           .retry = {.max_attempts = 2, .initial_backoff = std::chrono::milliseconds(1)}});
+    auto ctx = make_ctx(io, "hi");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    BOOST_TEST(*m.calls == 2);
+    BOOST_REQUIRE_EQUAL(r.events.size(), 3u); // a partial per attempt, then the answer
+    BOOST_TEST(r.events[0].partial);
+    BOOST_TEST(r.events[1].partial);
+    BOOST_TEST(!r.events[2].partial);
+    BOOST_TEST(r.events[2].text() == "Whole");
+    BOOST_TEST(r.events[1].id == r.events[2].id);
+    BOOST_TEST(r.events[0].id != r.events[2].id);
+}
+
 BOOST_AUTO_TEST_CASE(tool_turns_until_the_answer) {
     asio::io_context io;
     auto m = model_of(io, {lb::scripted_reply::tool_call("add", {{"a", 2}, {"b", 3}}),

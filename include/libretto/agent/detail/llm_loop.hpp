@@ -312,6 +312,9 @@ public:
     /// counting a new step: for another attempt after take_request() (a retry, or the
     /// history compacted after a context overflow). The driver's callbacks run on it again.
     void rebuild_request(context_view history) {
+        // Each attempt's response is a new event: the partial events streamed before it
+        // carry its id.
+        response_id_ = event::new_id();
         context_view view = select_history(std::move(history), cfg_.history, cfg_.branch, cfg_.invocation_id);
         request_ = llm_request{};
         request_.model = cfg_.model;
@@ -347,7 +350,7 @@ public:
             return a;
         }
 
-        event e = make_event(event_type::agent_message);
+        event e = make_event(event_type::agent_message, take_response_id());
         e.usage = r.usage;
         e.actions = std::exchange(actions_, {});
         for (auto& p : r.parts) e.content.parts.push_back(std::move(p));
@@ -472,9 +475,21 @@ public:
 
     // ---- event construction ------------------------------------------------------------
 
+    /// The id of the event the current attempt's response becomes, once (a fresh one if
+    /// no request was built).
+    std::string take_response_id() {
+        if (response_id_.empty()) return event::new_id();
+        return std::exchange(response_id_, std::string());
+    }
+
     /// A fresh event of type `t` stamped with this agent's identity.
-    event make_event(event_type t) const {
-        event e = event::make(t, cfg_.agent_name);
+    event make_event(event_type t) const { return make_event(t, event::new_id()); }
+    event make_event(event_type t, std::string id) const {
+        event e;
+        e.id = std::move(id);
+        e.timestamp = event::now();
+        e.type = t;
+        e.author = cfg_.agent_name;
         e.branch = cfg_.branch;
         e.invocation_id = cfg_.invocation_id;
         e.session_id = cfg_.session_id;
@@ -483,9 +498,11 @@ public:
 
     /// A partial event for a chunk's text and thinking deltas (moved out of the chunk);
     /// nullopt if it has neither.
+    /// Its id is the id of the event the attempt's response becomes (ADK's rule): a client
+    /// can show the streamed text under that id and replace it with the final event.
     std::optional<event> partial_event(llm_chunk&& c) const {
         if (c.text.empty() && c.thinking.empty()) return std::nullopt;
-        event e = make_event(event_type::agent_message);
+        event e = make_event(event_type::agent_message, response_id_.empty() ? event::new_id() : response_id_);
         e.partial = true;
         e.content.parts.reserve(static_cast<std::size_t>(!c.thinking.empty()) + !c.text.empty());
         if (!c.thinking.empty()) e.content.parts.emplace_back(thinking_part{std::move(c.thinking), {}});
@@ -588,6 +605,7 @@ private:
     bool step_escalate_ = false;                ///< the model callbacks' escalate, this step
     std::optional<std::string> step_transfer_{}; ///< the model callbacks' transfer, this step
     std::string instruction_{}; ///< the current step's system instruction
+    std::string response_id_{}; ///< the id of the event the current attempt's response becomes
     llm_request request_{};
     std::vector<pending_call> calls_{};
     event_actions actions_{};
