@@ -245,86 +245,73 @@ public:
         : self_(self), o_(self->options()), ctx_(std::move(ctx)), out_(std::move(out)), model_(o_.model),
           loop_(make_config()) {}
 
+    /// The step loop. Its locals are few and small, the work being in plain functions
+    /// (whose locals live on the stack, not in the frame): a turn that waits for its model
+    /// keeps this frame, and with 10,000 turns waiting every 100 bytes of it are 1 MB. The
+    /// rare waits (a retry's timer, a compaction) are coroutines of their own.
     boost::asio::awaitable<void> run() {
+        std::vector<event> ending; // the events that end the run, when a step cannot go on
         for (;;) {
-            if (ctx_.is_invocation_ended()) co_return;
-            std::optional<std::string> instruction = build_instruction();
-            if (!instruction) {
-                std::vector<event> err;
-                err.push_back(std::move(*instruction_error_));
-                co_await emit_all(std::move(err), true);
+            // The model part: the request, the model callbacks, the call (retried, or sent
+            // again once after compaction on overflow) and the events of its response. The
+            // model consumes its request; another attempt builds it again from the history
+            // as it is then, and before_model sees each one.
+            if (!start_step(ending)) {
+                auto emit = emit_all(std::move(ending), true);
+                co_await std::move(emit);
                 co_return;
             }
-            context_view history = history_with(view_builder_, ctx_.session().events, own_);
-            llm_action a = loop_.begin_step(std::move(history), std::move(*instruction));
-            if (a.kind == llm_action_kind::done) {
-                co_await emit_all(std::move(a.emit), true);
-                co_return;
-            }
-
-            // The model call: callbacks, retries. The model consumes its request; another
-            // attempt (a retry, the history compacted after an overflow) builds it again
-            // from the history as it is then, and before_model sees each one.
             callback_context cb(ctx_);
+            llm_action a;
             bool compacted = false;
             for (bool first = true;; first = false) {
                 if (!first) loop_.rebuild_request(history_with(view_builder_, ctx_.session().events, own_));
                 llm_response resp;
                 if (!before_model(cb, resp)) {
-                    // A callback that ended the invocation stops the call it was shown.
-                    if (ctx_.is_invocation_ended()) {
-                        co_await emit_all(actions_only(cb.take_actions()), true);
+                    if (!may_call(cb, ending)) {
+                        auto emit = emit_all(std::move(ending), true);
+                        co_await std::move(emit);
                         co_return;
                     }
-                    if (!ctx_.count_llm_call()) {
-                        co_await emit_all(llm_calls_exhausted(cb.take_actions()), true);
-                        co_return;
-                    }
-                    auto op = call_model();
-                    resp = co_await std::move(op);
+                    auto call = call_model();
+                    resp = co_await std::move(call);
                 }
                 // Context overflow: the runner compacts the session, then the call is sent
                 // again once with the summary in place of what it covers.
                 if (resp.error == errc::context_overflow && !compacted && ctx_.can_compact()) {
                     compacted = true;
-                    auto op = compact_for_overflow();
-                    const bool compacted_now = co_await std::move(op);
-                    if (compacted_now) continue;
+                    auto compact = compact_for_overflow();
+                    if (co_await std::move(compact)) continue;
                 }
-                if (resp.ok() && o_.after_model) {
-                    std::optional<llm_response> replaced = o_.after_model(cb, resp);
-                    if (replaced) resp = std::move(*replaced);
-                }
-                event_actions cb_actions = cb.take_actions();
-                a = loop_.on_model_response(std::move(resp), std::move(cb_actions));
+                a = take_response(cb, std::move(resp));
                 if (a.kind != llm_action_kind::retry_model) break;
-                boost::asio::steady_timer timer(out_.get_executor());
-                timer.expires_after(a.delay);
-                co_await timer.async_wait(boost::asio::use_awaitable);
+                auto wait = backoff(out_.get_executor(), a.delay);
+                co_await std::move(wait);
             }
-            for (const auto& c : a.calls)
-                if (c.long_running) ctx_.long_running_tool_ids().insert(c.call.tool_call_id);
-            const bool done = a.kind == llm_action_kind::done;
-            const bool handed_over = a.kind == llm_action_kind::transfer; // a model callback's
-            co_await emit_all(std::move(a.emit), done || handed_over);
-            if (done) co_return;
-            if (handed_over) {
-                std::string target = std::move(a.transfer_target);
-                co_await transfer(std::move(target));
-                co_return;
+            const llm_action_kind kind = end_model_step(a);
+            {
+                auto emit = emit_all(std::move(a.emit), kind != llm_action_kind::run_tools);
+                co_await std::move(emit);
             }
+            if (kind == llm_action_kind::transfer) {
+                auto op = transfer(std::move(a.transfer_target));
+                co_await std::move(op);
+            }
+            if (kind != llm_action_kind::run_tools) co_return;
 
-            // The tools, concurrently.
-            std::vector<pending_call> calls = std::move(a.calls);
-            std::shared_ptr<tool_inbox> inbox = co_await run_tools(std::move(calls));
-            event_actions tool_actions;
-            for (auto& tc : inbox->contexts) tool_actions.merge(tc.take_actions());
-            std::vector<std::optional<tool_response_part>> results = std::move(inbox->results);
-            a = loop_.on_tool_results(std::move(results), std::move(tool_actions));
-            co_await emit_all(std::move(a.emit), a.kind != llm_action_kind::next_step);
+            // The tools part: the calls (concurrently), then their responses.
+            {
+                auto tools = run_tools(std::move(a.calls));
+                std::shared_ptr<tool_inbox> inbox = co_await std::move(tools);
+                a = take_tool_results(*inbox);
+            }
+            {
+                auto emit = emit_all(std::move(a.emit), a.kind != llm_action_kind::next_step);
+                co_await std::move(emit);
+            }
             if (a.kind == llm_action_kind::transfer) {
-                std::string target = std::move(a.transfer_target);
-                co_await transfer(std::move(target));
+                auto op = transfer(std::move(a.transfer_target));
+                co_await std::move(op);
                 co_return;
             }
             if (a.kind == llm_action_kind::done) co_return;
@@ -335,6 +322,72 @@ private:
     using llm_action = detail::llm_action;
     using llm_action_kind = detail::llm_action_kind;
     using pending_call = detail::pending_call;
+
+    /// The start of a step, before any callback: false if the run ends here, with the
+    /// events that end it in `ending` (none when the invocation was ended).
+    bool start_step(std::vector<event>& ending) {
+        if (ctx_.is_invocation_ended()) return false;
+        std::optional<std::string> instruction = build_instruction();
+        if (!instruction) {
+            ending.push_back(std::move(*instruction_error_));
+            return false;
+        }
+        llm_action a = loop_.begin_step(history_with(view_builder_, ctx_.session().events, own_), std::move(*instruction));
+        if (a.kind != llm_action_kind::done) return true;
+        ending = std::move(a.emit);
+        return false;
+    }
+
+    /// Whether this attempt may call the model: not when a callback ended the invocation
+    /// (its actions go out on an event of their own) or max_llm_calls is used up (an error
+    /// event); `ending` then holds what ends the run.
+    bool may_call(callback_context& cb, std::vector<event>& ending) {
+        if (ctx_.is_invocation_ended()) {
+            ending = actions_only(cb.take_actions());
+            return false;
+        }
+        if (!ctx_.count_llm_call()) {
+            ending = llm_calls_exhausted(cb.take_actions());
+            return false;
+        }
+        return true;
+    }
+
+    /// after_model on a successful response, then the loop's verdict on it, with the model
+    /// callbacks' actions.
+    llm_action take_response(callback_context& cb, llm_response resp) {
+        if (resp.ok() && o_.after_model) {
+            std::optional<llm_response> replaced = o_.after_model(cb, resp);
+            if (replaced) resp = std::move(*replaced);
+        }
+        event_actions cb_actions = cb.take_actions();
+        return loop_.on_model_response(std::move(resp), std::move(cb_actions));
+    }
+
+    /// The wait before a retry: a coroutine of its own, so that the timer is in no frame
+    /// of a step that does not retry.
+    static boost::asio::awaitable<void> backoff(boost::asio::any_io_executor ex, std::chrono::milliseconds delay) {
+        boost::asio::steady_timer timer(ex);
+        timer.expires_after(delay);
+        co_await timer.async_wait(boost::asio::use_awaitable);
+    }
+
+    /// What the model step's response leads to: run_tools, transfer (a model callback's),
+    /// or done. Long-running calls are noted in the invocation first.
+    llm_action_kind end_model_step(const llm_action& a) {
+        for (const auto& c : a.calls)
+            if (c.long_running) ctx_.long_running_tool_ids().insert(c.call.tool_call_id);
+        if (a.kind == llm_action_kind::done || a.kind == llm_action_kind::transfer) return a.kind;
+        return llm_action_kind::run_tools;
+    }
+
+    /// The tools' results and the actions their contexts recorded, to the loop.
+    llm_action take_tool_results(tool_inbox& inbox) {
+        event_actions tool_actions;
+        for (auto& tc : inbox.contexts) tool_actions.merge(tc.take_actions());
+        std::vector<std::optional<tool_response_part>> results = std::move(inbox.results);
+        return loop_.on_tool_results(std::move(results), std::move(tool_actions));
+    }
 
     llm_loop_config make_config() const {
         llm_loop_config c;
