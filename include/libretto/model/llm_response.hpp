@@ -331,11 +331,15 @@ private:
     /// Empty if the call is usable (its arguments then in `args`), else why not, naming
     /// the call.
     static std::string check_call(const call& c, std::size_t position, json::object& args) {
-        std::string who = "tool call ";
-        if (c.name.empty()) who += "#" + std::to_string(position);
-        else who += "'" + c.name + "'";
-        who += " (id " + c.id + ")";
-        if (c.name.empty()) return who + ": no tool name";
+        // Named only in a problem: a good call (nearly every one) builds no text.
+        auto who = [&] {
+            std::string w = "tool call ";
+            if (c.name.empty()) w += "#" + std::to_string(position);
+            else w += "'" + c.name + "'";
+            w += " (id " + c.id + ")";
+            return w;
+        };
+        if (c.name.empty()) return who() + ": no tool name";
         if (is_blank(c.arguments)) return {};
         boost::system::error_code ec;
         json::value v = json::parse(c.arguments, ec);
@@ -345,7 +349,7 @@ private:
             while (shown > 0 && shown < c.arguments.size() &&
                    (static_cast<unsigned char>(c.arguments[shown]) & 0xC0) == 0x80)
                 --shown;
-            std::string m = who + ": arguments are not valid JSON (" + ec.message() + "): ";
+            std::string m = who() + ": arguments are not valid JSON (" + ec.message() + "): ";
             m.append(c.arguments, 0, shown);
             if (shown < c.arguments.size()) m += "...";
             return m;
@@ -359,7 +363,7 @@ private:
             case json::kind::null: kind = "null"; break;
             default: kind = "a number"; break;
             }
-            return who + ": arguments must be a JSON object, got " + kind;
+            return who() + ": arguments must be a JSON object, got " + kind;
         }
         args = std::move(v.as_object());
         return {};
