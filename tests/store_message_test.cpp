@@ -1,14 +1,20 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
 // The message of one store operation's failure, carried from the thread that ran it to the
 // thread that runs its completion handler (detail/store_message.hpp, post_result).
+#include <libretto/session/detail/await_inline.hpp>
 #include <libretto/session/detail/post_result.hpp>
+#include <libretto/error.hpp>
 #include <libretto/session/detail/store_message.hpp>
 
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -16,6 +22,7 @@
 
 #include <string>
 #include <thread>
+#include <tuple>
 
 namespace asio = boost::asio;
 namespace ld = libretto::detail;
@@ -96,6 +103,33 @@ BOOST_AUTO_TEST_CASE(the_wrapped_handler_keeps_its_executor_and_cancellation_slo
     BOOST_TEST(!ran);
     other.run();
     BOOST_TEST(ran);
+}
+
+// An operation completed inline (memory_store with an awaitable token): no completion
+// handler carries the note, the caller takes it on the same thread; a failure that notes
+// nothing gives "" there, not what an earlier operation noted.
+BOOST_AUTO_TEST_CASE(an_inline_awaitable_operation_leaves_only_its_own_note) {
+    asio::io_context io;
+    using token = asio::as_tuple_t<asio::use_awaitable_t<>>;
+    std::string first = "unset", second = "unset";
+    auto body = [&]() -> asio::awaitable<void> {
+        auto failing = ld::await_inline<token>([] {
+            ld::note_store_message("memory_store: append: too big");
+            return std::make_tuple(make_error_code(libretto::errc::oversize));
+        });
+        auto [ec1] = co_await std::move(failing);
+        BOOST_TEST((ec1 == libretto::errc::oversize));
+        first = ld::take_store_message();
+        ld::note_store_message("left behind");
+        auto silent = ld::await_inline<token>([] { return std::make_tuple(make_error_code(libretto::errc::io_error)); });
+        auto [ec2] = co_await std::move(silent);
+        BOOST_TEST((ec2 == libretto::errc::io_error));
+        second = ld::take_store_message();
+    };
+    asio::co_spawn(io, body(), asio::detached);
+    io.run();
+    BOOST_TEST(first == "memory_store: append: too big");
+    BOOST_TEST(second.empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

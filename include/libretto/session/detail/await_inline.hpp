@@ -2,6 +2,8 @@
 #ifndef LIBRETTO_SESSION_DETAIL_AWAIT_INLINE_HPP
 #define LIBRETTO_SESSION_DETAIL_AWAIT_INLINE_HPP
 
+#include <libretto/session/detail/store_message.hpp>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -73,6 +75,7 @@ typename awaited_value<awaitable_token<std::decay_t<Token>>::as_tuple, Tuple>::t
 /// `fn` returns the completion's arguments as a tuple (error_code, T...).
 template <class Token, class Fn, class Tuple = std::invoke_result_t<Fn&>>
 inline_awaitable_t<Token, Tuple> await_inline(Fn fn) {
+    clear_store_message(); // what the caller takes after a failure is this operation's note
     co_return unwrap_result<Token>(fn());
 }
 
