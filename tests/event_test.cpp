@@ -9,6 +9,8 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <iterator>
 #include <limits>
 #include <ranges>
@@ -608,6 +610,43 @@ BOOST_AUTO_TEST_CASE(ids_are_distinct) {
         BOOST_TEST(is_uuid_v4(id));
         BOOST_TEST(ids.insert(id).second);
     }
+}
+
+BOOST_AUTO_TEST_CASE(hex8_writes_eight_lower_case_digits_most_significant_first) {
+    // Checked against snprintf("%08x") over values that put every nibble value (0-9, a-f)
+    // at every position, and the edges.
+    auto hex = [](std::uint32_t x) {
+        char out[9] = {};
+        libretto::detail::hex8(x, out);
+        return std::string(out, 8);
+    };
+    auto printed = [](std::uint32_t x) {
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "%08x", x);
+        return std::string(buf);
+    };
+    BOOST_TEST(hex(0) == "00000000");
+    BOOST_TEST(hex(0xFFFFFFFFu) == "ffffffff");
+    BOOST_TEST(hex(0x0123ABCDu) == "0123abcd");
+    BOOST_TEST(hex(0x9A8F7E6Du) == "9a8f7e6d");
+    for (std::uint32_t nibble = 0; nibble < 16; ++nibble)
+        for (int pos = 0; pos < 8; ++pos) {
+            const std::uint32_t x = (0x5A5A5A5Au & ~(0xFu << (4 * pos))) | (nibble << (4 * pos));
+            BOOST_TEST(hex(x) == printed(x));
+        }
+    std::uint32_t x = 2463534242u; // xorshift32 over many values
+    for (int i = 0; i < 10000; ++i) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        BOOST_TEST_REQUIRE(hex(x) == printed(x));
+    }
+    // Writes exactly eight bytes.
+    char guard[10] = {'#', '#', '#', '#', '#', '#', '#', '#', '#', '#'};
+    libretto::detail::hex8(0x12345678u, guard + 1);
+    BOOST_TEST(guard[0] == '#');
+    BOOST_TEST(guard[9] == '#');
+    BOOST_TEST(std::string(guard + 1, 8) == "12345678");
 }
 
 BOOST_AUTO_TEST_CASE(ids_from_different_threads_are_distinct) {

@@ -730,20 +730,30 @@ struct turn_start {
     bool resumable = false;
 };
 
-/// Fills `first` (the user message, or the answer to a paused call) and picks the agent:
-/// the one the session last transferred to, or (resume) the one that paused.
+/// event::make's fields written into `e`, a default event: assigning a made event would
+/// move-assign each of its strings and JSON objects.
+inline void make_in_place(event& e, event_type type, std::string author, content&& c) {
+    e.id = event::new_id();
+    e.timestamp = event::now();
+    e.type = type;
+    e.author = std::move(author);
+    e.content = std::move(c);
+}
+
+/// Fills `first` (a default event: the user message, or the answer to a paused call) and
+/// picks the agent: the one the session last transferred to, or (resume) the one that paused.
 template <class Core>
 turn_start plan_turn_start(const Core& core, const turn_state& t, turn_request& req, event& first) {
     agent_ref root(*core.agent);
     turn_start ts{root, std::nullopt, {}, {}, req.options.resumable};
     if (!req.resume) {
-        first = event::make(event_type::user_message, "user", std::move(req.content));
+        make_in_place(first, event_type::user_message, "user", std::move(req.content));
         first.invocation_id = req.options.invocation_id.empty() ? event::new_id() : req.options.invocation_id;
         ts.input = first.text();
         ts.agent = pick_agent(root, *t.sess);
     } else {
         resume_target target = find_resume_target(*t.sess, req.content, req.options, t.key);
-        first = event::make(event_type::tool_response, target.author, std::move(req.content));
+        make_in_place(first, event_type::tool_response, target.author, std::move(req.content));
         first.invocation_id = target.invocation_id;
         first.branch = target.branch;
         for (const auto& e : t.sess->events)
@@ -979,45 +989,45 @@ public:
     /// first next(). Every failure (bad ids, store errors, the agent's exceptions) is
     /// thrown from next(); see docs/runner.md.
     event_stream run(run_options options, std::string text) {
-        return run(std::move(options), content::from_text(std::move(text)));
+        return make_turn(options, content::from_text(std::move(text)), false);
     }
 
     /// Starts a turn with a user message of any content (text, files, data).
     event_stream run(run_options options, content message) {
-        return make_turn(std::move(options), std::move(message), false);
+        return make_turn(options, std::move(message), false);
     }
 
     /// Continues the invocation paused on the long-running tool call(s) that `responses`
     /// (tool_response parts) answer: the response is stored as a tool_response event of
     /// that invocation, then the agent that made the call runs again in it.
     event_stream resume(run_options options, content responses) {
-        return make_turn(std::move(options), std::move(responses), true);
+        return make_turn(options, std::move(responses), true);
     }
 
     /// resume() with one tool response.
     event_stream resume(run_options options, tool_response_part response) {
         content c;
         c.parts.emplace_back(std::move(response));
-        return resume(std::move(options), std::move(c));
+        return make_turn(options, std::move(c), true);
     }
 
     /// run(), yielding the stored events themselves, shared with the store and the session
     /// (immutable), instead of a copy of each: no copy per event. Partial events arrive
     /// boxed. Otherwise the same turn: same order, same errors.
     shared_event_stream run_shared(run_options options, std::string text) {
-        return run_shared(std::move(options), content::from_text(std::move(text)));
+        return make_turn<event_list::pointer_type>(options, content::from_text(std::move(text)), false);
     }
     shared_event_stream run_shared(run_options options, content message) {
-        return make_turn<event_list::pointer_type>(std::move(options), std::move(message), false);
+        return make_turn<event_list::pointer_type>(options, std::move(message), false);
     }
     /// resume(), yielding shared stored events (see run_shared).
     shared_event_stream resume_shared(run_options options, content responses) {
-        return make_turn<event_list::pointer_type>(std::move(options), std::move(responses), true);
+        return make_turn<event_list::pointer_type>(options, std::move(responses), true);
     }
     shared_event_stream resume_shared(run_options options, tool_response_part response) {
         content c;
         c.parts.emplace_back(std::move(response));
-        return resume_shared(std::move(options), std::move(c));
+        return make_turn<event_list::pointer_type>(options, std::move(c), true);
     }
 
     const Agent& agent() const noexcept { return *core_->agent; }
@@ -1065,8 +1075,11 @@ private:
         libretto::agent_launcher launcher;
     };
 
+    /// Takes the public functions' by-value parameters by reference: each layer of
+    /// by-value run_options would be a move and a destruction (four strings, two JSON
+    /// objects) per turn. The options and the content move once, into the turn's request.
     template <class Item = event>
-    basic_event_stream<Item> make_turn(run_options options, content c, bool resume) {
+    basic_event_stream<Item> make_turn(run_options& options, content&& c, bool resume) {
         stream_options so;
         so.capacity = options.stream_capacity;
         std::unique_ptr<detail::turn_request> req(new detail::turn_request{std::move(options), std::move(c), resume});
