@@ -779,6 +779,76 @@ BOOST_AUTO_TEST_CASE(merge_into_empty_equals_later) {
     BOOST_TEST((a == later));
 }
 
+BOOST_AUTO_TEST_CASE(take_moves_the_actions_out_and_leaves_them_empty) {
+    event_actions a;
+    a.state_delta = obj(R"({"k":1,"gone":null})");
+    a.artifact_delta["f.txt"] = 2;
+    a.transfer_to_agent = "sales";
+    a.escalate = false;
+    a.compaction = event_compaction{1, 4, 0, 0, "sum", 4};
+    const event_actions before = a;
+    event_actions out = a.take();
+    BOOST_TEST((out == before));
+    BOOST_TEST(a.empty());
+    BOOST_TEST((a == event_actions{}));
+
+    // Taking empty actions gives empty ones; taking twice gives nothing the second time.
+    event_actions none;
+    BOOST_TEST(none.take().empty());
+    BOOST_TEST(none.empty());
+    BOOST_TEST(a.take().empty());
+
+    // Each member alone is taken (empty() looks at all of them).
+    event_actions only_end;
+    only_end.end_of_agent = true;
+    BOOST_TEST((only_end.take().end_of_agent == std::optional<bool>(true)));
+    BOOST_TEST(!only_end.end_of_agent.has_value());
+    event_actions only_skip;
+    only_skip.skip_summarization = false;
+    BOOST_TEST((only_skip.take().skip_summarization == std::optional<bool>(false)));
+    BOOST_TEST(only_skip.empty());
+}
+
+BOOST_AUTO_TEST_CASE(clear_empties_and_leaves_empty_actions_alone) {
+    event_actions a;
+    a.state_delta["k"] = 1;
+    a.escalate = true;
+    a.clear();
+    BOOST_TEST(a.empty());
+    BOOST_TEST(a.state_delta.empty());
+    BOOST_TEST(!a.escalate.has_value());
+    event_actions none;
+    none.clear();
+    BOOST_TEST((none == event_actions{}));
+}
+
+BOOST_AUTO_TEST_CASE(assign_from_takes_the_source_and_replaces_what_was_held) {
+    event_actions from;
+    from.state_delta["n"] = 3;
+    from.transfer_to_agent = "b";
+    const event_actions copy = from;
+
+    event_actions to;
+    to.assign_from(from);
+    BOOST_TEST((to == copy));
+    BOOST_TEST(from.empty());
+
+    // An empty source empties the target: assign_from is an assignment, not a merge.
+    to.assign_from(from);
+    BOOST_TEST(to.empty());
+
+    // A non-empty target's actions are replaced, not merged.
+    event_actions held;
+    held.state_delta["old"] = 1;
+    held.escalate = true;
+    event_actions src;
+    src.state_delta["new"] = 2;
+    held.assign_from(src);
+    BOOST_TEST((held.state_delta == obj(R"({"new":2})")));
+    BOOST_TEST(!held.escalate.has_value());
+    BOOST_TEST(src.empty());
+}
+
 BOOST_AUTO_TEST_CASE(compaction_covers_is_inclusive) {
     event_compaction c;
     c.first_sequence = 3;

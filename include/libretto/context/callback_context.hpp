@@ -83,11 +83,7 @@ public:
     const event_actions& actions() const noexcept { return actions_; }
 
     /// Hands the recorded actions over (to be merged into an event) and resets them.
-    event_actions take_actions() noexcept {
-        event_actions out = std::move(actions_);
-        actions_ = {};
-        return out;
-    }
+    event_actions take_actions() noexcept { return actions_.take(); }
 
     /// The underlying context, writable.
     invocation_context& context() noexcept { return *ctx_; }

@@ -299,7 +299,7 @@ public:
         ++steps_;
         failed_ = 0;
         calls_.clear();
-        actions_ = {};
+        actions_.clear();
         step_escalate_ = false;
         step_transfer_.reset();
         instruction_ = std::move(system_instruction);
@@ -345,14 +345,14 @@ public:
             msg += ": " + r.error.message();
             if (!r.error_message.empty()) msg += ": " + r.error_message;
             event e = error_event(std::move(msg), r.error, llm_stop::model_error);
-            e.actions = std::exchange(actions_, {});
+            e.actions.assign_from(actions_);
             a.emit.push_back(std::move(e));
             return a;
         }
 
         event e = make_event(event_type::agent_message, take_response_id());
         e.usage = r.usage;
-        e.actions = std::exchange(actions_, {});
+        e.actions.assign_from(actions_);
         for (auto& p : r.parts) e.content.parts.push_back(std::move(p));
         for (const auto& bad : r.invalid_tool_calls) e.content.parts.emplace_back(bad.as_call());
 
@@ -444,7 +444,7 @@ public:
             }
             if (r) e.content.parts.emplace_back(std::move(*r));
         }
-        e.actions = std::move(actions);
+        e.actions.assign_from(actions);
         const bool paused = long_running && cfg_.resumable;
         const bool any = !e.content.parts.empty() || !e.actions.empty();
         const bool escalate = e.actions.escalate.value_or(false);
