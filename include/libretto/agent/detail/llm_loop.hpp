@@ -350,7 +350,8 @@ public:
             return a;
         }
 
-        event e = make_event(event_type::agent_message, take_response_id());
+        event& e = a.emit.emplace_back(); // emit holds only this event until the end
+        fill_event(e, event_type::agent_message, take_response_id());
         e.usage = r.usage;
         e.actions.assign_from(actions_);
         for (auto& p : r.parts) e.content.parts.push_back(std::move(p));
@@ -362,7 +363,6 @@ public:
                 // with an error naming what is wrong with it.
                 a.kind = llm_action_kind::done;
                 a.reason = llm_stop::bad_output;
-                a.emit.push_back(std::move(e));
                 a.emit.push_back(error_event("agent '" + cfg_.agent_name +
                                                  "': the final answer is not the JSON object output_schema asks for: " +
                                                  *bad,
@@ -376,7 +376,6 @@ public:
                 a.reason = llm_stop::transferred;
                 a.transfer_target = *e.actions.transfer_to_agent;
             }
-            a.emit.push_back(std::move(e));
             return a;
         }
         // A callback's escalate or transfer waits for the calls' responses (on_tool_results).
@@ -418,7 +417,6 @@ public:
             kept.answer = pc.answer;
             calls_.push_back(std::move(kept));
         }
-        a.emit.push_back(std::move(e));
         return a;
     }
 
@@ -428,7 +426,8 @@ public:
     /// `actions` are those of the tools and tool callbacks, merged in call order.
     llm_action on_tool_results(std::vector<std::optional<tool_response_part>> results, event_actions actions) {
         llm_action a;
-        event e = make_event(event_type::tool_response);
+        event& e = a.emit.emplace_back(); // dropped below if it carries nothing
+        fill_event(e, event_type::tool_response, event::new_id());
         bool long_running = false;
         for (std::size_t i = 0; i < calls_.size(); ++i) {
             const pending_call& pc = calls_[i];
@@ -453,7 +452,7 @@ public:
         if (e.actions.transfer_to_agent) a.transfer_target = *e.actions.transfer_to_agent;
         else if (step_transfer_) a.transfer_target = *step_transfer_; // a model callback's
         const bool transfer = e.actions.transfer_to_agent.has_value() || step_transfer_.has_value();
-        if (any) a.emit.push_back(std::move(e)); // not used below: moved, not copied
+        if (!any) a.emit.clear(); // `e` is not used below
 
         if (transfer) {
             a.kind = llm_action_kind::transfer;
@@ -486,6 +485,12 @@ public:
     event make_event(event_type t) const { return make_event(t, event::new_id()); }
     event make_event(event_type t, std::string id) const {
         event e;
+        fill_event(e, t, std::move(id));
+        return e;
+    }
+    /// make_event's fields, written into `e` (a default event): the step's own events are
+    /// built where the driver takes them from (llm_action::emit), not moved there.
+    void fill_event(event& e, event_type t, std::string id) const {
         e.id = std::move(id);
         e.timestamp = event::now();
         e.type = t;
@@ -493,7 +498,6 @@ public:
         e.branch = cfg_.branch;
         e.invocation_id = cfg_.invocation_id;
         e.session_id = cfg_.session_id;
-        return e;
     }
 
     /// A partial event for a chunk's text and thinking deltas (moved out of the chunk);
