@@ -938,6 +938,101 @@ BOOST_AUTO_TEST_CASE(emit_queues_when_called_and_awaiting_only_waits) {
     });
 }
 
+// emit_or_wait queues like emit() and returns an awaitable only when the item is past the
+// capacity; awaiting it waits until the consumer has taken enough.
+BOOST_AUTO_TEST_CASE(emit_or_wait_returns_a_wait_only_past_the_capacity) {
+    run([&](executor ex) -> asio::awaitable<void> {
+        stream_options o;
+        o.capacity = 2;
+        auto waits = std::make_shared<std::vector<bool>>();
+        auto log = std::make_shared<std::vector<std::string>>();
+        basic_event_stream<int> s(
+            ex,
+            [waits, log](stream_writer<int> out) -> asio::awaitable<void> {
+                for (int i = 0; i < 4; ++i) {
+                    std::optional<asio::awaitable<void>> w = out.emit_or_wait(int(i));
+                    waits->push_back(w.has_value());
+                    if (w) {
+                        log->push_back("wait " + std::to_string(i));
+                        co_await std::move(*w);
+                        log->push_back("room " + std::to_string(i));
+                    }
+                }
+            },
+            o);
+        // Let the producer run ahead of a consumer that takes nothing yet.
+        co_await sleep_for(5ms);
+        BOOST_TEST(!s.try_next().has_value()); // not started before next()
+        auto first = co_await s.next();
+        BOOST_TEST((first == std::optional<int>(0)));
+        co_await sleep_for(5ms);
+        // Item 0 was taken inside its emit by the consumer parked in the first next(); items
+        // 1 and 2 fit in the capacity (two unread items); item 3 is past it until the
+        // consumer takes one more.
+        std::vector<int> got{*first};
+        for (;;) {
+            auto next = s.next();
+            std::optional<int> item = co_await std::move(next);
+            if (!item) break;
+            got.push_back(*item);
+        }
+        BOOST_TEST((got == std::vector<int>{0, 1, 2, 3}));
+        BOOST_TEST(waits->size() == 4u);
+        BOOST_TEST(!(*waits)[0]);
+        BOOST_TEST(!(*waits)[1]);
+        BOOST_TEST(!(*waits)[2]);
+        BOOST_TEST((*waits)[3]);
+        BOOST_TEST((*log == std::vector<std::string>{"wait 3", "room 3"}));
+    });
+}
+
+// With capacity 0 (rendezvous) an emit has nothing to wait for only when a consumer parked
+// on the stream's executor took the item inside the call.
+BOOST_AUTO_TEST_CASE(emit_or_wait_at_capacity_zero_waits_unless_the_consumer_took_the_item) {
+    run([&](executor ex) -> asio::awaitable<void> {
+        stream_options o;
+        o.capacity = 0;
+        auto waits = std::make_shared<std::vector<bool>>();
+        basic_event_stream<int> s(
+            ex,
+            [waits](stream_writer<int> out) -> asio::awaitable<void> {
+                std::optional<asio::awaitable<void>> first = out.emit_or_wait(1); // the consumer is parked
+                waits->push_back(first.has_value());
+                std::optional<asio::awaitable<void>> second = out.emit_or_wait(2); // it is not, yet
+                waits->push_back(second.has_value());
+                if (second) co_await std::move(*second);
+            },
+            o);
+        auto one = co_await s.next();
+        co_await sleep_for(5ms); // not parked when the second item comes
+        auto two = co_await s.next();
+        auto end = co_await s.next();
+        BOOST_TEST((one == std::optional<int>(1)));
+        BOOST_TEST((two == std::optional<int>(2)));
+        BOOST_TEST(!end.has_value());
+        BOOST_TEST((*waits == std::vector<bool>{false, true}));
+    });
+}
+
+// emit_or_wait on a closed stream queues nothing and returns the refusal.
+BOOST_AUTO_TEST_CASE(emit_or_wait_after_the_end_returns_the_refusal) {
+    auto stray = std::make_shared<std::optional<stream_writer<int>>>();
+    run([&](executor ex) -> asio::awaitable<void> {
+        basic_event_stream<int> s(ex, [stray](stream_writer<int> out) -> asio::awaitable<void> {
+            *stray = out;
+            co_return;
+        });
+        auto end = co_await s.next();
+        BOOST_TEST(!end.has_value());
+        std::optional<asio::awaitable<void>> refused = (*stray)->emit_or_wait(7);
+        BOOST_TEST_REQUIRE(refused.has_value());
+        auto late = co_await error_of(std::move(*refused));
+        BOOST_TEST((late == libretto::errc::stream_closed));
+        BOOST_TEST(!s.try_next().has_value());
+    });
+    stray->reset();
+}
+
 // A refused emit (the producer has returned) queues nothing; the awaitable reports it.
 BOOST_AUTO_TEST_CASE(a_refused_emit_queues_nothing) {
     auto stray = std::make_shared<std::optional<stream_writer<int>>>();
@@ -986,18 +1081,21 @@ BOOST_AUTO_TEST_SUITE(event_stream_run_inline)
 using access = libretto::detail::stream_access;
 
 /// Records the items; fails at item `fail_at` (if set) with a runtime_error. What accept()
-/// returns is what the producer's emit() returns: an awaitable that counts its awaits.
+/// returns is what the producer's emit() waits for: an awaitable that counts its awaits,
+/// or (with `nothing_to_wait`) nothing.
 struct recording_sink final : libretto::detail::stream_state<int>::sink {
     std::vector<int> items;
     std::optional<int> fail_at;
+    bool nothing_to_wait = false;
     std::shared_ptr<int> awaited = std::make_shared<int>(0);
     static asio::awaitable<void> count(std::shared_ptr<int> n) {
         ++*n;
         co_return;
     }
-    asio::awaitable<void> accept(int&& item) override {
+    std::optional<asio::awaitable<void>> accept(int&& item) override {
         if (fail_at && item == *fail_at) throw std::runtime_error("sink failed at " + std::to_string(item));
         items.push_back(item);
+        if (nothing_to_wait) return std::nullopt;
         return count(awaited);
     }
 };
@@ -1027,6 +1125,57 @@ BOOST_AUTO_TEST_CASE(the_sink_takes_every_item_inside_emit_and_the_stream_ends) 
         BOOST_TEST(!access::can_run_inline(s, ex));
         auto again = error_of(s.next());
         BOOST_TEST((co_await std::move(again) == libretto::errc::stream_closed));
+    });
+}
+
+// A sink with nothing to wait for: emit_or_wait gives nothing to await, and emit() an
+// awaitable that completes at once; the items are the sink's either way.
+BOOST_AUTO_TEST_CASE(a_sink_with_nothing_to_wait_for_makes_emit_or_wait_return_nothing) {
+    run([](executor ex) -> asio::awaitable<void> {
+        recording_sink k;
+        k.nothing_to_wait = true;
+        auto waits = std::make_shared<std::vector<bool>>();
+        auto producer = [waits](stream_writer<int> out) -> asio::awaitable<void> {
+            for (int i = 0; i < 3; ++i) {
+                std::optional<asio::awaitable<void>> w = out.emit_or_wait(int(i));
+                waits->push_back(w.has_value());
+            }
+            co_await out.emit(3);
+        };
+        basic_event_stream<int> s(ex, producer);
+        auto op = access::run_inline(s, k);
+        co_await std::move(op);
+        BOOST_TEST(k.items == (std::vector<int>{0, 1, 2, 3}));
+        BOOST_TEST(*waits == (std::vector<bool>{false, false, false}));
+        BOOST_TEST(*k.awaited == 0);
+    });
+}
+
+// A sink that fails: emit_or_wait returns the refusal, which throws cancelled when awaited.
+BOOST_AUTO_TEST_CASE(a_failing_sink_makes_emit_or_wait_return_the_refusal) {
+    run([](executor ex) -> asio::awaitable<void> {
+        recording_sink k;
+        k.fail_at = 1;
+        auto seen = std::make_shared<std::optional<libretto::errc>>();
+        auto had_wait = std::make_shared<bool>(false);
+        auto producer = [seen, had_wait](stream_writer<int> out) -> asio::awaitable<void> {
+            if (auto w = out.emit_or_wait(0)) co_await std::move(*w);
+            std::optional<asio::awaitable<void>> w = out.emit_or_wait(1);
+            *had_wait = w.has_value();
+            if (w) *seen = co_await error_of(std::move(*w));
+        };
+        basic_event_stream<int> s(ex, producer);
+        std::string what;
+        try {
+            auto op = access::run_inline(s, k);
+            co_await std::move(op);
+        } catch (const std::runtime_error& e) {
+            what = e.what();
+        }
+        BOOST_TEST(what == "sink failed at 1");
+        BOOST_TEST(*had_wait);
+        BOOST_TEST((*seen == libretto::errc::cancelled));
+        BOOST_TEST(k.items == (std::vector<int>{0}));
     });
 }
 

@@ -571,18 +571,19 @@ boost::asio::awaitable<void> run_memory_flush(std::shared_ptr<Core> core, turn_s
 template <class Item>
 inline constexpr bool yields_copies = std::is_same_v<Item, event>;
 
-/// Yields a stored event: `ev` (the copy finish_store gave back) or `node`.
-inline boost::asio::awaitable<void> emit_stored(const event_writer& out, event& ev, const event_list::pointer_type&) {
-    return out.emit(std::move(ev));
+/// Yields a stored event: `ev` (the copy finish_store gave back) or `node`. Returns what to
+/// wait for, if anything (stream_writer::emit_or_wait).
+using emit_wait_t = std::optional<boost::asio::awaitable<void>>;
+inline emit_wait_t emit_stored(const event_writer& out, event& ev, const event_list::pointer_type&) {
+    return out.emit_or_wait(std::move(ev));
 }
-inline boost::asio::awaitable<void> emit_stored(const shared_event_writer& out, event&,
-                                                const event_list::pointer_type& node) {
-    return out.emit(event_list::pointer_type(node));
+inline emit_wait_t emit_stored(const shared_event_writer& out, event&, const event_list::pointer_type& node) {
+    return out.emit_or_wait(event_list::pointer_type(node));
 }
 /// Yields an event the turn's session does not hold (a partial one, a compaction summary).
-inline boost::asio::awaitable<void> emit_unstored(const event_writer& out, event&& ev) { return out.emit(std::move(ev)); }
-inline boost::asio::awaitable<void> emit_unstored(const shared_event_writer& out, event&& ev) {
-    return out.emit(std::make_shared<const event>(std::move(ev)));
+inline emit_wait_t emit_unstored(const event_writer& out, event&& ev) { return out.emit_or_wait(std::move(ev)); }
+inline emit_wait_t emit_unstored(const shared_event_writer& out, event&& ev) {
+    return out.emit_or_wait(std::make_shared<const event>(std::move(ev)));
 }
 
 /// The compaction step after a turn: plan, (memory flush, plan again), summarise, store,
@@ -616,7 +617,7 @@ boost::asio::awaitable<void> compact_after_turn(std::shared_ptr<Core> core, turn
     if (summary->invocation_id.empty()) summary->invocation_id = invocation_id;
     auto op = store_compaction(*core, t, std::move(*summary));
     event stored = co_await std::move(op);
-    co_await emit_unstored(out, std::move(stored));
+    if (auto wait = emit_unstored(out, std::move(stored))) co_await std::move(*wait);
 }
 
 /// The context's compaction hook (context overflow): plans over the turn's session (the
@@ -814,7 +815,7 @@ struct turn_sink final : stream_state<event>::sink {
     turn_sink(Core& c, turn_state& ts, const std::string& id, const stream_writer<Item>& w) noexcept
         : core(c), t(ts), invocation_id(id), out(w) {}
 
-    boost::asio::awaitable<void> accept(event&& ev) override {
+    std::optional<boost::asio::awaitable<void>> accept(event&& ev) override {
         if (ev.partial) return emit_unstored(out, std::move(ev));
         if (ev.invocation_id.empty()) ev.invocation_id = invocation_id;
         event_list::pointer_type node;
@@ -882,7 +883,8 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
             auto op = store_event(*core, t, *ev, copy_first, node_out);
             co_await std::move(op);
         }
-        if (yield_first) co_await emit_stored(out, *ev, node);
+        if (yield_first)
+            if (auto wait = emit_stored(out, *ev, node)) co_await std::move(*wait);
 
         // 4. The agent's events: stored (non-partial) before the agent is asked for the
         // next one, then yielded.
@@ -910,7 +912,7 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
             }
             if (!ev) break;
             if (ev->partial) {
-                co_await emit_unstored(out, std::move(*ev));
+                if (auto wait = emit_unstored(out, std::move(*ev))) co_await std::move(*wait);
                 continue;
             }
             if (ev->invocation_id.empty()) ev->invocation_id = invocation_id;
@@ -920,7 +922,7 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
                 auto op = store_event(*core, t, *ev, yields_copies<Item>, node_out);
                 co_await std::move(op);
             }
-            co_await emit_stored(out, *ev, node);
+            if (auto wait = emit_stored(out, *ev, node)) co_await std::move(*wait);
         }
 
         // 6. Compaction, after the stream (never mid-stream).

@@ -58,6 +58,17 @@ public:
     boost::asio::awaitable<void> emit(T&& item) const { return detail::emit_item<T>(state_, std::move(item)); }
     boost::asio::awaitable<void> emit(const T& item) const { return detail::emit_item<T>(state_, T(item)); }
 
+    /// emit() for hot loops: the same hand-over, but the awaitable is returned only when
+    /// there is something to wait for (no room in the buffer, a refusal to report, or what
+    /// a runner consuming inside emit() must wait for); nothing when the emit is complete.
+    /// An asio awaitable is always a coroutine frame, so
+    /// `if (auto w = out.emit_or_wait(std::move(e))) co_await std::move(*w);` saves one
+    /// allocation per item over `co_await out.emit(std::move(e))`, with the same
+    /// back-pressure and errors.
+    std::optional<boost::asio::awaitable<void>> emit_or_wait(T&& item) const {
+        return detail::emit_or_wait<T>(state_, std::move(item));
+    }
+
     executor_type get_executor() const { return state_->get_executor(); }
 
     /// True when the consumer takes each item inside emit() (a runner running this producer

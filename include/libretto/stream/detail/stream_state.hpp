@@ -118,11 +118,12 @@ public:
 
     /// A consumer that takes each item inside the producer's emit() (stream_access::
     /// run_inline: the runner running its root agent's producer in its own coroutine). What
-    /// accept() returns is what that emit() returns (e.g. another stream's emit of the item).
+    /// accept() returns is what that emit() must wait for (e.g. another stream's
+    /// emit_or_wait of the item), or nothing when the item is done with.
     /// An exception from accept() is the consumer's failure: run_inline rethrows it, and the
     /// producer sees errc::cancelled, as when a consumer cancels.
     struct sink {
-        virtual boost::asio::awaitable<void> accept(T&& item) = 0;
+        virtual std::optional<boost::asio::awaitable<void>> accept(T&& item) = 0;
 
     protected:
         ~sink() = default;
@@ -168,7 +169,7 @@ public:
 
     /// emit() with a sink: the sink takes the item now. A failure of the sink cancels the
     /// stream (the producer's awaitable throws errc::cancelled) and is kept for run_inline.
-    boost::asio::awaitable<void> sink_emit(T&& item) {
+    std::optional<boost::asio::awaitable<void>> sink_emit(T&& item) {
         try {
             return sink_->accept(std::move(item));
         } catch (...) {
@@ -524,15 +525,30 @@ boost::asio::awaitable<void> stream_state<T>::refused_body(std::shared_ptr<strea
     return emit_refused<T>(std::move(st));
 }
 
-/// stream_writer::emit(): queues the item at once (waking a waiting consumer); the
-/// awaitable returned waits for room (back-pressure) or reports why the item was refused.
-/// With a sink (run_inline) the sink takes the item instead, and its awaitable is returned.
+/// stream_writer::emit_or_wait(): queues the item at once (waking a waiting consumer).
+/// Returns nothing when the emit is complete (the item is within the capacity), else the
+/// awaitable that waits for room (back-pressure) or reports why the item was refused.
+/// With a sink (run_inline) the sink takes the item instead, and says what to wait for.
+/// No coroutine frame is made for an emit that has nothing to wait for.
 template <class T>
-boost::asio::awaitable<void> emit_item(const std::shared_ptr<stream_state<T>>& st, T&& item) {
+std::optional<boost::asio::awaitable<void>> emit_or_wait(const std::shared_ptr<stream_state<T>>& st, T&& item) {
     if (!st->can_emit()) return emit_refused<T>(st);
     if (st->has_sink()) return st->sink_emit(std::move(item));
     const std::uint64_t seq = st->push(std::move(item));
+    // Room now is room when awaited: the consumer only ever takes items.
+    if (st->has_room_for(seq)) return std::nullopt;
     return emit_wait<T>(st, seq);
+}
+
+/// The awaitable of an emit that has nothing left to wait for.
+inline boost::asio::awaitable<void> emit_done() { co_return; }
+
+/// stream_writer::emit(): emit_or_wait, always as an awaitable.
+template <class T>
+boost::asio::awaitable<void> emit_item(const std::shared_ptr<stream_state<T>>& st, T&& item) {
+    std::optional<boost::asio::awaitable<void>> wait = emit_or_wait<T>(st, std::move(item));
+    if (wait) return std::move(*wait);
+    return emit_done();
 }
 
 } // namespace detail
