@@ -692,6 +692,43 @@ BOOST_AUTO_TEST_CASE(bad_arguments_reach_the_model_and_the_callable_does_not_run
     }
 }
 
+BOOST_AUTO_TEST_CASE(a_plain_callable_makes_a_synchronous_tool_whose_call_now_matches_call) {
+    auto adder = function_tool("add", "Adds", add);
+    auto labelled = function_tool("add_labelled", "Adds", add_labelled);
+    auto logger = function_tool("log", "Logs", [](weather_args) {});
+    auto weather = function_tool("get_weather", "d", get_weather);
+    static_assert(synchronous_tool<decltype(adder)>);
+    static_assert(synchronous_tool<decltype(labelled)>);
+    static_assert(synchronous_tool<decltype(logger)>);
+    static_assert(!synchronous_tool<decltype(weather)>); // a coroutine: awaited
+    BOOST_TEST(any_tool(adder).synchronous());
+    BOOST_TEST(!any_tool(weather).synchronous());
+
+    invocation_context inv(opts());
+    tool_context ctx(inv, "c1", "add");
+    BOOST_TEST(adder.call_now(obj(R"({"a":2,"b":3})"), ctx) == json::value(5));
+    BOOST_TEST(run(adder.call(obj(R"({"a":2,"b":3})"), ctx)) == json::value(5));
+    BOOST_TEST(logger.call_now(obj(R"({"city":"Oslo"})"), ctx).is_null());
+
+    // The context reaches the callable: add_labelled labels the sum with the call's id.
+    tool_context lctx(inv, "c2", "add_labelled");
+    json::value now = labelled.call_now(obj(R"({"a":1,"b":1})"), lctx);
+    invocation_context inv2(opts());
+    tool_context lctx2(inv2, "c2", "add_labelled");
+    json::value co = run(labelled.call(obj(R"({"a":1,"b":1})"), lctx2));
+    BOOST_TEST(now == co);
+    BOOST_TEST((lctx.take_actions() == lctx2.take_actions()));
+
+    // Bad arguments: the same tool_error, naming the field, and the callable does not run.
+    try {
+        (void)adder.call_now(obj(R"({"a":"x","b":1})"), ctx);
+        BOOST_FAIL("no exception");
+    } catch (const tool_error& e) {
+        BOOST_TEST((e.code() == errc::wrong_type));
+        BOOST_TEST(std::string(e.what()) == "args.a: expected integer, got string");
+    }
+}
+
 BOOST_AUTO_TEST_CASE(callable_that_throws) {
     auto boom = function_tool("boom", "", [](weather_args a) -> int {
         if (a.city == "tool") throw tool_error("no such city: tool", errc::not_found);

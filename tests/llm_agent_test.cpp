@@ -12,6 +12,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/describe.hpp>
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
@@ -795,6 +796,96 @@ BOOST_AUTO_TEST_CASE(events_pushed_by_tools_are_forwarded_live) {
     BOOST_TEST(r.events[1].text() == "50%"); // before the tool's response
     BOOST_TEST((r.events[2].type == lb::event_type::tool_response));
     BOOST_TEST(!ctx.event_callback()); // the agent's layer was removed again
+}
+
+// A step whose one call is of a synchronous tool (a plain function) runs the call in the
+// agent itself, with no coroutine: what the call pushes, writes and answers must come out
+// exactly as from the same tool awaited.
+json::value sync_progress(city_args a, lb::tool_context& tc) {
+    lb::event e = lb::event::make(lb::event_type::agent_message, "progress", lb::content::from_text(a.city + " 50%"));
+    e.branch = tc.context().branch();
+    e.partial = true;
+    tc.emit(std::move(e));
+    tc.state()["last_city"] = json::value(a.city);
+    if (a.city == "Nowhere") throw lb::tool_error("no such city: Nowhere", lb::errc::not_found);
+    return json::value(a.city + " done");
+}
+
+asio::awaitable<json::value> awaited_progress(city_args a, lb::tool_context& tc) {
+    co_return sync_progress(std::move(a), tc);
+}
+
+BOOST_AUTO_TEST_CASE(a_synchronous_tool_gives_the_events_of_the_same_tool_awaited) {
+    // What a run yields, without ids and times.
+    auto shape = [](const run_result& r) {
+        std::vector<std::string> out;
+        for (const auto& e : r.events) {
+            std::string line = e.author + "|" + std::string(to_string(e.type)) + "|" + e.text() +
+                               (e.partial ? "|partial" : "") + "|" + json::serialize(e.actions.state_delta);
+            for (const auto& resp : e.tool_responses())
+                line += "|" + resp.tool_name + "=" + json::serialize(resp.result) + (resp.error ? "!" + *resp.error : "");
+            out.push_back(std::move(line));
+        }
+        return out;
+    };
+    for (const std::string city : {"Oslo", "Nowhere"}) {
+        BOOST_TEST_CONTEXT("city " << city) {
+            std::vector<std::vector<std::string>> shapes;
+            for (const bool sync : {true, false}) {
+                asio::io_context io;
+                auto m = model_of(io, {lb::scripted_reply::tool_call("report", {{"city", city}}),
+                                       lb::scripted_reply::text("reported")});
+                lb::tool_set t = sync ? lb::tools(lb::function_tool("report", "Reports", sync_progress))
+                                      : lb::tools(lb::function_tool("report", "Reports", awaited_progress));
+                BOOST_TEST(t.find("report")->synchronous() == sync);
+                auto agent = make_agent(m, std::move(t));
+                auto ctx = make_ctx(io, "go");
+                auto r = drain(io, ctx, agent.run(ctx));
+                BOOST_REQUIRE(!r.error);
+                BOOST_TEST(!ctx.event_callback()); // the agent's layer was removed again
+                BOOST_TEST(ctx.session().state.at("last_city") == json::value(city));
+                shapes.push_back(shape(r));
+            }
+            BOOST_TEST(shapes[0] == shapes[1], boost::test_tools::per_element());
+            BOOST_REQUIRE(shapes[0].size() == 5u); // call, progress, response, partial, final
+            BOOST_TEST(shapes[0][1].find(city + " 50%|partial") != std::string::npos);
+            const std::string expected = city == "Oslo" ? "report=\"Oslo done\"" : "!no such city: Nowhere";
+            BOOST_TEST(shapes[0][2].find(expected) != std::string::npos, shapes[0][2]);
+            BOOST_TEST(shapes[0][2].find(R"({"last_city":")" + city + "\"}") != std::string::npos, shapes[0][2]);
+        }
+    }
+}
+
+// A call the loop answers itself (its arguments are not JSON) beside one synchronous call:
+// the loop's answer and the tool's come in the call event's order, in one tool-response
+// event.
+BOOST_AUTO_TEST_CASE(a_synchronous_call_beside_a_call_the_loop_answers) {
+    asio::io_context io;
+    auto first = lb::scripted_reply::raw_tool_call("add", "{a: 1}", "bad");
+    first.with_tool_call("add", {{"a", 2}, {"b", 3}}, "good");
+    auto m = model_of(io, {std::move(first), lb::scripted_reply::text("5")});
+    auto agent = make_agent(m, lb::tools(lb::function_tool("add", "Adds", add)));
+    auto ctx = make_ctx(io, "add");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    auto st = r.stored();
+    BOOST_REQUIRE(st.size() == 3u);
+    // The call event lists the parsed call first, then the one recorded from raw text;
+    // the responses follow that order.
+    std::vector<std::string> call_ids;
+    for (const auto& c : st[0]->tool_calls()) call_ids.push_back(c.tool_call_id);
+    BOOST_TEST(call_ids == (std::vector<std::string>{"good", "bad"}), boost::test_tools::per_element());
+    auto responses = st[1]->tool_responses();
+    BOOST_REQUIRE(responses.size() == 2u);
+    auto it = responses.begin();
+    BOOST_TEST(it->tool_call_id == "good");
+    BOOST_TEST(!it->error.has_value());
+    BOOST_TEST(it->result == json::value(5));
+    ++it;
+    BOOST_TEST(it->tool_call_id == "bad");
+    BOOST_TEST(it->error.value_or("").starts_with("tool call 'add' (id bad): arguments are not valid JSON"),
+               it->error.value_or(""));
+    BOOST_TEST(!ctx.event_callback());
 }
 
 // One call runs in the agent's coroutine, several are spawned: either way what a call

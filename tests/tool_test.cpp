@@ -650,3 +650,112 @@ BOOST_AUTO_TEST_CASE(cancellation_propagates_instead_of_becoming_a_response) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// ---------------------------------------------------------------------------------------
+// Synchronous tools: call_now answers at once, with the responses run_tool_call gives.
+BOOST_AUTO_TEST_SUITE(synchronous_tools)
+
+/// scripted_tool's synchronous modes, as a synchronous_tool: call() is call_now() in a
+/// coroutine, so the two paths can be compared.
+struct sync_scripted_tool {
+    tool_declaration d;
+    std::string mode;
+    sync_scripted_tool(std::string name, std::string m) : d(decl(std::move(name))), mode(std::move(m)) {}
+    const tool_declaration& declaration() const noexcept { return d; }
+    json::value call_now(json::object args, tool_context& ctx) const {
+        if (mode == "throw_tool_error") throw tool_error("quota exceeded", errc::busy, obj(R"({"hint":"try again"})"));
+        if (mode == "throw_runtime") throw std::runtime_error("disk on fire");
+        if (mode == "throw_empty") throw std::runtime_error("");
+        if (mode == "throw_int") throw 42;
+        if (mode == "state") ctx.state()["counter"] = json::value(7);
+        json::object out;
+        out["mode"] = mode;
+        out["args"] = std::move(args);
+        out["call_id"] = ctx.function_call_id();
+        return out;
+    }
+    asio::awaitable<json::value> call(json::object args, tool_context& ctx) const {
+        co_return call_now(std::move(args), ctx);
+    }
+};
+
+static_assert(synchronous_tool<sync_scripted_tool>);
+static_assert(!synchronous_tool<echo_tool>);
+static_assert(!synchronous_tool<scripted_tool>);
+static_assert(synchronous_tool<any_tool>); // at run time: any_tool::synchronous()
+
+BOOST_AUTO_TEST_CASE(any_tool_says_whether_its_tool_is_synchronous) {
+    any_tool s(sync_scripted_tool("s", "ok"));
+    any_tool e(echo_tool{});
+    BOOST_TEST(s.synchronous());
+    BOOST_TEST(!e.synchronous());
+    invocation_context inv(opts());
+    tool_context ctx(inv, "c1", "s");
+    json::value v = s.call_now(obj(R"({"a":1})"), ctx);
+    BOOST_TEST(v == json::parse(R"({"mode":"ok","args":{"a":1},"call_id":"c1"})"));
+    try {
+        (void)e.call_now(obj("{}"), ctx);
+        BOOST_FAIL("no exception");
+    } catch (const boost::system::system_error& x) {
+        BOOST_TEST((x.code() == errc::invalid_argument));
+        BOOST_TEST(std::string(x.what()).find("tool 'echo' is not synchronous") != std::string::npos);
+    }
+}
+
+// Every outcome of a call, through run_tool_call_now and through the coroutine: the same
+// response, and the same state writes.
+BOOST_AUTO_TEST_CASE(run_tool_call_now_answers_as_run_tool_call_does) {
+    tool_set s = tools(sync_scripted_tool("ok", "ok"), sync_scripted_tool("quota", "throw_tool_error"),
+                       sync_scripted_tool("rt", "throw_runtime"), sync_scripted_tool("empty", "throw_empty"),
+                       sync_scripted_tool("int", "throw_int"), sync_scripted_tool("writer", "state"));
+    struct kase {
+        std::string tool;
+        std::string args;
+        std::string expected_error; // "" for a result
+    };
+    std::vector<kase> cases{
+        {"ok", R"({"x":[1,2]})", ""},
+        {"quota", "{}", "quota exceeded"},
+        {"rt", "{}", "disk on fire"},
+        {"empty", "{}", "the tool failed"},
+        {"int", "{}", "the tool failed with an unknown exception"},
+        {"writer", R"({"n":1})", ""},
+        {"ok", "[1]", "args: expected object, got array"},
+        {"ok", "null", "args: expected object, got null"},
+    };
+    for (const auto& k : cases) {
+        invocation_context inv_now(opts());
+        invocation_context inv_co(opts());
+        tool_context ctx_now(inv_now, "c1", k.tool);
+        tool_context ctx_co(inv_co, "c1", k.tool);
+        const any_tool* t = s.find(k.tool);
+        BOOST_TEST_REQUIRE(t);
+        BOOST_TEST_REQUIRE(t->synchronous());
+        tool_response_part now = detail::run_tool_call_now(s, *t, "c1", k.tool, json::parse(k.args), ctx_now);
+        tool_response_part co = run(run_tool_call(s, "c1", k.tool, json::parse(k.args), ctx_co));
+        BOOST_TEST((now == co), k.tool << " " << k.args);
+        BOOST_TEST(now.tool_call_id == "c1");
+        BOOST_TEST(now.tool_name == k.tool);
+        if (k.expected_error.empty()) {
+            BOOST_TEST(!now.error.has_value(), k.tool);
+        } else {
+            BOOST_TEST((now.error == std::optional<std::string>(k.expected_error)), k.tool << " " << k.args);
+        }
+        event_actions a_now = ctx_now.take_actions();
+        event_actions a_co = ctx_co.take_actions();
+        BOOST_TEST((a_now == a_co), k.tool);
+    }
+    // A tool_error's details reach the model, as through the coroutine.
+    invocation_context inv(opts());
+    tool_context ctx(inv, "c9", "quota");
+    tool_response_part r = detail::run_tool_call_now(s, *s.find("quota"), "c9", "quota", json::object{}, ctx);
+    BOOST_TEST(r.result == json::parse(R"({"error":"quota exceeded","details":{"hint":"try again"}})"));
+    // State written by the tool is in the invocation's state and the call's delta.
+    invocation_context inv2(opts());
+    tool_context ctx2(inv2, "c2", "writer");
+    (void)detail::run_tool_call_now(s, *s.find("writer"), "c2", "writer", json::object{}, ctx2);
+    BOOST_TEST(*inv2.state().find("counter") == json::value(7));
+    BOOST_TEST(ctx2.take_actions().state_delta == obj(R"({"counter":7})"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

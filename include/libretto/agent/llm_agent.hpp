@@ -51,6 +51,7 @@
 #include <cstddef>
 #include <exception>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -257,8 +258,7 @@ public:
             // model consumes its request; another attempt builds it again from the history
             // as it is then, and before_model sees each one.
             if (!start_step(ending)) {
-                auto emit = emit_all(std::move(ending), true);
-                co_await std::move(emit);
+                if (auto wait = emit_all(ending, true)) co_await std::move(*wait);
                 co_return;
             }
             callback_context cb(ctx_);
@@ -269,8 +269,7 @@ public:
                 llm_response resp;
                 if (!before_model(cb, resp)) {
                     if (!may_call(cb, ending)) {
-                        auto emit = emit_all(std::move(ending), true);
-                        co_await std::move(emit);
+                        if (auto wait = emit_all(ending, true)) co_await std::move(*wait);
                         co_return;
                     }
                     auto call = call_model();
@@ -289,26 +288,21 @@ public:
                 co_await std::move(wait);
             }
             const llm_action_kind kind = end_model_step(a);
-            {
-                auto emit = emit_all(std::move(a.emit), kind != llm_action_kind::run_tools);
-                co_await std::move(emit);
-            }
+            if (auto wait = emit_all(a.emit, kind != llm_action_kind::run_tools)) co_await std::move(*wait);
             if (kind == llm_action_kind::transfer) {
                 auto op = transfer(std::move(a.transfer_target));
                 co_await std::move(op);
             }
             if (kind != llm_action_kind::run_tools) co_return;
 
-            // The tools part: the calls (concurrently), then their responses.
-            {
+            // The tools part: the calls (concurrently), then their responses. The usual step
+            // (one call of a synchronous tool) runs here, without a coroutine.
+            if (!run_tools_now(a)) {
                 auto tools = run_tools(std::move(a.calls));
                 std::shared_ptr<tool_inbox> inbox = co_await std::move(tools);
                 a = take_tool_results(*inbox);
             }
-            {
-                auto emit = emit_all(std::move(a.emit), a.kind != llm_action_kind::next_step);
-                co_await std::move(emit);
-            }
+            if (auto wait = emit_all(a.emit, a.kind != llm_action_kind::next_step)) co_await std::move(*wait);
             if (a.kind == llm_action_kind::transfer) {
                 auto op = transfer(std::move(a.transfer_target));
                 co_await std::move(op);
@@ -427,14 +421,33 @@ private:
     /// Emits `events` in order; non-partial ones have their state_delta applied to the
     /// invocation's state and, unless `last` (the run ends with them: no later request
     /// needs them), are remembered for the next request's history (history_with).
-    boost::asio::awaitable<void> emit_all(std::vector<event> events, bool last = false) {
-        for (auto& e : events) co_await emit_one(std::move(e), !last);
+    /// Returns what is left to wait for, if anything: a coroutine (emit_rest) is made only
+    /// when an emit has to wait, not for every step's events.
+    /// `events` is left empty, its memory released (the run keeps the vector in its frame
+    /// while it waits for a model or a tool).
+    std::optional<boost::asio::awaitable<void>> emit_all(std::vector<event>& events, bool last = false) {
+        std::vector<event> mine = std::move(events); // leaves `events` without a buffer
+        for (std::size_t i = 0; i < mine.size(); ++i) {
+            std::optional<boost::asio::awaitable<void>> wait = emit_one(std::move(mine[i]), !last);
+            if (!wait) continue;
+            std::vector<event> rest(std::make_move_iterator(mine.begin() + static_cast<std::ptrdiff_t>(i) + 1),
+                                    std::make_move_iterator(mine.end()));
+            return emit_rest(std::move(*wait), std::move(rest), last);
+        }
+        return std::nullopt;
+    }
+
+    /// The wait of one emit, then the events after it.
+    boost::asio::awaitable<void> emit_rest(boost::asio::awaitable<void> wait, std::vector<event> rest, bool last) {
+        co_await std::move(wait);
+        for (auto& e : rest)
+            if (auto w = emit_one(std::move(e), !last)) co_await std::move(*w);
     }
 
     /// Not a coroutine, and takes the event by reference: a by-value parameter would be a
     /// temporary of each `co_await emit_one(...)` expression, kept in the caller's frame.
     /// The event moves straight into the stream's emit.
-    boost::asio::awaitable<void> emit_one(event&& e, bool remember = true) {
+    std::optional<boost::asio::awaitable<void>> emit_one(event&& e, bool remember = true) {
         if (!e.partial) {
             if (!e.actions.state_delta.empty()) ctx_.state().apply(e.actions.state_delta);
             // Those the runner has stored since are in the session: keeps own_ at the one
@@ -444,7 +457,7 @@ private:
             // in its own coroutine) has it in the session when emit() returns: no copy held.
             if (remember && !out_.consumed_on_emit()) own_.push_back(e);
         }
-        return out_.emit(std::move(e));
+        return out_.emit_or_wait(std::move(e));
     }
 
     /// An event carrying only `actions` (none if they are empty): what callbacks recorded
@@ -489,7 +502,7 @@ private:
         auto op = ctx_.compact_now();
         std::optional<event> summary = co_await std::move(op);
         if (!summary) co_return false;
-        co_await emit_one(std::move(*summary));
+        if (auto wait = emit_one(std::move(*summary))) co_await std::move(*wait);
         co_return true;
     }
 
@@ -498,7 +511,7 @@ private:
     std::optional<boost::asio::awaitable<void>> emit_partial(llm_chunk&& c) {
         std::optional<event> p = loop_.partial_event(std::move(c));
         if (!p) return std::nullopt;
-        return out_.emit(std::move(*p));
+        return out_.emit_or_wait(std::move(*p));
     }
 
     /// One model call with the loop's current request: partial events for the deltas, the
@@ -525,44 +538,50 @@ private:
                                         "the model's stream ended without a final response");
     }
 
-    /// One call: the callbacks and run_tool_call. Never throws for the tool's failure.
-    static boost::asio::awaitable<std::optional<tool_response_part>>
-    run_one(const llm_agent_options<Model>* o, tool_call_part call, bool long_running, tool_context* tctx) {
+    /// A call before its tool runs: the arguments the callbacks see (copied only for a
+    /// callback), and the response when the call is answered without the tool (a
+    /// before_tool veto, or its failure).
+    struct call_prep {
+        bool after = false;
+        json::object args;
+        std::optional<tool_response_part> resp;
+    };
+
+    /// before_tool, which may change the arguments or answer instead of the tool.
+    static call_prep before_call(const llm_agent_options<Model>* o, tool_call_part& call, tool_context* tctx) {
+        call_prep p;
         const bool known = o->tools.find(call.tool_name) != nullptr;
         const bool before = known && static_cast<bool>(o->before_tool);
-        const bool after = known && static_cast<bool>(o->after_tool);
-        // The arguments the callbacks see (before_tool may change them, after_tool is shown
-        // them): copied only for a callback; without one, the call's own move to the tool.
-        json::object args;
-        if (before || after) args = call.args;
-        std::optional<tool_response_part> resp;
+        p.after = known && static_cast<bool>(o->after_tool);
+        // Without a callback, the call's own arguments move to the tool.
+        if (before || p.after) p.args = call.args;
         std::string failure;
         if (before) {
             try {
-                std::optional<json::value> veto = o->before_tool(*tctx, args);
+                std::optional<json::value> veto = o->before_tool(*tctx, p.args);
                 if (veto) {
                     tool_response_part r;
                     r.tool_call_id = call.tool_call_id;
                     r.tool_name = call.tool_name;
                     r.result = std::move(*veto);
-                    resp = std::move(r);
+                    p.resp = std::move(r);
                 }
             } catch (const std::exception& e) {
                 failure = std::string("before_tool callback failed: ") + e.what();
             }
         }
-        if (!failure.empty()) {
-            resp = tool_error_response(call.tool_call_id, call.tool_name, std::move(failure));
-        } else if (!resp) {
-            if (before) call.args = args;
-            json::value tool_args(std::move(call.args));
-            auto op = libretto::run_tool_call(o->tools, call.tool_call_id, call.tool_name, std::move(tool_args), *tctx);
-            tool_response_part r = co_await std::move(op);
-            resp = std::move(r);
-        }
-        if (after) {
+        if (!failure.empty()) p.resp = tool_error_response(call.tool_call_id, call.tool_name, std::move(failure));
+        else if (!p.resp && before) call.args = p.args;
+        return p;
+    }
+
+    /// after_tool on the response in `p`, then what becomes of a long-running call's.
+    static std::optional<tool_response_part> after_call(const llm_agent_options<Model>* o, const tool_call_part& call,
+                                                        bool long_running, tool_context* tctx, call_prep& p) {
+        std::optional<tool_response_part>& resp = p.resp;
+        if (p.after) {
             try {
-                std::optional<json::value> replaced = o->after_tool(*tctx, args, *resp);
+                std::optional<json::value> replaced = o->after_tool(*tctx, p.args, *resp);
                 if (replaced) {
                     resp->result = std::move(*replaced);
                     resp->error.reset();
@@ -572,13 +591,37 @@ private:
                                            std::string("after_tool callback failed: ") + e.what());
             }
         }
-        if (long_running && !resp->error && resp->result.is_null()) co_return std::nullopt;
+        if (long_running && !resp->error && resp->result.is_null()) return std::nullopt;
         // A long-running tool's non-null result is an interim status (its final answer
         // arrives later, through the runner's resume): marked, so that resume accepts the
         // final response and compaction keeps the call open (ADK #5602).
         if (long_running && !resp->error) resp->metadata["intermediate"] = true;
-        co_return resp;
+        return std::move(resp);
     }
+
+    /// One call: the callbacks and run_tool_call. Never throws for the tool's failure.
+    static boost::asio::awaitable<std::optional<tool_response_part>>
+    run_one(const llm_agent_options<Model>* o, tool_call_part call, bool long_running, tool_context* tctx) {
+        call_prep p = before_call(o, call, tctx);
+        if (!p.resp) {
+            json::value tool_args(std::move(call.args));
+            auto op = libretto::run_tool_call(o->tools, call.tool_call_id, call.tool_name, std::move(tool_args), *tctx);
+            tool_response_part r = co_await std::move(op);
+            p.resp = std::move(r);
+        }
+        co_return after_call(o, call, long_running, tctx, p);
+    }
+
+    /// run_one for the synchronous tool `t`, here: no coroutine frame.
+    static std::optional<tool_response_part> run_one_now(const llm_agent_options<Model>* o, const any_tool& t,
+                                                         tool_call_part& call, bool long_running, tool_context* tctx) {
+        call_prep p = before_call(o, call, tctx);
+        if (!p.resp)
+            p.resp = detail::run_tool_call_now(o->tools, t, call.tool_call_id, call.tool_name,
+                                               json::value(std::move(call.args)), *tctx);
+        return after_call(o, call, long_running, tctx, p);
+    }
+
 
     /// Runs the calls without an answer concurrently, forwarding the events they push
     /// through ctx.emit as they arrive. On cancellation the calls are cancelled and the
@@ -586,20 +629,64 @@ private:
     /// A single call (the usual case) runs in this coroutine instead of a spawned one: no
     /// thread, post, timer or wake-up per call, and a cancellation of the run reaches it
     /// directly. The events it pushes go to the stream as they arrive, as with several.
-    boost::asio::awaitable<std::shared_ptr<tool_inbox>> run_tools(std::vector<pending_call> calls) {
-        auto ex = out_.get_executor();
-        auto inbox = std::make_shared<tool_inbox>(ex, ctx_);
+    /// The inbox of a step's calls (a context each), the invocation's event callback
+    /// routed to it; `previous` is the callback it replaced.
+    std::shared_ptr<tool_inbox> open_inbox(const std::vector<pending_call>& calls, event_callback& previous) {
+        auto inbox = std::make_shared<tool_inbox>(out_.get_executor(), ctx_);
         const std::size_t n = calls.size();
         inbox->results.resize(n);
         inbox->errors.resize(n);
-
-        event_callback previous = ctx_.event_callback();
+        previous = ctx_.event_callback();
         ctx_.set_event_callback(inbox_callback{inbox, ctx_.branch(), previous});
-
-        std::size_t to_run = 0, only = 0;
         inbox->contexts.reserve(n); // the calls get pointers into it
+        for (std::size_t i = 0; i < n; ++i) inbox->contexts.emplace_back(inbox->ctx, calls[i].call);
+        return inbox;
+    }
+
+    /// The one call to run of a step (the others are answered by the loop), if there is
+    /// exactly one.
+    static std::optional<std::size_t> single_call(const std::vector<pending_call>& calls) {
+        std::optional<std::size_t> only;
+        for (std::size_t i = 0; i < calls.size(); ++i) {
+            if (calls[i].answer) continue;
+            if (only) return std::nullopt;
+            only = i;
+        }
+        return only;
+    }
+
+    /// The tools part of the usual step without a coroutine: one call to run, of a
+    /// synchronous tool (e.g. a function_tool over a plain function), run here with
+    /// run_single's events, response and actions; `a` becomes the loop's next action.
+    /// False, with nothing done, for any other step.
+    bool run_tools_now(llm_action& a) {
+        const std::optional<std::size_t> only = single_call(a.calls);
+        if (!only) return false;
+        const any_tool* t = o_.tools.find(a.calls[*only].call.tool_name);
+        if (!t || !t->synchronous()) return false;
+        event_callback previous;
+        std::shared_ptr<tool_inbox> inbox = open_inbox(a.calls, previous);
+        pending_call& call = a.calls[*only];
+        start_single(*inbox);
+        std::exception_ptr failure;
+        try {
+            inbox->results[*only] = run_one_now(&o_, *t, call.call, call.long_running, &inbox->contexts[*only]);
+        } catch (...) {
+            failure = std::current_exception();
+        }
+        end_single(inbox, previous);
+        if (failure) std::rethrow_exception(failure);
+        a = take_tool_results(*inbox);
+        return true;
+    }
+
+    boost::asio::awaitable<std::shared_ptr<tool_inbox>> run_tools(std::vector<pending_call> calls) {
+        auto ex = out_.get_executor();
+        event_callback previous;
+        std::shared_ptr<tool_inbox> inbox = open_inbox(calls, previous);
+        const std::size_t n = calls.size();
+        std::size_t to_run = 0, only = 0;
         for (std::size_t i = 0; i < n; ++i) {
-            inbox->contexts.emplace_back(inbox->ctx, calls[i].call);
             if (!calls[i].answer) {
                 ++to_run;
                 only = i;
@@ -638,7 +725,7 @@ private:
                     inbox->next_event = 0;
                 }
                 try {
-                    co_await emit_one(std::move(e));
+                    if (auto wait = emit_one(std::move(e))) co_await std::move(*wait);
                 } catch (...) {
                     failure = std::current_exception();
                 }
@@ -674,10 +761,7 @@ private:
     /// either); if the stream has been closed meanwhile, the next emit of the run throws.
     boost::asio::awaitable<void> run_single(std::shared_ptr<tool_inbox> inbox, pending_call& call, std::size_t i,
                                             event_callback previous) {
-        inbox->forward = [this](event&& e) {
-            boost::asio::awaitable<void> room = emit_one(std::move(e));
-            (void)room; // not awaited: see above
-        };
+        start_single(*inbox);
         std::exception_ptr failure;
         try {
             auto op = run_one(&o_, std::move(call.call), call.long_running, &inbox->contexts[i]);
@@ -686,11 +770,25 @@ private:
         } catch (...) {
             failure = std::current_exception();
         }
+        end_single(inbox, previous);
+        if (failure) std::rethrow_exception(failure);
+    }
+
+    /// A single call's pushed events go straight to the stream while it runs.
+    void start_single(tool_inbox& inbox) {
+        inbox.forward = [this](event&& e) {
+            std::optional<boost::asio::awaitable<void>> room = emit_one(std::move(e));
+            (void)room; // not awaited: see run_single
+        };
+    }
+
+    /// After a single call: the inbox is closed and the callback it replaced is back (unless
+    /// the call replaced the inbox's with one of its own).
+    void end_single(const std::shared_ptr<tool_inbox>& inbox, event_callback& previous) {
         inbox->forward = nullptr;
         inbox->open = false;
         if (auto* mine = ctx_.event_callback().template target<inbox_callback>(); mine && mine->inbox.lock() == inbox)
             ctx_.set_event_callback(std::move(previous));
-        if (failure) std::rethrow_exception(failure);
     }
 
     /// Runs agent `target` in this invocation and forwards its events.
@@ -701,7 +799,7 @@ private:
                                             " transfers in this invocation (" + path + "); '" + o_.name +
                                             "' -> '" + target + "' refused",
                                         make_error_code(errc::transfer_loop), llm_stop::transfer_error);
-            co_await emit_one(std::move(e));
+            if (auto wait = emit_one(std::move(e))) co_await std::move(*wait);
             co_return;
         }
         record_transfer_hop(ctx_, o_.name, target);
@@ -719,7 +817,7 @@ private:
             event e = loop_.error_event("agent '" + o_.name + "' cannot transfer to '" + target +
                                             "': the invocation has no agent launcher that knows it",
                                         make_error_code(errc::not_found), llm_stop::transfer_error);
-            co_await emit_one(std::move(e));
+            if (auto wait = emit_one(std::move(e))) co_await std::move(*wait);
             co_return;
         }
         for (;;) {

@@ -33,6 +33,13 @@ public:
         return impl_->call(std::move(args), ctx);
     }
 
+    /// True when the wrapped tool is a synchronous_tool: call_now() may be used.
+    bool synchronous() const noexcept { return impl_->synchronous(); }
+
+    /// The wrapped tool's call_now(). For a tool that is not synchronous() it throws
+    /// boost::system::system_error(errc::invalid_argument) naming the tool.
+    json::value call_now(json::object args, tool_context& ctx) const { return impl_->call_now(std::move(args), ctx); }
+
     /// The wrapped tool if it is a `T`, else nullptr.
     template <class T>
     const T* target() const noexcept {
@@ -45,6 +52,8 @@ private:
         virtual ~base() = default;
         virtual const tool_declaration& declaration() const noexcept = 0;
         virtual boost::asio::awaitable<json::value> call(json::object args, tool_context& ctx) const = 0;
+        virtual bool synchronous() const noexcept = 0;
+        virtual json::value call_now(json::object args, tool_context& ctx) const = 0;
     };
 
     template <class T>
@@ -54,6 +63,18 @@ private:
         const tool_declaration& declaration() const noexcept override { return tool_.declaration(); }
         boost::asio::awaitable<json::value> call(json::object args, tool_context& ctx) const override {
             return tool_.call(std::move(args), ctx);
+        }
+        bool synchronous() const noexcept override { return synchronous_tool<T>; }
+        json::value call_now(json::object args, tool_context& ctx) const override {
+            if constexpr (synchronous_tool<T>) {
+                return tool_.call_now(std::move(args), ctx);
+            } else {
+                (void)args;
+                (void)ctx;
+                throw boost::system::system_error(make_error_code(errc::invalid_argument),
+                                                  "any_tool::call_now: tool '" + declaration().name +
+                                                      "' is not synchronous (use call())");
+            }
         }
         T tool_;
     };

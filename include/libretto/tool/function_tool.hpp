@@ -210,8 +210,8 @@ public:
     /// One coroutine frame, plus the callable's own when it is a coroutine.
     boost::asio::awaitable<json::value> call(json::object args, tool_context& ctx) const {
         using R = typename sig::result;
-        arguments_type parsed = decode(std::move(args));
         if constexpr (detail::fn::is_awaitable<R>::value) {
+            arguments_type parsed = decode(std::move(args));
             R op = invoke(parsed, ctx);
             if constexpr (std::is_void_v<typename detail::fn::is_awaitable<R>::value_type>) {
                 co_await std::move(op);
@@ -220,11 +220,23 @@ public:
                 auto r = co_await std::move(op);
                 co_return detail::fn::to_result(std::move(r));
             }
-        } else if constexpr (std::is_void_v<R>) {
-            invoke(parsed, ctx);
-            co_return nullptr;
         } else {
-            co_return detail::fn::to_result(invoke(parsed, ctx));
+            co_return call_now(std::move(args), ctx);
+        }
+    }
+
+    /// call() answered at once, for a callable that is not a coroutine (this makes the
+    /// tool a synchronous_tool): the same decoding, result and exceptions, no frame.
+    json::value call_now(json::object args, tool_context& ctx) const
+        requires(!detail::fn::is_awaitable<typename sig::result>::value)
+    {
+        using R = typename sig::result;
+        arguments_type parsed = decode(std::move(args));
+        if constexpr (std::is_void_v<R>) {
+            invoke(parsed, ctx);
+            return nullptr;
+        } else {
+            return detail::fn::to_result(invoke(parsed, ctx));
         }
     }
 

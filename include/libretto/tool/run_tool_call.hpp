@@ -16,6 +16,7 @@
 #include <boost/json/value.hpp>
 
 #include <exception>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -41,42 +42,79 @@ inline std::string unknown_tool_message(const tool_set& tools, std::string_view 
     return m;
 }
 
+/// The error response of a call its tool cannot take: the tool is unknown (`t` null), or
+/// the arguments are not a JSON object. Nothing when the call may go ahead.
+inline std::optional<tool_response_part> refuse_call(const tool_set& tools, const any_tool* t, std::string& id,
+                                                     std::string& name, const json::value& args) {
+    if (!t) {
+        std::string msg = unknown_tool_message(tools, name);
+        return tool_error_response(std::move(id), std::move(name), std::move(msg));
+    }
+    if (!args.is_object()) {
+        std::string msg = std::string("args: expected object, got ") + schema_kind_name(args.kind());
+        return tool_error_response(std::move(id), std::move(name), std::move(msg));
+    }
+    return std::nullopt;
+}
+
+/// The response of a call whose tool threw `ep`: a tool_error's message and details, or
+/// another exception's what().
+inline tool_response_part failed_call(std::string id, std::string name, const std::exception_ptr& ep) {
+    std::string error;
+    json::object details;
+    try {
+        std::rethrow_exception(ep);
+    } catch (const tool_error& e) {
+        error = e.what();
+        details = e.details();
+    } catch (const std::exception& e) {
+        error = e.what();
+        if (error.empty()) error = "the tool failed";
+    } catch (...) {
+        error = "the tool failed with an unknown exception";
+    }
+    return tool_error_response(std::move(id), std::move(name), std::move(error), std::move(details));
+}
+
+inline tool_response_part answered_call(std::string id, std::string name, json::value result) {
+    tool_response_part r;
+    r.tool_call_id = std::move(id);
+    r.tool_name = std::move(name);
+    r.result = std::move(result);
+    return r;
+}
+
 inline boost::asio::awaitable<tool_response_part> run_tool_call(const tool_set& tools, std::string id,
                                                                 std::string name, json::value args,
                                                                 tool_context& ctx) {
     boost::asio::cancellation_state cs = co_await boost::asio::this_coro::cancellation_state;
     const any_tool* t = tools.find(name);
-    if (!t) {
-        std::string msg = unknown_tool_message(tools, name);
-        co_return tool_error_response(std::move(id), std::move(name), std::move(msg));
-    }
-    if (!args.is_object()) {
-        std::string msg = std::string("args: expected object, got ") + schema_kind_name(args.kind());
-        co_return tool_error_response(std::move(id), std::move(name), std::move(msg));
-    }
-    std::string error;
-    json::object details;
+    if (std::optional<tool_response_part> refused = refuse_call(tools, t, id, name, args))
+        co_return std::move(*refused);
+    std::exception_ptr failure;
     try {
         boost::asio::awaitable<json::value> op = t->call(std::move(args.get_object()), ctx);
         json::value result = co_await std::move(op);
-        tool_response_part r;
-        r.tool_call_id = std::move(id);
-        r.tool_name = std::move(name);
-        r.result = std::move(result);
-        co_return r;
-    } catch (const tool_error& e) {
-        if (cs.cancelled() != boost::asio::cancellation_type::none) throw;
-        error = e.what();
-        details = e.details();
-    } catch (const std::exception& e) {
-        if (cs.cancelled() != boost::asio::cancellation_type::none) throw;
-        error = e.what();
-        if (error.empty()) error = "the tool failed";
+        co_return answered_call(std::move(id), std::move(name), std::move(result));
     } catch (...) {
+        // The exception of a cancelled call is the cancellation, not the tool's answer.
         if (cs.cancelled() != boost::asio::cancellation_type::none) throw;
-        error = "the tool failed with an unknown exception";
+        failure = std::current_exception();
     }
-    co_return tool_error_response(std::move(id), std::move(name), std::move(error), std::move(details));
+    co_return failed_call(std::move(id), std::move(name), failure);
+}
+
+/// run_tool_call for a synchronous() tool `t` (found in its tool_set by the caller), run
+/// here: the same responses, no coroutine frame.
+inline tool_response_part run_tool_call_now(const tool_set& tools, const any_tool& t, std::string id, std::string name,
+                                            json::value args, tool_context& ctx) {
+    if (std::optional<tool_response_part> refused = refuse_call(tools, &t, id, name, args)) return std::move(*refused);
+    try {
+        json::value result = t.call_now(std::move(args.get_object()), ctx);
+        return answered_call(std::move(id), std::move(name), std::move(result));
+    } catch (...) {
+        return failed_call(std::move(id), std::move(name), std::current_exception());
+    }
 }
 
 } // namespace detail

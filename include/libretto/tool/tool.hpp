@@ -59,6 +59,14 @@ concept tool = requires(const T& t, json::object args, tool_context& ctx) {
     { t.call(std::move(args), ctx) } -> std::same_as<boost::asio::awaitable<json::value>>;
 };
 
+/// A tool that can also answer at once: `call_now(args, ctx)` returns what `call` would
+/// complete with, without a coroutine (a function_tool over a plain function). An agent
+/// calls it for the usual step of one call, saving the frames of an awaited call.
+template <class T>
+concept synchronous_tool = tool<T> && requires(const T& t, json::object args, tool_context& ctx) {
+    { t.call_now(std::move(args), ctx) } -> std::same_as<json::value>;
+};
+
 /// A tool failure whose message is meant for the model ("args.qty: expected integer,
 /// got string"). `code` classifies it for the program (errc::tool_error by default;
 /// argument errors use invalid_argument, missing_field, wrong_type, unknown_enum_value).
