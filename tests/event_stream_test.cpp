@@ -1376,6 +1376,42 @@ BOOST_AUTO_TEST_CASE(a_failed_producers_items_first_then_next_throws) {
     });
 }
 
+// stream_access::try_take: try_next's items, in their slots (the caller moves from them).
+BOOST_AUTO_TEST_CASE(try_take_gives_the_ready_items_in_their_slots_and_nothing_else) {
+    using access = libretto::detail::stream_access;
+    run([](executor ex) -> asio::awaitable<void> {
+        auto s = libretto::make_stream<std::string>(ex, {"one", "two", "three"});
+        std::vector<std::string> got;
+        while (std::string* slot = access::try_take(s)) {
+            got.push_back(std::move(*slot));
+            BOOST_TEST(slot->empty()); // moved from: the slot itself, not a copy
+        }
+        BOOST_TEST((got == std::vector<std::string>{"one", "two", "three"}));
+        BOOST_TEST(!access::try_take(s)); // the end is next()'s to report
+        auto end = s.next();
+        BOOST_TEST(!(co_await std::move(end)).has_value());
+        BOOST_TEST(!access::try_take(s));
+
+        // A producer that has not started is not started; a cancelled or moved-from stream
+        // gives nothing.
+        auto started = std::make_shared<bool>(false);
+        basic_event_stream<std::string> lazy(ex, [started](stream_writer<std::string> out) -> asio::awaitable<void> {
+            *started = true;
+            co_await out.emit(std::string("x"));
+        });
+        BOOST_TEST(!access::try_take(lazy));
+        BOOST_TEST(!*started);
+        auto ready = libretto::make_stream<std::string>(ex, {"a", "b"});
+        basic_event_stream<std::string> taker(std::move(ready));
+        BOOST_TEST(!access::try_take(ready));
+        std::string* a = access::try_take(taker);
+        BOOST_TEST_REQUIRE(a);
+        BOOST_TEST(*a == "a");
+        taker.cancel();
+        BOOST_TEST(!access::try_take(taker)); // "b" was dropped
+    });
+}
+
 BOOST_AUTO_TEST_CASE(nothing_from_a_cancelled_or_moved_from_stream) {
     run([](executor ex) -> asio::awaitable<void> {
         auto s = libretto::make_stream<int>(ex, {1, 2});

@@ -521,13 +521,15 @@ private:
         llm_stream s = model_.generate(loop_.take_request());
         for (;;) {
             // Chunks the model has ready (a scripted reply, a burst read from the network)
-            // without a next() frame each.
-            std::optional<llm_chunk> c = s.try_next();
+            // are taken apart in their slots: no next() frame and no move of the chunk.
+            llm_chunk* c = detail::stream_access::try_take(s);
+            std::optional<llm_chunk> waited;
             if (!c) {
                 auto next = s.next();
-                c = co_await std::move(next);
+                waited = co_await std::move(next);
+                if (!waited) break;
+                c = &*waited;
             }
-            if (!c) break;
             if (c->final) co_return std::move(*c->final);
             // Nothing is accumulated here: the model's final response is the answer, and a
             // stream without one is an error whatever came before it.

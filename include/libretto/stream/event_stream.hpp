@@ -98,6 +98,19 @@ struct stream_access {
         return basic_event_stream<T>(std::move(st));
     }
 
+    /// try_next() without moving the item out: its slot, taken from the stream, or nullptr
+    /// when try_next() would give nothing. The caller moves from it at once, before
+    /// anything else runs on the stream's executor (a later push, or a cancel(), reuses or
+    /// destroys the slot). For a consumer that takes an item apart (llm_agent's call_model
+    /// moves a chunk's parts out): a move of the whole item fewer.
+    template <class T>
+    static T* try_take(basic_event_stream<T>& s) {
+        auto& st = s.state_;
+        if (!st || st->consumer_waiting() || !st->has_items() || st->phase() == stream_phase::cancelled)
+            return nullptr;
+        return &st->take();
+    }
+
     /// True if run_inline can run `s` on `ex`: a producer not started yet, on that executor.
     template <class T>
     static bool can_run_inline(const basic_event_stream<T>& s, const boost::asio::any_io_executor& ex) {
