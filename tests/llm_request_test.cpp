@@ -354,6 +354,42 @@ BOOST_AUTO_TEST_CASE(files_pass_through_and_empty_texts_are_dropped) {
     BOOST_TEST(std::get<lb::file_part>(ms[1].parts[1]).uri.value_or("") == "gs://b/cat.png");
 }
 
+// Every kind of part reaches its message exactly: its fields and its metadata, set or empty.
+BOOST_AUTO_TEST_CASE(parts_are_copied_whole_with_their_metadata) {
+    auto with_meta = [](lb::part p, std::string_view meta) {
+        std::visit([&](auto& x) { x.metadata = json::parse(meta).as_object(); }, p);
+        return p;
+    };
+    lb::data_part data;
+    data.data = json::parse(R"({"rows":[1,2]})").as_object();
+    lb::file_part file;
+    file.uri = "gs://b/cat.png";
+    file.mime_type = "image/png";
+    lb::part failed = failure("c2", "lookup", "no such key");
+    std::vector<lb::part> user_parts{with_meta(text("Look these up."), R"({"lang":"en"})"), data,
+                                     with_meta(file, R"({"source":"upload"})")};
+    std::vector<lb::part> reply_parts{with_meta(thinking("two lookups"), R"({"signature":"sig"})"), text("Looking."),
+                                      with_meta(call("c1", "lookup", R"({"k":"a"})"), R"({"long_running":true})"),
+                                      call("c2", "lookup", R"({"k":"b"})")};
+    std::vector<lb::part> result_parts{with_meta(response("c1", "lookup", json::parse(R"({"v":[1,{"x":null}]})")),
+                                                 R"({"intermediate":true})"),
+                                       failed};
+    std::vector<event> ev;
+    ev.push_back(make(event_type::user_message, "user", user_parts));
+    ev.push_back(reply("assistant", reply_parts));
+    ev.push_back(results("assistant", result_parts));
+    auto ms = lb::build_messages(std::span<const event>(ev), "assistant");
+    BOOST_REQUIRE(ms.size() == 3u);
+    BOOST_TEST((ms[0].parts == user_parts));
+    BOOST_TEST((ms[1].parts == reply_parts));
+    BOOST_TEST((ms[2].parts == result_parts));
+    // The copies are the messages' own: the events are untouched.
+    BOOST_TEST((ev[1].content.parts == reply_parts));
+    BOOST_TEST(std::get<lb::text_part>(ms[1].parts[1]).metadata.empty());
+    BOOST_TEST(std::get<lb::tool_call_part>(ms[1].parts[2]).metadata.at("long_running") == json::value(true));
+    BOOST_TEST(std::get<lb::tool_response_part>(ms[2].parts[1]).error.value_or("") == "no such key");
+}
+
 BOOST_AUTO_TEST_CASE(many_calls_past_the_linear_index_are_still_paired_in_call_order) {
     // 40 calls in one reply, answered in reverse order, one more answered twice, and a
     // repeated id: more ids than small_id_map searches in order, so its hash index is used.

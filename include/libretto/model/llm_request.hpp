@@ -136,6 +136,46 @@ inline std::string context_response_line(std::string_view author, const tool_res
 
 inline void push_text(std::vector<part>& parts, std::string text) { parts.emplace_back(text_part{std::move(text), {}}); }
 
+/// `from` into `to` (a default object) unless it is empty: Boost.JSON's copy constructor
+/// is out of line, ~60 instructions even for an empty object, and a request copies every
+/// part of the history; most parts' metadata is empty.
+inline void copy_into(json::object& to, const json::object& from) {
+    if (!from.empty()) to = from;
+}
+
+/// Appends a copy of `r` to `parts` (see copy_into).
+inline void push_copy(std::vector<part>& parts, const tool_response_part& r) {
+    auto& c = std::get<tool_response_part>(parts.emplace_back(std::in_place_type<tool_response_part>));
+    c.tool_call_id = r.tool_call_id;
+    c.tool_name = r.tool_name;
+    c.result = r.result;
+    c.error = r.error;
+    copy_into(c.metadata, r.metadata);
+}
+
+/// Appends a copy of `p` to `parts`, its empty JSON objects made rather than copied.
+inline void push_copy(std::vector<part>& parts, const part& p) {
+    if (const auto* t = std::get_if<text_part>(&p)) {
+        auto& c = std::get<text_part>(parts.emplace_back(std::in_place_type<text_part>));
+        c.text = t->text;
+        copy_into(c.metadata, t->metadata);
+    } else if (const auto* k = std::get_if<thinking_part>(&p)) {
+        auto& c = std::get<thinking_part>(parts.emplace_back(std::in_place_type<thinking_part>));
+        c.thinking = k->thinking;
+        copy_into(c.metadata, k->metadata);
+    } else if (const auto* call = std::get_if<tool_call_part>(&p)) {
+        auto& c = std::get<tool_call_part>(parts.emplace_back(std::in_place_type<tool_call_part>));
+        c.tool_call_id = call->tool_call_id;
+        c.tool_name = call->tool_name;
+        copy_into(c.args, call->args);
+        copy_into(c.metadata, call->metadata);
+    } else if (const auto* r = std::get_if<tool_response_part>(&p)) {
+        push_copy(parts, *r);
+    } else {
+        parts.push_back(p); // data and file parts: as they are
+    }
+}
+
 /// An event written by another agent (or an orphaned tool response), presented to this agent
 /// as user-role context: "For context:", then one text part per part of the event. Empty
 /// when nothing is left to show.
@@ -166,7 +206,7 @@ inline message foreign_context(const event& e, std::span<const tool_response_par
             push_text(m.parts, context_response_line(who, *r));
         } else if (std::holds_alternative<file_part>(p)) {
             if (!only.empty()) continue;
-            m.parts.push_back(p);
+            push_copy(m.parts, p);
         }
         // thinking_part: another agent's reasoning is never shown.
     }
@@ -249,13 +289,13 @@ std::vector<message> build_messages_impl(const Events& events, std::string_view 
         m.role = own_reply ? message_role::assistant : message_role::user;
         for (const auto& p : e.content.parts) {
             if (const auto* t = std::get_if<text_part>(&p)) {
-                if (!t->text.empty()) m.parts.push_back(p);
+                if (!t->text.empty()) push_copy(m.parts, p);
             } else if (std::holds_alternative<thinking_part>(p)) {
-                if (own_reply) m.parts.push_back(p); // only this agent's own reasoning
+                if (own_reply) push_copy(m.parts, p); // only this agent's own reasoning
             } else if (std::holds_alternative<tool_call_part>(p)) {
-                if (own_reply) m.parts.push_back(p);
+                if (own_reply) push_copy(m.parts, p);
             } else if (std::holds_alternative<data_part>(p) || std::holds_alternative<file_part>(p)) {
-                m.parts.push_back(p);
+                push_copy(m.parts, p);
             }
             // tool_response_part: placed after its call, or shown as an orphan above.
         }
@@ -270,10 +310,10 @@ std::vector<message> build_messages_impl(const Events& events, std::string_view 
         for (const auto& c : out.back().tool_calls()) {
             const placed* slot = responses.find(c.tool_call_id);
             if (!slot || !emitted.insert(slot->response->tool_call_id)) continue;
-            results.parts.emplace_back(*slot->response);
+            push_copy(results.parts, *slot->response);
             extras.insert(extras.end(), slot->extras.begin(), slot->extras.end());
         }
-        for (const part* p : extras) results.parts.push_back(*p);
+        for (const part* p : extras) push_copy(results.parts, *p);
         if (!results.parts.empty()) out.push_back(std::move(results));
     }
     return out;
