@@ -17,6 +17,7 @@
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/append.hpp>
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -24,9 +25,9 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/redirect_error.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
@@ -482,11 +483,12 @@ boost::asio::awaitable<std::optional<T>> next_impl(std::shared_ptr<stream_state<
         case stream_phase::open: break;
         }
         if (st->consumer_waiting()) throw_stream_error(errc::busy); // one next() at a time
-        boost::system::error_code ec;
         try {
-            auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
-            // Lazy start: the first next() spawns the producer once it is parked.
-            co_await st->async_wait_consumer(std::move(token), st->unstarted());
+            // Lazy start: the first next() spawns the producer once it is parked. A deferred
+            // operation is awaited in place; use_awaitable would make a coroutine frame for
+            // every wait. The error code (cancel()) is not needed: the phase says it.
+            auto wait = st->async_wait_consumer(boost::asio::as_tuple(boost::asio::deferred), st->unstarted());
+            co_await std::move(wait);
         } catch (const boost::system::system_error& e) {
             // Asio refuses to suspend a coroutine that is already cancelled
             // (throw_if_cancelled): that is a cancelled next() as well.
@@ -503,9 +505,8 @@ boost::asio::awaitable<std::optional<T>> next_impl(std::shared_ptr<stream_state<
 template <class T>
 boost::asio::awaitable<void> emit_wait(std::shared_ptr<stream_state<T>> st, std::uint64_t seq) {
     if (st->has_room_for(seq)) co_return; // the consumer took items since the call
-    boost::system::error_code ec;
-    auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
-    co_await st->async_wait_producer(seq, std::move(token));
+    auto wait = st->async_wait_producer(seq, boost::asio::as_tuple(boost::asio::deferred)); // awaited in place
+    auto [ec] = co_await std::move(wait);
     if (ec) throw boost::system::system_error(ec);
     // An item the consumer took was delivered: a consumer that stops after the last item
     // it wanted (and drops the stream) must not cost its producer an exception, which is
