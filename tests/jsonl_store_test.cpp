@@ -830,6 +830,17 @@ BOOST_AUTO_TEST_CASE(a_refused_id_is_named_with_its_reason) {
         {std::string("ab\0", 3), "contains a control character (0x00 at offset 2)"},
         {"ok\xff", "is not valid UTF-8 (byte 0xff at offset 2)"},
         {"caf\xc3\xa9", ""}, // "café": multi-byte UTF-8 is fine
+        // validate_id checks in one pass: ".." anywhere, separators and control characters
+        // after non-ASCII bytes, UTF-8 cut short at the end.
+        {"a..b", "'a..b' contains '..' (or is '.')"},
+        {"ab..", "'ab..' contains '..' (or is '.')"},
+        {"a.b.c", ""},
+        {".x", ""},
+        {"x.", ""},
+        {"\xc3\xa9/x", "'\xc3\xa9/x' contains a path separator ('/' or '\\')"},
+        {"\xc3\xa9\x01", "contains a control character (0x01 at offset 2)"},
+        {"ok\x7f", "contains a control character (0x7f at offset 2)"},
+        {"ok\xc3", "is not valid UTF-8 (byte 0xc3 at offset 2)"},
     };
     for (const auto& [id, why] : cases) BOOST_TEST(lb::id_problem(id) == why);
     BOOST_TEST(lb::detail::key_problem("app", "u/1", "s") == "user id 'u/1' contains a path separator ('/' or '\\')");

@@ -84,10 +84,17 @@ inline constexpr std::size_t max_id_length = 128;
 /// the same rule.
 inline boost::system::error_code validate_id(std::string_view id) noexcept {
     if (id.empty() || id.size() > max_id_length) return errc::invalid_argument;
-    if (id == "." || id.find("..") != std::string_view::npos) return errc::invalid_argument;
-    for (unsigned char c : id)
-        if (c < 0x20 || c == 0x7f || c == '/' || c == '\\') return errc::invalid_argument;
-    if (detail::find_invalid_utf8(id)) return errc::invalid_argument;
+    if (id == ".") return errc::invalid_argument;
+    // One pass (every store call checks three ids): control characters, separators and
+    // "..", and whether any byte is not ASCII, for the UTF-8 check only then.
+    bool ascii = true;
+    unsigned char prev = 0;
+    for (unsigned char c : id) {
+        if (c < 0x20 || c == 0x7f || c == '/' || c == '\\' || (c == '.' && prev == '.')) return errc::invalid_argument;
+        ascii = ascii && c < 0x80;
+        prev = c;
+    }
+    if (!ascii && detail::find_invalid_utf8(id)) return errc::invalid_argument;
     return {};
 }
 
