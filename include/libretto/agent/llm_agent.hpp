@@ -272,8 +272,8 @@ public:
                         if (auto wait = emit_all(ending, true)) co_await std::move(*wait);
                         co_return;
                     }
-                    auto call = call_model();
-                    resp = co_await std::move(call);
+                    auto call = call_model(resp); // into resp: no response-sized temporary in this frame
+                    co_await std::move(call);
                 }
                 // Context overflow: the runner compacts the session, then the call is sent
                 // again once with the summary in place of what it covers.
@@ -515,9 +515,9 @@ private:
     }
 
     /// One model call with the loop's current request: partial events for the deltas, the
-    /// final response returned. The request moves straight into the model's call (the
+    /// final response put in `out`. The request moves straight into the model's call (the
     /// model owns it), not kept in a coroutine frame.
-    boost::asio::awaitable<llm_response> call_model() {
+    boost::asio::awaitable<void> call_model(llm_response& out) {
         llm_stream s = model_.generate(loop_.take_request());
         for (;;) {
             // Chunks the model has ready (a scripted reply, a burst read from the network)
@@ -530,14 +530,17 @@ private:
                 if (!waited) break;
                 c = &*waited;
             }
-            if (c->final) co_return std::move(*c->final);
+            if (c->final) {
+                out = std::move(*c->final);
+                co_return;
+            }
             // Nothing is accumulated here: the model's final response is the answer, and a
             // stream without one is an error whatever came before it.
             std::optional<boost::asio::awaitable<void>> op = emit_partial(std::move(*c));
             if (op) co_await std::move(*op);
         }
-        co_return llm_response::failure(make_error_code(errc::bad_response),
-                                        "the model's stream ended without a final response");
+        out = llm_response::failure(make_error_code(errc::bad_response),
+                                    "the model's stream ended without a final response");
     }
 
     /// A call before its tool runs: the arguments the callbacks see (copied only for a
