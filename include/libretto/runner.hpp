@@ -110,12 +110,6 @@ inline std::string session_name(const session_key& k) {
 }
 
 /// What a turn was asked to do.
-struct turn_request {
-    run_options options;
-    libretto::content content; ///< the user message, or (resume) the tool responses
-    bool resume = false;
-};
-
 /// Per-turn bookkeeping shared by the turn's steps.
 struct turn_state {
     session_key key;
@@ -125,6 +119,22 @@ struct turn_state {
     /// on the turn's own executor.
     libretto::session scratch;
     std::size_t stored = 0; ///< events stored by this turn
+};
+
+/// What a turn is asked to do, and the turn's own state: one block, which the turn's
+/// coroutine frame points to. The frame then stays under 1 KB, the largest that Asio
+/// recycles (and glibc's per-thread cache serves); a larger one would be a fresh
+/// allocation on the allocator's slow path every turn.
+struct turn_request {
+    turn_request(run_options o, libretto::content c, bool r)
+        : options(std::move(o)), content(std::move(c)), resume(r) {}
+
+    run_options options;
+    libretto::content content; ///< the user message, or (resume) the tool responses
+    bool resume = false;
+    turn_state state{};
+    std::optional<event> first{}; ///< the turn's first event (the user message, or the tool responses)
+    std::string invocation_id{};
 };
 
 /// A store whose synchronous get, create and append_shared never block (memory_store, which
@@ -636,9 +646,6 @@ compaction_hook overflow_hook(std::shared_ptr<Core> core, turn_state& t) {
     };
 }
 
-/// Step 2 of a turn: the session (what the context needs: its events from the newest
-/// compaction on), from the runner's cache brought up to date, else from the store, else
-/// created. A coroutine of its own so that the turn's frame does not keep its locals.
 /// A failed get or create of the turn's session: throws naming it, the error and, when the
 /// store noted one for this operation, what the store said (store_message.hpp). A
 /// never-blocking store's call was synchronous, on this thread: its note is this one too.
@@ -647,68 +654,33 @@ compaction_hook overflow_hook(std::shared_ptr<Core> core, turn_state& t) {
                              store_said_suffix(take_store_message()));
 }
 
-template <class Core>
-boost::asio::awaitable<void> load_turn_session(Core& core, turn_state& t, const std::string& cache_key, bool resume) {
-    // A session this runner ran before is only brought up to date (docs/performance.md).
-    // A never-blocking store is called directly (never_blocking_store); errors are thrown
-    // as use_awaitable throws them.
-    using store_type = typename Core::store_type;
-    constexpr bool direct = never_blocking_store<store_type>;
-    auto& store = *core.store;
-    std::optional<session> loaded = core.cache.take(cache_key);
-    if (loaded) {
-        get_options go;
-        go.from_sequence = loaded->last_sequence;
-        std::optional<session> fresh;
-        if constexpr (direct) {
-            clear_store_message();
-            if (auto ec = store.get(t.key, go, fresh)) throw_store_failure(ec, "loading", t.key);
-        } else {
-            session_key k = t.key;
-            boost::system::error_code ec;
-            auto op = store.async_get(std::move(k), std::move(go), boost::asio::redirect_error(boost::asio::use_awaitable, ec));
-            fresh = co_await std::move(op);
-            if (ec) throw_store_failure(ec, "loading", t.key);
-        }
-        if (!fresh || !refresh_cached_session(*loaded, std::move(*fresh))) loaded.reset();
-    }
-    get_options from_compaction;
-    from_compaction.from_newest_compaction = true;
-    // What the context needs, else a new session; one another process created between our
-    // get and our create is read on the second pass.
-    for (bool created_elsewhere = false; !loaded;) {
-        if constexpr (direct) {
-            clear_store_message();
-            if (auto ec = store.get(t.key, from_compaction, loaded)) throw_store_failure(ec, "loading", t.key);
-        } else {
-            session_key k = t.key;
-            boost::system::error_code ec;
-            auto op = store.async_get(std::move(k), from_compaction, boost::asio::redirect_error(boost::asio::use_awaitable, ec));
-            loaded = co_await std::move(op);
-            if (ec) throw_store_failure(ec, "loading", t.key);
-        }
-        if (loaded) break;
-        if (created_elsewhere)
-            throw_turn_error(errc::not_found, session_name(t.key) + " vanished while it was created");
-        if (resume) throw_turn_error(errc::not_found, "resume: " + session_name(t.key) + " does not exist");
-        create_options co;
-        co.app_name = t.key.app_name;
-        co.user_id = t.key.user_id;
-        co.session_id = t.key.session_id;
-        boost::system::error_code ec;
-        session created;
-        if constexpr (direct) {
-            clear_store_message();
-            ec = store.create(std::move(co), created);
-        } else {
-            auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
-            auto op = store.async_create(std::move(co), std::move(token));
-            created = co_await std::move(op);
-        }
-        if (!ec) loaded.emplace(std::move(created));
-        else if (ec == errc::already_exists) created_elsewhere = true;
-        else throw_store_failure(ec, "creating", t.key);
-    }
+/// What a turn's session is created with when the store has none.
+inline create_options turn_create_options(const turn_state& t) {
+    create_options co;
+    co.app_name = t.key.app_name;
+    co.user_id = t.key.user_id;
+    co.session_id = t.key.session_id;
+    return co;
+}
+
+/// A get of the turn's session found nothing: whether to create it (else throws). The
+/// second pass after a create that lost a race must find the session.
+inline void check_turn_session_missing(const turn_state& t, bool created_elsewhere, bool resume) {
+    if (created_elsewhere) throw_turn_error(errc::not_found, session_name(t.key) + " vanished while it was created");
+    if (resume) throw_turn_error(errc::not_found, "resume: " + session_name(t.key) + " does not exist");
+}
+
+/// The outcome of a create: the session, or `created_elsewhere` (another process created
+/// it between our get and our create: read it on the next pass), or a throw.
+inline void take_created_session(const turn_state& t, boost::system::error_code ec, session&& created,
+                                 std::optional<session>& loaded, bool& created_elsewhere) {
+    if (!ec) loaded.emplace(std::move(created));
+    else if (ec == errc::already_exists) created_elsewhere = true;
+    else throw_store_failure(ec, "creating", t.key);
+}
+
+/// The loaded session becomes the turn's.
+inline void adopt_turn_session(turn_state& t, std::optional<session>& loaded) {
     t.sess = std::make_shared<session>(std::move(*loaded));
     loaded.reset();
     // Room for a typical turn's events (a user message and a few steps): growing from the
@@ -719,6 +691,81 @@ boost::asio::awaitable<void> load_turn_session(Core& core, turn_state& t, const 
     t.scratch.id = t.sess->id;
     t.scratch.app_name = t.sess->app_name;
     t.scratch.user_id = t.sess->user_id;
+}
+
+inline get_options from_newest_compaction() {
+    get_options go;
+    go.from_newest_compaction = true;
+    return go;
+}
+
+/// Step 2 of a turn: the session (what the context needs: its events from the newest
+/// compaction on), from the runner's cache brought up to date, else from the store, else
+/// created. This is the plain function for a never-blocking store (its calls complete at
+/// once: no coroutine frame); load_turn_session is the same for the other stores.
+template <class Core>
+void load_turn_session_now(Core& core, turn_state& t, const std::string& cache_key, bool resume) {
+    auto& store = *core.store;
+    auto call = [&](auto&& op, const char* doing) {
+        clear_store_message();
+        if (auto ec = op()) throw_store_failure(ec, doing, t.key);
+    };
+    std::optional<session> loaded = core.cache.take(cache_key);
+    if (loaded) {
+        get_options go;
+        go.from_sequence = loaded->last_sequence;
+        std::optional<session> fresh;
+        call([&] { return store.get(t.key, go, fresh); }, "loading");
+        if (!fresh || !refresh_cached_session(*loaded, std::move(*fresh))) loaded.reset();
+    }
+    const get_options whole = from_newest_compaction();
+    for (bool created_elsewhere = false; !loaded;) {
+        call([&] { return store.get(t.key, whole, loaded); }, "loading");
+        if (loaded) break;
+        check_turn_session_missing(t, created_elsewhere, resume);
+        session created;
+        clear_store_message();
+        const boost::system::error_code ec = store.create(turn_create_options(t), created);
+        take_created_session(t, ec, std::move(created), loaded, created_elsewhere);
+    }
+    adopt_turn_session(t, loaded);
+}
+
+/// Step 2 of a turn (see load_turn_session_now) for a store whose calls complete later: a
+/// coroutine of its own, so that the turn's frame does not keep its locals. A session this
+/// runner ran before is only brought up to date (docs/performance.md).
+template <class Core>
+boost::asio::awaitable<void> load_turn_session(Core& core, turn_state& t, const std::string& cache_key, bool resume) {
+    auto& store = *core.store;
+    std::optional<session> loaded = core.cache.take(cache_key);
+    if (loaded) {
+        get_options go;
+        go.from_sequence = loaded->last_sequence;
+        session_key k = t.key;
+        boost::system::error_code ec;
+        auto op = store.async_get(std::move(k), std::move(go), boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+        std::optional<session> fresh = co_await std::move(op);
+        if (ec) throw_store_failure(ec, "loading", t.key);
+        if (!fresh || !refresh_cached_session(*loaded, std::move(*fresh))) loaded.reset();
+    }
+    const get_options whole = from_newest_compaction();
+    for (bool created_elsewhere = false; !loaded;) {
+        {
+            session_key k = t.key;
+            boost::system::error_code ec;
+            auto op = store.async_get(std::move(k), whole, boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+            loaded = co_await std::move(op);
+            if (ec) throw_store_failure(ec, "loading", t.key);
+        }
+        if (loaded) break;
+        check_turn_session_missing(t, created_elsewhere, resume);
+        boost::system::error_code ec;
+        auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
+        auto op = store.async_create(turn_create_options(t), std::move(token));
+        session created = co_await std::move(op);
+        take_created_session(t, ec, std::move(created), loaded, created_elsewhere);
+    }
+    adopt_turn_session(t, loaded);
 }
 
 /// Step 3 of a turn: what the agent starts from. Plain functions (this one and
@@ -824,6 +871,38 @@ struct turn_sink final : stream_state<event>::sink {
     }
 };
 
+/// Step 4 of a turn when the agent's events come through its stream (not run inline, see
+/// turn_sink): each stored (non-partial) before the agent is asked for the next, then
+/// yielded. A coroutine of its own: the event that next() gives is a temporary, and the
+/// turn's frame, held by every turn in flight, would keep a slot for it.
+template <class Core, class Item>
+boost::asio::awaitable<void> forward_agent_events(Core& core, turn_state& t, event_stream& agent_events,
+                                                  const std::string& invocation_id, const stream_writer<Item>& out) {
+    event_list::pointer_type node;
+    event_list::pointer_type* const node_out = yields_copies<Item> ? nullptr : &node;
+    std::optional<event> ev;
+    for (;;) {
+        ev = agent_events.try_next(); // ready events (a make_stream agent) without a frame
+        if (!ev) {
+            auto next = agent_events.next();
+            ev = co_await std::move(next);
+        }
+        if (!ev) co_return;
+        if (ev->partial) {
+            if (auto wait = emit_unstored(out, std::move(*ev))) co_await std::move(*wait);
+            continue;
+        }
+        if (ev->invocation_id.empty()) ev->invocation_id = invocation_id;
+        if constexpr (never_blocking_store<typename Core::store_type>) {
+            store_event_now(core, t, *ev, yields_copies<Item>, node_out);
+        } else {
+            auto op = store_event(core, t, *ev, yields_copies<Item>, node_out);
+            co_await std::move(op);
+        }
+        if (auto wait = emit_stored(out, *ev, node)) co_await std::move(*wait);
+    }
+}
+
 /// One turn, as the producer of the stream run()/resume() return.
 template <class Core, class Item>
 boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_ptr<turn_request> boxed,
@@ -831,12 +910,12 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
     // Where a stored node goes when the caller takes nodes rather than copies.
     event_list::pointer_type node;
     event_list::pointer_type* const node_out = yields_copies<Item> ? nullptr : &node;
-    turn_request& req = *boxed; // boxed: the frame keeps a pointer, not the options' strings and objects
+    turn_request& req = *boxed; // boxed: the frame keeps a pointer (see turn_request)
     validate_turn_ids(req.options);
     if (req.content.parts.empty())
         throw_turn_error(errc::invalid_argument, req.resume ? "resume: the content has no tool_response part"
                                                             : "the user message is empty (no parts)");
-    turn_state t;
+    turn_state& t = req.state;
     t.key = session_key{req.options.app, req.options.user, req.options.session};
 
     // 1. One turn per session at a time (no thread blocks while a turn waits).
@@ -854,22 +933,23 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
     // handler (and pile up the completed turns' posted clean-ups). One pass through the
     // loop per turn, as the store's own posted completions gave before.
     if constexpr (never_blocking_store<typename Core::store_type>) {
-        auto yield = boost::asio::post(core->ex, boost::asio::use_awaitable);
+        auto yield = boost::asio::post(core->ex, boost::asio::deferred); // no coroutine frame
         co_await std::move(yield);
     }
 
     // 2. The session: what the context needs (from the newest compaction on), or a new one.
-    {
+    if constexpr (never_blocking_store<typename Core::store_type>) {
+        load_turn_session_now(*core, t, cache_key, req.resume);
+    } else {
         auto op = load_turn_session(*core, t, cache_key, req.resume);
         co_await std::move(op);
     }
 
     // 3. The first event (the user message, or the answer to a paused call) and the agent.
-    // One event slot serves the whole turn: the first event, then each of the agent's.
-    std::optional<event> ev;
+    std::optional<event>& ev = req.first;
     ev.emplace();
     turn_start start = plan_turn_start(*core, t, req, *ev);
-    const std::string invocation_id = ev->invocation_id;
+    const std::string& invocation_id = req.invocation_id = ev->invocation_id;
 
     std::exception_ptr failure;
     bool finished = false;
@@ -904,25 +984,9 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
                 consumed = true;
             }
         }
-        while (!consumed) {
-            ev = agent_events.try_next(); // ready events (a make_stream agent) without a frame
-            if (!ev) {
-                auto next = agent_events.next();
-                ev = co_await std::move(next);
-            }
-            if (!ev) break;
-            if (ev->partial) {
-                if (auto wait = emit_unstored(out, std::move(*ev))) co_await std::move(*wait);
-                continue;
-            }
-            if (ev->invocation_id.empty()) ev->invocation_id = invocation_id;
-            if constexpr (never_blocking_store<typename Core::store_type>) {
-                store_event_now(*core, t, *ev, yields_copies<Item>, node_out);
-            } else {
-                auto op = store_event(*core, t, *ev, yields_copies<Item>, node_out);
-                co_await std::move(op);
-            }
-            if (auto wait = emit_stored(out, *ev, node)) co_await std::move(*wait);
+        if (!consumed) {
+            auto op = forward_agent_events(*core, t, agent_events, invocation_id, out);
+            co_await std::move(op);
         }
 
         // 6. Compaction, after the stream (never mid-stream).
@@ -1084,7 +1148,7 @@ private:
     basic_event_stream<Item> make_turn(run_options& options, content&& c, bool resume) {
         stream_options so;
         so.capacity = options.stream_capacity;
-        std::unique_ptr<detail::turn_request> req(new detail::turn_request{std::move(options), std::move(c), resume});
+        std::unique_ptr<detail::turn_request> req(new detail::turn_request(std::move(options), std::move(c), resume));
         return basic_event_stream<Item>(core_->ex, detail::turn_producer<core, Item>{core_, std::move(req)}, so);
     }
 
