@@ -844,18 +844,18 @@ private:
     std::unique_ptr<event> instruction_error_; // rare: not 624 bytes in every run
 };
 
+/// The stream's producer. It owns the run: the stream keeps the producer for as long as
+/// the awaitable it returned runs (run_producer), so run() needs no coroutine of its own
+/// around it to hold the run.
 template <class Model>
 struct llm_agent_producer {
     const llm_agent<Model>* self;
     invocation_context ctx;
+    std::unique_ptr<llm_agent_run<Model>> run{};
 
     boost::asio::awaitable<void> operator()(event_writer out) {
-        auto run = std::make_unique<llm_agent_run<Model>>(self, std::move(ctx), std::move(out));
-        return drive(std::move(run));
-    }
-
-    static boost::asio::awaitable<void> drive(std::unique_ptr<llm_agent_run<Model>> run) {
-        co_await run->run();
+        run = std::make_unique<llm_agent_run<Model>>(self, std::move(ctx), std::move(out));
+        return run->run();
     }
 };
 
