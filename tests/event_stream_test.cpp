@@ -1115,6 +1115,48 @@ BOOST_AUTO_TEST_CASE(the_sink_takes_every_item_inside_emit_and_the_stream_ends) 
     });
 }
 
+// start_inline, what the runner uses: the caller awaits the producer in its own frame,
+// then finish() reports. A second start finds nothing to run. Dropped before its body is
+// awaited, it cancels the stream: a consumer is not left waiting for a producer that
+// nobody runs.
+BOOST_AUTO_TEST_CASE(start_inline_runs_the_producer_in_the_callers_frame_and_an_unawaited_one_cancels) {
+    run([](executor ex) -> asio::awaitable<void> {
+        auto producer = [](stream_writer<int> out) -> asio::awaitable<void> {
+            for (int i = 0; i < 3; ++i) {
+                auto op = out.emit(i);
+                co_await std::move(op);
+            }
+        };
+        {
+            recording_sink k;
+            basic_event_stream<int> s(ex, producer, stream_options{16});
+            auto r = access::start_inline(s, k);
+            BOOST_TEST(!access::can_run_inline(s, ex));
+            bool busy = false;
+            try {
+                auto again = access::start_inline(s, k);
+            } catch (const boost::system::system_error& e) {
+                busy = e.code() == libretto::make_error_code(libretto::errc::busy);
+            }
+            BOOST_TEST(busy);
+            BOOST_TEST(k.items.empty()); // nothing runs before the body is awaited
+            co_await std::move(r.body());
+            r.finish();
+            BOOST_TEST(k.items == (std::vector<int>{0, 1, 2}));
+            auto after = error_of(s.next());
+            BOOST_TEST((co_await std::move(after) == libretto::errc::stream_closed));
+        }
+        {
+            recording_sink k;
+            basic_event_stream<int> s(ex, producer, stream_options{16});
+            { auto dropped = access::start_inline(s, k); }
+            auto after = error_of(s.next());
+            BOOST_TEST((co_await std::move(after) == libretto::errc::cancelled));
+            BOOST_TEST(k.items.empty());
+        }
+    });
+}
+
 // A sink with nothing to wait for: emit_or_wait gives nothing to await, and emit() an
 // awaitable that completes at once; the items are the sink's either way.
 BOOST_AUTO_TEST_CASE(a_sink_with_nothing_to_wait_for_makes_emit_or_wait_return_nothing) {

@@ -979,8 +979,10 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
             const boost::asio::any_io_executor here = co_await boost::asio::this_coro::executor;
             if (stream_access::can_run_inline(agent_events, here)) {
                 turn_sink<Core, Item> sink(*core, t, invocation_id, out);
-                auto op = stream_access::run_inline(agent_events, sink);
-                co_await std::move(op);
+                // Awaited in this frame (stream_access::run_inline would be one more).
+                auto run = stream_access::start_inline(agent_events, sink);
+                co_await std::move(run.body());
+                run.finish();
                 consumed = true;
             }
         }

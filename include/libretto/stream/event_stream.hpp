@@ -118,29 +118,66 @@ struct stream_access {
                s.state_->get_executor() == ex;
     }
 
-    /// Runs the unstarted producer of `s` in the calling coroutine (no spawn, no buffer, no
-    /// next() per item): `k` takes each item inside the producer's emit(). Completes when
-    /// the producer returns; rethrows the sink's failure, else the producer's. The stream
-    /// has ended afterwards (next() throws errc::stream_closed). Precondition:
-    /// can_run_inline(s, the caller's executor).
+    /// The unstarted producer of a stream, taken to run in its consumer's own coroutine
+    /// (start_inline). The consumer co_awaits body(), then calls finish(). Destroying it
+    /// (also with its coroutine frame, mid-run) detaches the sink; destroying it before
+    /// body() was awaited cancels the stream.
     template <class T>
-    static boost::asio::awaitable<void> run_inline(basic_event_stream<T>& s, typename stream_state<T>::sink& k) {
+    class inline_run {
+    public:
+        inline_run(std::shared_ptr<stream_state<T>> st, boost::asio::awaitable<void> body) noexcept
+            : st_(std::move(st)), body_(std::move(body)) {}
+        inline_run(inline_run&& other) noexcept : st_(std::move(other.st_)), body_(std::move(other.body_)) {}
+        inline_run& operator=(inline_run&&) = delete;
+        ~inline_run() {
+            if (!st_) return;
+            st_->drop_sink();
+            // Never awaited: the stream has no producer left to run; its consumer gets
+            // errc::cancelled rather than waiting for ever.
+            if (body_.valid()) st_->cancel();
+        }
+
+        /// The producer's body, to co_await once.
+        boost::asio::awaitable<void>& body() noexcept { return body_; }
+
+        /// After body() completed: rethrows the sink's failure, else the producer's. The
+        /// stream has ended afterwards (next() throws errc::stream_closed).
+        void finish() {
+            st_->drop_sink();
+            if (std::exception_ptr ep = st_->take_sink_error()) std::rethrow_exception(ep);
+            if (st_->phase() == stream_phase::failed) {
+                st_->mark_closed();
+                std::exception_ptr ep = st_->take_error();
+                std::rethrow_exception(ep);
+            }
+            if (st_->phase() == stream_phase::ended) st_->mark_closed();
+        }
+
+    private:
+        std::shared_ptr<stream_state<T>> st_;
+        boost::asio::awaitable<void> body_;
+    };
+
+    /// Takes the unstarted producer of `s` to run in the calling coroutine (no spawn, no
+    /// buffer, no next() per item): `k` takes each item inside the producer's emit(). A
+    /// plain function, so that the caller awaits the body in its own frame (run_inline is
+    /// the same as a coroutine). Throws errc::busy when the producer was started already.
+    /// Precondition: can_run_inline(s, the caller's executor).
+    template <class T>
+    static inline_run<T> start_inline(basic_event_stream<T>& s, typename stream_state<T>::sink& k) {
         std::shared_ptr<stream_state<T>> st = s.state_;
         std::optional<boost::asio::awaitable<void>> body = st->take_body_inline(k);
         if (!body) throw_stream_error(errc::busy);
-        struct drop_guard {
-            stream_state<T>* st;
-            ~drop_guard() { st->drop_sink(); }
-        } guard{st.get()};
-        co_await std::move(*body);
-        st->drop_sink();
-        if (std::exception_ptr ep = st->take_sink_error()) std::rethrow_exception(ep);
-        if (st->phase() == stream_phase::failed) {
-            st->mark_closed();
-            std::exception_ptr ep = st->take_error();
-            std::rethrow_exception(ep);
-        }
-        if (st->phase() == stream_phase::ended) st->mark_closed();
+        return inline_run<T>(std::move(st), std::move(*body));
+    }
+
+    /// start_inline, the body awaited, then finish(): completes when the producer returns;
+    /// rethrows the sink's failure, else the producer's. The stream has ended afterwards.
+    template <class T>
+    static boost::asio::awaitable<void> run_inline(basic_event_stream<T>& s, typename stream_state<T>::sink& k) {
+        inline_run<T> run = start_inline(s, k);
+        co_await std::move(run.body());
+        run.finish();
     }
 };
 
