@@ -383,6 +383,93 @@ BOOST_AUTO_TEST_CASE(dropping_the_stream_after_taking_the_parked_item_fails_only
     BOOST_TEST(aborted);
 }
 
+namespace {
+
+/// What became of a producer that emits one item to a consumer parked in next() (the item is
+/// handed over inside emit(), and the consumer drops the stream there), then either returns
+/// or waits on a one-hour timer.
+struct handover_outcome {
+    bool emit_returned = false;   ///< the co_await of the emit completed
+    bool returned = false;        ///< the body ran to its end
+    std::exception_ptr error;     ///< what the body threw
+};
+
+template <bool UseEmitOrWait>
+handover_outcome drop_inside_handover(bool wait_after) {
+    auto out_state = std::make_shared<handover_outcome>();
+    auto took = run([&](executor ex) -> asio::awaitable<void> {
+        auto producer = [out_state, wait_after](stream_writer<int> out) -> asio::awaitable<void> {
+            try {
+                co_await sleep_for(1ms); // the consumer parks in next() meanwhile
+                if constexpr (UseEmitOrWait) {
+                    std::optional<asio::awaitable<void>> op = out.emit_or_wait(7);
+                    if (op) co_await std::move(*op);
+                } else {
+                    auto emit = out.emit(7);
+                    co_await std::move(emit);
+                }
+                out_state->emit_returned = true;
+                if (wait_after) {
+                    asio::steady_timer t(out.get_executor(), 1h);
+                    co_await t.async_wait(asio::use_awaitable);
+                }
+                out_state->returned = true;
+            } catch (...) {
+                out_state->error = std::current_exception();
+                throw;
+            }
+        };
+        std::optional<basic_event_stream<int>> s;
+        s.emplace(ex, producer, stream_options{1});
+        std::optional<int> got = co_await s->next(); // resumed inside emit(7)
+        BOOST_TEST((got == 7));
+        s.reset(); // still inside the producer's emit(7)
+        co_await sleep_for(5ms);
+    });
+    BOOST_TEST(took < 5s); // a producer on its timer was cancelled, not waited for
+    return *out_state;
+}
+
+bool is_operation_aborted(const std::exception_ptr& ep) {
+    try {
+        std::rethrow_exception(ep);
+    } catch (const boost::system::system_error& e) {
+        return e.code() == asio::error::operation_aborted;
+    } catch (...) {
+        return false;
+    }
+}
+
+} // namespace
+
+// A consumer that stops at the item it wanted (llm_agent at a model's final chunk) and drops
+// the stream inside the hand-over: the producer's emit of that item completes (no exception
+// for a producer with nothing more to do); its next co_await is refused, as after any
+// cancel(), so a producer that goes on to wait is still cancelled at once.
+BOOST_AUTO_TEST_CASE(dropping_the_stream_inside_the_handover_costs_the_emit_no_exception) {
+    handover_outcome done = drop_inside_handover<false>(false);
+    BOOST_TEST(done.emit_returned);
+    BOOST_TEST(done.returned);
+    BOOST_TEST(!done.error);
+
+    handover_outcome waiting = drop_inside_handover<false>(true);
+    BOOST_TEST(waiting.emit_returned);
+    BOOST_TEST(!waiting.returned);
+    BOOST_TEST(is_operation_aborted(waiting.error));
+}
+
+BOOST_AUTO_TEST_CASE(dropping_the_stream_inside_the_handover_of_emit_or_wait) {
+    handover_outcome done = drop_inside_handover<true>(false);
+    BOOST_TEST(done.emit_returned);
+    BOOST_TEST(done.returned);
+    BOOST_TEST(!done.error);
+
+    handover_outcome waiting = drop_inside_handover<true>(true);
+    BOOST_TEST(waiting.emit_returned);
+    BOOST_TEST(!waiting.returned);
+    BOOST_TEST(is_operation_aborted(waiting.error));
+}
+
 BOOST_AUTO_TEST_CASE(destroying_the_stream_while_producer_awaits_another_stream) {
     auto inner_observed = std::make_shared<bool>(false);
     auto inner_finished = std::make_shared<bool>(false);
@@ -816,7 +903,8 @@ BOOST_AUTO_TEST_CASE(a_consumer_on_another_executor_is_woken_by_post) {
 }
 
 // The consumer, run inside emit(), drops the stream: the producer, still inside that
-// call, is sent the cancellation, and its next co_await throws; nothing is used after free.
+// call, is sent the cancellation once it awaits that emit, which completes (its item was
+// delivered); its next co_await throws; nothing is used after free.
 BOOST_AUTO_TEST_CASE(a_consumer_dropping_the_stream_inside_emit_cancels_the_producer) {
     auto outcome = std::make_shared<std::optional<libretto::errc>>();
     auto returned = std::make_shared<std::vector<int>>();
@@ -842,7 +930,8 @@ BOOST_AUTO_TEST_CASE(a_consumer_dropping_the_stream_inside_emit_cancels_the_prod
         s.reset(); // runs inside the producer's emit(0): the item is taken, the stream gone
         co_await sleep_for(5ms);
     });
-    BOOST_TEST(returned->empty()); // the co_await of emit(0)'s room threw
+    // emit(0) returned; the co_await of emit(1) threw.
+    BOOST_TEST(*returned == (std::vector<int>{0}), boost::test_tools::per_element());
     BOOST_TEST((*outcome == libretto::errc::cancelled));
 }
 

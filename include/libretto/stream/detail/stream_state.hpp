@@ -164,8 +164,24 @@ public:
     std::uint64_t push(T&& item) {
         buffer_.push_back(std::move(item));
         const std::uint64_t seq = pushed_++;
-        if (consumer_) resume_consumer();
+        if (consumer_) {
+            in_push_ = true;
+            resume_consumer();
+            in_push_ = false;
+        }
         return seq;
+    }
+
+    /// A consumer that push() resumed inline cancelled the stream (it took the item it
+    /// wanted and dropped the stream): the producer's cancellation signal is held back
+    /// until emit_signalled() sends it, inside the emit's awaitable. Sent at once, it
+    /// would make Asio throw at the producer's `co_await` of that very emit, although the
+    /// item was delivered: an exception for every model call whose consumer stops at the
+    /// final chunk.
+    bool signal_held() const noexcept { return signal_held_; }
+    void send_held_signal() {
+        if (!std::exchange(signal_held_, false)) return;
+        if (producer_active_) producer_cancel_.emit(boost::asio::cancellation_type::terminal);
     }
 
     /// emit() with a sink: the sink takes the item now. A failure of the sink cancels the
@@ -271,7 +287,9 @@ public:
         // Only signal a producer that is inside its body: a co_spawn'd thread that is
         // cancelled before it runs, or after its body returned, can make Asio 1.26's
         // co_spawn entry point throw out of io_context::run().
-        if (producer_active_) producer_cancel_.emit(boost::asio::cancellation_type::terminal);
+        if (!producer_active_) return;
+        if (in_push_) signal_held_ = true; // the producer is on the stack, inside emit()
+        else producer_cancel_.emit(boost::asio::cancellation_type::terminal);
     }
 
     // ---- parking --------------------------------------------------------------------
@@ -459,6 +477,8 @@ private:
     sink* sink_ = nullptr;
     std::exception_ptr sink_error_;
     bool runs_inline_ = false;
+    bool in_push_ = false;     ///< push() is resuming the consumer inline
+    bool signal_held_ = false; ///< see signal_held()
 };
 
 /// The body of next(). A free coroutine holding the state by shared_ptr, so moving or
@@ -514,6 +534,17 @@ boost::asio::awaitable<void> emit_wait(std::shared_ptr<stream_state<T>> st, std:
     if (st->phase() == stream_phase::cancelled && !st->taken(seq)) throw_stream_error(errc::cancelled);
 }
 
+/// An emit during which the consumer cancelled the stream (signal_held()): once the
+/// producer awaits it (Asio has let the `co_await` through), the producer is sent its
+/// cancellation, so that its next `co_await` fails as after any cancel(). The emit itself
+/// completes if its item was taken, and throws errc::cancelled if it was dropped.
+template <class T>
+boost::asio::awaitable<void> emit_signalled(std::shared_ptr<stream_state<T>> st, std::uint64_t seq) {
+    st->send_held_signal();
+    if (!st->taken(seq)) throw_stream_error(errc::cancelled);
+    co_return;
+}
+
 /// An emit that cannot enqueue: throws (cancelled, or closed) when awaited.
 template <class T>
 boost::asio::awaitable<void> emit_refused(std::shared_ptr<stream_state<T>> st) {
@@ -536,6 +567,15 @@ std::optional<boost::asio::awaitable<void>> emit_or_wait(const std::shared_ptr<s
     if (!st->can_emit()) return emit_refused<T>(st);
     if (st->has_sink()) return st->sink_emit(std::move(item));
     const std::uint64_t seq = st->push(std::move(item));
+    if (st->signal_held()) [[unlikely]] {
+        // With nothing to await, the producer goes on synchronously: send the signal now
+        // (its next co_await fails; a producer that returns next costs no exception).
+        if (st->taken(seq)) {
+            st->send_held_signal();
+            return std::nullopt;
+        }
+        return emit_signalled<T>(st, seq);
+    }
     // Room now is room when awaited: the consumer only ever takes items.
     if (st->has_room_for(seq)) return std::nullopt;
     return emit_wait<T>(st, seq);
@@ -547,6 +587,14 @@ inline boost::asio::awaitable<void> emit_done() { co_return; }
 /// stream_writer::emit(): emit_or_wait, always as an awaitable.
 template <class T>
 boost::asio::awaitable<void> emit_item(const std::shared_ptr<stream_state<T>>& st, T&& item) {
+    if (st->can_emit() && !st->has_sink()) {
+        const std::uint64_t seq = st->push(std::move(item));
+        // The consumer cancelled inside the hand-over: the signal goes out once the
+        // producer awaits this emit (emit_signalled), not before.
+        if (st->signal_held()) [[unlikely]] return emit_signalled<T>(st, seq);
+        if (st->has_room_for(seq)) return emit_done();
+        return emit_wait<T>(st, seq);
+    }
     std::optional<boost::asio::awaitable<void>> wait = emit_or_wait<T>(st, std::move(item));
     if (wait) return std::move(*wait);
     return emit_done();
