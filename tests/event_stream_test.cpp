@@ -440,6 +440,21 @@ bool is_operation_aborted(const std::exception_ptr& ep) {
     }
 }
 
+/// The producer returning after the emit ends without an exception; one going on to wait is
+/// cancelled there (its next co_await fails).
+template <bool UseEmitOrWait>
+void check_drop_inside_handover() {
+    handover_outcome done = drop_inside_handover<UseEmitOrWait>(false);
+    BOOST_TEST(done.emit_returned);
+    BOOST_TEST(done.returned);
+    BOOST_TEST(!done.error);
+
+    handover_outcome waiting = drop_inside_handover<UseEmitOrWait>(true);
+    BOOST_TEST(waiting.emit_returned);
+    BOOST_TEST(!waiting.returned);
+    BOOST_TEST(is_operation_aborted(waiting.error));
+}
+
 } // namespace
 
 // A consumer that stops at the item it wanted (llm_agent at a model's final chunk) and drops
@@ -447,27 +462,11 @@ bool is_operation_aborted(const std::exception_ptr& ep) {
 // for a producer with nothing more to do); its next co_await is refused, as after any
 // cancel(), so a producer that goes on to wait is still cancelled at once.
 BOOST_AUTO_TEST_CASE(dropping_the_stream_inside_the_handover_costs_the_emit_no_exception) {
-    handover_outcome done = drop_inside_handover<false>(false);
-    BOOST_TEST(done.emit_returned);
-    BOOST_TEST(done.returned);
-    BOOST_TEST(!done.error);
-
-    handover_outcome waiting = drop_inside_handover<false>(true);
-    BOOST_TEST(waiting.emit_returned);
-    BOOST_TEST(!waiting.returned);
-    BOOST_TEST(is_operation_aborted(waiting.error));
+    check_drop_inside_handover<false>();
 }
 
 BOOST_AUTO_TEST_CASE(dropping_the_stream_inside_the_handover_of_emit_or_wait) {
-    handover_outcome done = drop_inside_handover<true>(false);
-    BOOST_TEST(done.emit_returned);
-    BOOST_TEST(done.returned);
-    BOOST_TEST(!done.error);
-
-    handover_outcome waiting = drop_inside_handover<true>(true);
-    BOOST_TEST(waiting.emit_returned);
-    BOOST_TEST(!waiting.returned);
-    BOOST_TEST(is_operation_aborted(waiting.error));
+    check_drop_inside_handover<true>();
 }
 
 BOOST_AUTO_TEST_CASE(destroying_the_stream_while_producer_awaits_another_stream) {
