@@ -166,8 +166,11 @@ public:
         const std::uint64_t seq = pushed_++;
         if (consumer_) {
             in_push_ = true;
+            struct pushing { // reset even if the resumed consumer's completion throws
+                bool& flag;
+                ~pushing() { flag = false; }
+            } scope{in_push_};
             resume_consumer();
-            in_push_ = false;
         }
         return seq;
     }
