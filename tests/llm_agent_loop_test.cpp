@@ -1,5 +1,5 @@
 // detail/llm_loop.hpp and detail/llm_instruction.hpp: the llm_agent turn loop without
-// Asio, driven by hand; {key} templating; retry delays; history selection.
+// Asio, driven by hand; {key} templating; retry pauses; history selection.
 #include <libretto/agent/detail/llm_instruction.hpp>
 #include <libretto/agent/detail/llm_loop.hpp>
 
@@ -28,7 +28,8 @@ lb::detail::llm_loop_config config() {
     lb::tool_declaration add{"add", "Adds", obj(R"({"type":"object"})"), false};
     lb::tool_declaration approve{"approve", "Asks a human", obj(R"({"type":"object"})"), true};
     c.tools = {add, approve};
-    c.retry = {.max_attempts = 3, .initial_backoff = ms(100), .multiplier = 2.0, .max_backoff = ms(150)};
+    c.retry = {.max_attempts = 3, .initial_delay = ms(100), .multiplier = 2.0, .max_delay = ms(150),
+               .jitter = lb::retry_jitter::none};
     return c;
 }
 
@@ -250,6 +251,7 @@ BOOST_AUTO_TEST_CASE(max_steps_is_an_error_event) {
     BOOST_TEST((a.kind == llm_action_kind::done));
     BOOST_TEST((a.reason == lb::llm_stop::max_steps));
     BOOST_TEST(a.emit.at(0).error().value_or("") == "agent 'assistant' reached max_steps (1) without a final answer");
+    BOOST_TEST((lb::agent_error_code(a.emit.at(0)) == lb::errc::limit_exceeded));
 }
 
 BOOST_AUTO_TEST_CASE(transient_failures_are_retried_then_reported) {
@@ -295,14 +297,60 @@ BOOST_AUTO_TEST_CASE(other_failures_are_not_retried) {
     BOOST_TEST(lb::agent_error_code(a.emit.at(0)) == lb::errc::context_overflow);
 }
 
-BOOST_AUTO_TEST_CASE(retry_policy_delays) {
-    lb::retry_policy p{.max_attempts = 5, .initial_backoff = ms(500), .multiplier = 2.0, .max_backoff = ms(3000)};
-    BOOST_TEST(p.delay(1).count() == 500);
-    BOOST_TEST(p.delay(2).count() == 1000);
-    BOOST_TEST(p.delay(3).count() == 2000);
-    BOOST_TEST(p.delay(4).count() == 3000);
-    BOOST_TEST(p.delay(1, ms(1200)).count() == 1200); // the provider's Retry-After when longer
-    BOOST_TEST(p.delay(1, ms(60000)).count() == 3000); // capped
+BOOST_AUTO_TEST_CASE(retry_pauses_follow_the_retry_options) {
+    // The loop's pauses are next_delay's (model/retry.hpp), the one policy of the library:
+    // the exponential backoff, and a provider's Retry-After waited for exactly, cut to
+    // max_retry_after.
+    auto c = config();
+    c.retry = {.max_attempts = 5, .initial_delay = ms(500), .multiplier = 2.0, .max_delay = ms(3000),
+               .jitter = lb::retry_jitter::none, .max_retry_after = ms(10'000)};
+    lb::detail::llm_loop loop(c);
+    auto h = history("x");
+    loop.begin_step(h, "");
+    auto fail = [&](std::optional<ms> retry_after) {
+        return loop.on_model_response(lb::llm_response::failure(lb::errc::transient, "503", retry_after));
+    };
+    BOOST_TEST(fail(std::nullopt).delay.count() == 500);
+    BOOST_TEST(fail(std::nullopt).delay.count() == 1000);
+    BOOST_TEST(fail(ms(1200)).delay.count() == 1200);   // Retry-After, exactly (shorter than 2000)
+    BOOST_TEST(fail(ms(60'000)).delay.count() == 10'000); // cut to max_retry_after
+    auto last = fail(std::nullopt);                         // the fifth attempt failed: no more
+    BOOST_TEST((last.kind == llm_action_kind::done));
+    BOOST_TEST(loop.failed_attempts() == 5);
+    // A new step starts a new count.
+    loop.begin_step(h, "");
+    BOOST_TEST(fail(std::nullopt).delay.count() == 500);
+}
+
+BOOST_AUTO_TEST_CASE(the_default_config_does_not_retry) {
+    // What the driver gives a model that retries itself: one attempt per step.
+    auto c = config();
+    c.retry = lb::detail::llm_loop_config{}.retry;
+    BOOST_TEST(c.retry.max_attempts == 1u);
+    lb::detail::llm_loop loop(c);
+    auto h = history("x");
+    loop.begin_step(h, "");
+    auto a = loop.on_model_response(lb::llm_response::failure(lb::errc::transient, "503 after 4 attempts"));
+    BOOST_TEST((a.kind == llm_action_kind::done));
+    BOOST_TEST((a.reason == lb::llm_stop::model_error));
+    BOOST_TEST(a.emit.at(0).error().value_or("") ==
+               "model call of agent 'assistant' failed: temporary failure: retry later: 503 after 4 attempts");
+}
+
+BOOST_AUTO_TEST_CASE(jittered_pauses_stay_under_the_backoff) {
+    auto c = config();
+    c.retry = {.max_attempts = 4, .initial_delay = ms(400), .multiplier = 2.0, .max_delay = ms(30'000)};
+    c.retry_seed = 7; // full jitter: uniform in [0, 400 x 2^(n-1))
+    lb::detail::llm_loop loop(c);
+    auto h = history("x");
+    loop.begin_step(h, "");
+    const long bounds[] = {400, 800, 1600};
+    for (long bound : bounds) {
+        auto a = loop.on_model_response(lb::llm_response::failure(lb::errc::transient, "503"));
+        BOOST_TEST_REQUIRE((a.kind == llm_action_kind::retry_model));
+        BOOST_TEST(a.delay.count() >= 0);
+        BOOST_TEST(a.delay.count() < bound);
+    }
 }
 
 BOOST_AUTO_TEST_CASE(history_selection_by_branch_and_scope) {

@@ -212,7 +212,7 @@ BOOST_AUTO_TEST_CASE(a_retried_call_streams_under_a_new_id) {
     asio::io_context io;
     fails_once_model m{io.get_executor()};
     lb::llm_agent<fails_once_model> agent({.name = "assistant", .model = m,
-                                           .retry = {.max_attempts = 2, .initial_backoff = std::chrono::milliseconds(1)}});
+                                           .retry = {.max_attempts = 2, .initial_delay = std::chrono::milliseconds(1)}});
     auto ctx = make_ctx(io, "hi");
     auto r = drain(io, ctx, agent.run(ctx));
     BOOST_REQUIRE(!r.error);
@@ -572,9 +572,10 @@ BOOST_AUTO_TEST_CASE(transient_errors_are_retried_with_backoff) {
     lb::llm_agent agent({.name = "assistant",
                          .model = m,
                          .retry = {.max_attempts = 3,
-                                   .initial_backoff = std::chrono::milliseconds(20),
+                                   .initial_delay = std::chrono::milliseconds(20),
                                    .multiplier = 2.0,
-                                   .max_backoff = std::chrono::milliseconds(1000)}});
+                                   .max_delay = std::chrono::milliseconds(1000),
+                                   .jitter = lb::retry_jitter::none}});
     auto ctx = make_ctx(io, "hi");
     auto r = drain(io, ctx, agent.run(ctx));
     BOOST_REQUIRE(!r.error);
@@ -596,7 +597,7 @@ BOOST_AUTO_TEST_CASE(every_attempt_sends_the_whole_request_and_before_model_sees
                          .instruction = "Be brief.",
                          .model = m,
                          .tools = lb::tools(lb::function_tool("add", "Adds", add)),
-                         .retry = {.max_attempts = 3, .initial_backoff = std::chrono::milliseconds(1)},
+                         .retry = {.max_attempts = 3, .initial_delay = std::chrono::milliseconds(1)},
                          .before_model = [&before](lb::callback_context&, lb::llm_request& req) -> std::optional<lb::llm_response> {
                              req.system_instruction += " #" + std::to_string(++before);
                              return std::nullopt;
@@ -629,7 +630,7 @@ BOOST_AUTO_TEST_CASE(exhausted_retries_end_with_a_clear_error_event) {
     auto m = model_of(io, {lb::scripted_reply::transient("overloaded (529)"), lb::scripted_reply::transient("overloaded (529)")});
     lb::llm_agent agent({.name = "assistant",
                          .model = m,
-                         .retry = {.max_attempts = 2, .initial_backoff = std::chrono::milliseconds(1)}});
+                         .retry = {.max_attempts = 2, .initial_delay = std::chrono::milliseconds(1)}});
     auto ctx = make_ctx(io, "hi");
     auto r = drain(io, ctx, agent.run(ctx));
     BOOST_REQUIRE(!r.error);
@@ -638,6 +639,55 @@ BOOST_AUTO_TEST_CASE(exhausted_retries_end_with_a_clear_error_event) {
     BOOST_TEST(st[0]->error().value_or("") ==
                "model call of agent 'assistant' failed after 2 attempts: temporary failure: retry later: overloaded (529)");
     BOOST_TEST(lb::agent_error_code(*st[0]) == lb::errc::transient);
+}
+
+namespace {
+// A model that says it retries its own transient failures, as openai_model and
+// anthropic_model do: what reaches the agent is the final word.
+struct self_retrying_model {
+    lb::scripted_model inner;
+    std::string_view name() const { return inner.name(); }
+    asio::any_io_executor get_executor() const { return inner.get_executor(); }
+    lb::llm_stream generate(lb::llm_request r) { return inner.generate(std::move(r)); }
+    bool retries_transient() const noexcept { return true; }
+};
+static_assert(lb::model<self_retrying_model>);
+} // namespace
+
+// One retry layer: the agent does not retry a model that retries itself, also when an
+// any_model wraps it; it retries one that does not, with its own retry options.
+BOOST_AUTO_TEST_CASE(a_model_that_retries_itself_is_not_retried_again) {
+    asio::io_context io;
+    auto m = model_of(io, {lb::scripted_reply::transient("503 (after 4 attempts)"), lb::scripted_reply::text("never")});
+    self_retrying_model sm{m};
+    BOOST_TEST(lb::model_retries_transient(sm));
+    BOOST_TEST(!lb::model_retries_transient(m));
+    BOOST_TEST(lb::model_retries_transient(lb::any_model(sm)));
+    BOOST_TEST(!lb::model_retries_transient(lb::any_model(m)));
+
+    lb::llm_agent<lb::any_model> agent(
+        {.name = "assistant", .model = lb::any_model(sm), .retry = {.max_attempts = 4, .initial_delay = std::chrono::milliseconds(1)}});
+    auto ctx = make_ctx(io, "hi");
+    auto r = drain(io, ctx, agent.run(ctx));
+    BOOST_REQUIRE(!r.error);
+    BOOST_TEST(m.request_count() == 1u);
+    auto st = r.stored();
+    BOOST_REQUIRE(st.size() == 1u);
+    BOOST_TEST(st[0]->error().value_or("") ==
+               "model call of agent 'assistant' failed: temporary failure: retry later: 503 (after 4 attempts)");
+    BOOST_TEST(lb::agent_error_code(*st[0]) == lb::errc::transient);
+
+    // The same script without the claim: retried by the agent, which then gets the answer.
+    auto m2 = model_of(io, {lb::scripted_reply::transient("503"), lb::scripted_reply::text("ok")});
+    lb::llm_agent<lb::any_model> agent2(
+        {.name = "assistant", .model = lb::any_model(m2), .retry = {.max_attempts = 4, .initial_delay = std::chrono::milliseconds(1)}});
+    auto ctx2 = make_ctx(io, "hi");
+    auto r2 = drain(io, ctx2, agent2.run(ctx2));
+    BOOST_REQUIRE(!r2.error);
+    BOOST_TEST(m2.request_count() == 2u);
+    auto st2 = r2.stored();
+    BOOST_REQUIRE(st2.size() == 1u);
+    BOOST_TEST(st2[0]->text() == "ok");
 }
 
 BOOST_AUTO_TEST_CASE(context_overflow_is_surfaced_not_retried) {
@@ -1069,7 +1119,7 @@ BOOST_AUTO_TEST_CASE(max_llm_calls_counts_retries_and_every_agent_of_the_invocat
     // next agent finds the budget spent.
     auto first = model_of(io, {lb::scripted_reply::transient(), lb::scripted_reply::text("first answer")});
     auto second = model_of(io, {lb::scripted_reply::text("second answer")});
-    lb::llm_agent<> a({.name = "a", .model = first, .retry = {.max_attempts = 3, .initial_backoff = std::chrono::milliseconds(1)}});
+    lb::llm_agent<> a({.name = "a", .model = first, .retry = {.max_attempts = 3, .initial_delay = std::chrono::milliseconds(1)}});
     lb::llm_agent<> b({.name = "b", .model = second});
     auto ctx = make_ctx(io, "hi", false, {}, 2);
     auto ra = drain(io, ctx, a.run(ctx.for_agent("a")));

@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
 #include <libretto/provider/provider_error.hpp>
-#include <libretto/provider/retry_policy.hpp>
+#include <libretto/model/retry.hpp>
 
 #include <boost/test/unit_test.hpp>
 
@@ -272,7 +272,7 @@ BOOST_AUTO_TEST_CASE(bad_values_give_nothing) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
-BOOST_AUTO_TEST_SUITE(retry_policy)
+BOOST_AUTO_TEST_SUITE(retry_options_suite)
 
 BOOST_AUTO_TEST_CASE(no_jitter_doubles_up_to_the_cap) {
     lb::retry_options o{.max_attempts = 10, .initial_delay = 100ms, .multiplier = 2.0, .max_delay = 1000ms,

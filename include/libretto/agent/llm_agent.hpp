@@ -143,7 +143,11 @@ struct llm_agent_options {
     generation_options generation{};
     /// Model calls (steps) per run; reaching it ends the run with an error event.
     std::size_t max_steps = 10;
-    retry_policy retry{};
+    /// Retries of a transient model failure, for a model that does not retry itself
+    /// (model_retries_transient is false: scripted_model, a model of one's own). Unused
+    /// for openai_model and anthropic_model (also inside an any_model): they retry with
+    /// their provider_http_options::retry, and the agent calls them once per step.
+    retry_options retry{};
     history_scope history = history_scope::branch;
     before_model_callback before_model{};
     after_model_callback after_model{};
@@ -396,7 +400,11 @@ private:
         c.generation = o_.generation;
         c.output_key = o_.output_key;
         c.max_steps = o_.max_steps;
-        c.retry = o_.retry;
+        // One layer retries: the model, if it does; else this agent.
+        if (!model_retries_transient(model_)) {
+            c.retry = o_.retry;
+            c.retry_seed = 0; // the jitter seeded from the clock, at the first retry
+        }
         c.history = o_.history;
         c.resumable = ctx_.is_resumable();
         return c;

@@ -27,6 +27,7 @@ class any_model {
         virtual std::string_view name() const noexcept = 0;
         virtual boost::asio::any_io_executor executor() const = 0;
         virtual const void* target(const std::type_info&) const noexcept = 0;
+        virtual bool retries_transient() const noexcept = 0;
     };
 
     template <class M>
@@ -40,6 +41,7 @@ class any_model {
         const void* target(const std::type_info& t) const noexcept override {
             return t == typeid(M) ? &m : nullptr;
         }
+        bool retries_transient() const noexcept override { return model_retries_transient(m); }
     };
 
 public:
@@ -53,6 +55,9 @@ public:
     llm_stream generate(llm_request r) { return p_->generate(std::move(r)); }
     std::string_view name() const noexcept { return p_->name(); }
     executor_type get_executor() const { return p_->executor(); }
+    /// What the wrapped model says (model_retries_transient): llm_agent does not retry a
+    /// wrapped provider model, which retries itself.
+    bool retries_transient() const noexcept { return p_->retries_transient(); }
 
     /// The wrapped model if it is an M, else nullptr.
     template <class M>

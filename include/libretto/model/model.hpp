@@ -10,6 +10,11 @@
 //   cm.get_executor()         -> convertible to asio::any_io_executor (where streams run)
 //
 // plus copy construction (agents hold models by value; copies share connections/state).
+// Optional:
+//
+//   cm.retries_transient()    -> convertible to bool: true if the model retries its own
+//                                transient failures (model_retries_transient, below)
+//
 // The stream's contract is in docs/models.md: zero or more delta chunks, then exactly one
 // chunk whose `final` holds the llm_response, then the end. Model failures (rate limits,
 // context overflow, bad credentials, garbage replies) arrive as that final response with
@@ -43,6 +48,22 @@ concept model = std::copy_constructible<M> && requires(M& m, const M& cm, llm_re
     { cm.name() } -> std::convertible_to<std::string_view>;
     { cm.get_executor() } -> std::convertible_to<boost::asio::any_io_executor>;
 };
+
+/// Whether `m` retries its own transient failures (docs/models.md, "Retries"): what
+/// `m.retries_transient()` says when the model has that member (openai_model and
+/// anthropic_model say true, with their provider_http_options::retry; any_model asks the
+/// model it wraps), else false (scripted_model, most models of one's own). llm_agent
+/// retries a model only when this is false, with llm_agent_options::retry: one layer
+/// retries, never two.
+template <class M>
+bool model_retries_transient(const M& m) noexcept {
+    if constexpr (requires {
+                      { m.retries_transient() } -> std::convertible_to<bool>;
+                  })
+        return static_cast<bool>(m.retries_transient());
+    else
+        return false;
+}
 
 /// Runs one generation to the end and returns its final response (the deltas are
 /// dropped). `m` is taken by value (a model is a cheap handle), so it may be a temporary.

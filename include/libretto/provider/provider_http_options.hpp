@@ -5,7 +5,7 @@
 // provider_http_options: how openai_model and anthropic_model use their transport
 // (docs/provider_models.md). The transport's own limits (timeouts, pool) are its options.
 
-#include <libretto/provider/retry_policy.hpp>
+#include <libretto/model/retry.hpp>
 
 #include <cstddef>
 

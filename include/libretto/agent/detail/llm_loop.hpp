@@ -29,6 +29,7 @@
 #include <libretto/event/filters.hpp>
 #include <libretto/model/llm_request.hpp>
 #include <libretto/model/llm_response.hpp>
+#include <libretto/model/retry.hpp>
 #include <libretto/model/tool_declaration.hpp>
 
 #include <boost/json/array.hpp>
@@ -41,8 +42,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
+#include <random>
 #include <span>
 #include <string>
 #include <string_view>
@@ -50,28 +53,6 @@
 #include <vector>
 
 namespace libretto {
-
-/// How transient model failures (errc::transient, timeouts, dropped connections: see
-/// is_transient) are retried. Other failures are never retried.
-struct retry_policy {
-    /// Attempts in all, the first included: 1 never retries.
-    int max_attempts = 4;
-    /// The pause before the first retry; each later pause is `multiplier` times longer.
-    std::chrono::milliseconds initial_backoff{1000};
-    double multiplier = 2.0;
-    /// No pause is longer, a provider's retry_after included.
-    std::chrono::milliseconds max_backoff{30000};
-
-    /// The pause after failed attempt number `failed` (1-based): the exponential backoff,
-    /// or the provider's retry_after when that is longer, capped at max_backoff.
-    std::chrono::milliseconds delay(int failed, std::optional<std::chrono::milliseconds> retry_after = {}) const {
-        double ms = static_cast<double>(initial_backoff.count()) * std::pow(multiplier, std::max(failed - 1, 0));
-        double cap = static_cast<double>(max_backoff.count());
-        if (retry_after) ms = std::max(ms, static_cast<double>(retry_after->count()));
-        ms = std::clamp(ms, 0.0, cap);
-        return std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(ms));
-    }
-};
 
 /// Which events of the session an llm_agent shows its model (always through
 /// make_context_view's filters, compaction and tool-pair repair).
@@ -164,7 +145,12 @@ struct llm_loop_config {
     // The loop.
     std::optional<std::string> output_key{};
     std::size_t max_steps = 10;
-    retry_policy retry{};
+    /// Retries of a transient model failure (max_attempts 1: none). The driver gives a
+    /// model that retries itself max_attempts 1 (model_retries_transient).
+    retry_options retry{.max_attempts = 1};
+    /// Seeds the jitter of the retry pauses: a fixed seed gives a fixed schedule; 0 seeds
+    /// from the steady clock at the first retry.
+    std::uint32_t retry_seed = 1;
     history_scope history = history_scope::branch;
     bool resumable = false;
 };
@@ -294,11 +280,12 @@ public:
             a.reason = llm_stop::max_steps;
             a.emit.push_back(error_event("agent '" + cfg_.agent_name + "' reached max_steps (" +
                                              std::to_string(cfg_.max_steps) + ") without a final answer",
-                                         {}, llm_stop::max_steps));
+                                         make_error_code(errc::limit_exceeded), llm_stop::max_steps));
             return a;
         }
         ++steps_;
         failed_ = 0;
+        previous_delay_ = std::chrono::milliseconds(0);
         calls_.clear();
         actions_.clear();
         step_escalate_ = false;
@@ -335,10 +322,19 @@ public:
         actions_.merge(std::move(callback_actions));
         if (!r.ok()) {
             ++failed_;
-            if (is_transient(r.error) && failed_ < cfg_.retry.max_attempts) {
-                a.kind = llm_action_kind::retry_model;
-                a.delay = cfg_.retry.delay(failed_, r.retry_after);
-                return a;
+            if (is_transient(r.error)) {
+                if (!rng_seeded_) {
+                    rng_seeded_ = true;
+                    const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+                    rng_.seed(cfg_.retry_seed ? cfg_.retry_seed : static_cast<std::uint32_t>(now));
+                }
+                if (auto pause = next_delay(cfg_.retry, static_cast<std::size_t>(failed_), r.retry_after, rng_,
+                                            previous_delay_)) {
+                    previous_delay_ = *pause;
+                    a.kind = llm_action_kind::retry_model;
+                    a.delay = *pause;
+                    return a;
+                }
             }
             a.kind = llm_action_kind::done;
             a.reason = llm_stop::model_error;
@@ -620,6 +616,9 @@ private:
     event_actions actions_{};
     std::size_t steps_ = 0;
     int failed_ = 0;
+    std::chrono::milliseconds previous_delay_{0}; ///< the last retry pause of this step
+    std::minstd_rand rng_; ///< the retry pauses' jitter
+    bool rng_seeded_ = false;
 };
 
 } // namespace detail

@@ -14,7 +14,7 @@
 #include <libretto/provider/http_header.hpp>
 #include <libretto/provider/provider_error.hpp>
 #include <libretto/provider/provider_http_options.hpp>
-#include <libretto/provider/retry_policy.hpp>
+#include <libretto/model/retry.hpp>
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -188,6 +188,11 @@ public:
     std::string_view name() const noexcept { return config_->options.model; }
     boost::asio::any_io_executor get_executor() const { return transport_.get_executor(); }
     const Options& options() const noexcept { return config_->options; }
+    /// How the model uses HTTP, its retries included.
+    const provider_http_options& http_options() const noexcept { return config_->http; }
+    /// True: the model retries its own transient failures (provider_http_options::retry),
+    /// so llm_agent does not retry it again (model_retries_transient, docs/models.md).
+    bool retries_transient() const noexcept { return true; }
 
 private:
     struct config {

@@ -1,11 +1,17 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
-#ifndef LIBRETTO_PROVIDER_RETRY_POLICY_HPP
-#define LIBRETTO_PROVIDER_RETRY_POLICY_HPP
+#ifndef LIBRETTO_MODEL_RETRY_HPP
+#define LIBRETTO_MODEL_RETRY_HPP
 
-// How long to wait before retrying a transient provider failure: exponential backoff with
-// jitter, a bounded number of attempts, and the provider's Retry-After honoured. Pure (the
-// random source is a parameter), so the schedule is testable and the driver only sleeps.
-// See docs/providers.md ("Retries").
+// The library's one retry policy for transient model failures (errc::transient, timeouts,
+// dropped connections: is_transient): exponential backoff with jitter, a bounded number of
+// attempts, and the provider's Retry-After honoured. Pure (the random source is a
+// parameter), so the schedule is testable and the driver only sleeps.
+//
+// One layer retries, with these options (docs/models.md, "Retries"): a model that talks
+// HTTP (openai_model, anthropic_model: provider_http_options::retry) retries its own
+// transient failures and says so (model_retries_transient, model/model.hpp); llm_agent
+// never retries such a model. A model that does not retry itself (scripted_model, a
+// user's own) is retried by llm_agent with llm_agent_options::retry, the same type.
 
 #include <algorithm>
 #include <chrono>
