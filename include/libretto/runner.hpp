@@ -9,7 +9,8 @@
 //   auto turn = runner.run({.app = "demo", .user = "u1", .session = "s1"}, "Weather in Oslo?");
 //   while (auto ev = co_await turn.next()) { ... }            // errors are thrown here
 //
-// A turn loads the session (the events from its newest compaction on) or creates it,
+// A turn loads the session (what its context view needs: the summaries still shown and the
+// events after the newest covered range, never the covered events) or creates it,
 // stores the user message, runs the agent (the root, or the agent the session last
 // transferred to), stores every non-partial event it yields before asking it for the next
 // one, yields every event to the caller, and runs compaction when the agent's stream ends.
@@ -29,7 +30,7 @@
 #include <libretto/detail/session_cache.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/event.hpp>
-#include <libretto/session/detail/store_message.hpp>
+#include <libretto/diagnostics.hpp>
 #include <libretto/session/session.hpp>
 #include <libretto/session/state.hpp>
 #include <libretto/session/store.hpp>
@@ -92,10 +93,10 @@ struct runner_options {
     /// Sessions kept in the runner between their turns (least recently used out; 0: none).
     /// A turn of a cached session reads from the store only what changed since its previous
     /// turn in this runner (its last event again, to check that the copy is still the
-    /// store's, and what other writers appended) instead of every event from the newest
-    /// compaction on; anything unexpected (the session deleted or re-created, a gap) loads
-    /// it whole. Each cached session holds what a turn would load: its events from the
-    /// newest compaction on.
+    /// store's, and what other writers appended) instead of what a turn loads (the shown
+    /// summaries and the events no compaction covers); anything unexpected (the session
+    /// deleted or re-created, a gap) loads it again. Each cached session holds what a turn
+    /// would load.
     std::size_t cached_sessions = 256;
 };
 
@@ -119,6 +120,9 @@ struct turn_state {
     /// on the turn's own executor.
     libretto::session scratch;
     std::size_t stored = 0; ///< events stored by this turn
+    /// What the store said about the turn's latest failed call (docs/errors.md): one per
+    /// turn, as the turn's store calls come one after the other.
+    diagnostics diag;
 };
 
 /// What a turn is asked to do, and the turn's own state: one block, which the turn's
@@ -222,12 +226,8 @@ void store_event_now(Core& core, turn_state& t, event& ev, bool give_back = true
     t.scratch.last_sequence = s.last_sequence;
     t.scratch.events.clear();
     std::int64_t seq = 0;
-    clear_store_message();
-    const auto ec = core.store->append_shared(t.scratch, std::move(node), seq);
-    // The call was synchronous, on this thread: what the store noted on this thread is
-    // about this append (store_message.hpp), whatever other threads' appends did.
-    const std::string said = ec ? take_store_message() : std::string();
-    finish_store(t, ev, index, ec, seq, give_back, node_out, said);
+    const auto ec = core.store->append_shared(t.scratch, std::move(node), seq, &t.diag);
+    finish_store(t, ev, index, ec, seq, give_back, node_out, ec ? t.diag.message() : std::string_view());
 }
 
 /// Stores `ev` (a non-partial event of the turn) and mirrors it into the turn's session.
@@ -253,19 +253,14 @@ boost::asio::awaitable<void> store_event(Core& core, turn_state& t, event& ev, b
         t.scratch.events.clear();
         boost::system::error_code ec;
         auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
-        auto op = core.store->async_append(t.scratch, std::move(ev), std::move(token));
+        auto op = core.store->async_append(t.scratch, std::move(ev), t.diag, std::move(token));
         const std::int64_t seq = co_await std::move(op);
-        // The store's own words on this append's failure, carried by its completion
-        // (store_message.hpp): exact, whatever other sessions' appends did meanwhile.
-        const std::string said = ec ? take_store_message() : std::string();
-        finish_store(t, ev, index, ec, seq, give_back, node_out, said);
+        finish_store(t, ev, index, ec, seq, give_back, node_out, ec ? t.diag.message() : std::string_view());
     }
 }
 
 template <class Store>
-concept flushable_store = requires(Store& s, session_key k) {
-    s.async_flush(k, boost::asio::redirect_error(boost::asio::use_awaitable, std::declval<boost::system::error_code&>()));
-};
+concept flushable_store = flushable_session_store<Store>;
 
 /// "" or " (what the store said)", for an error message.
 inline std::string store_said_suffix(std::string said) {
@@ -276,7 +271,7 @@ inline std::string store_said_suffix(std::string said) {
 /// The turn's flush; a failure comes with what the store said about it.
 struct flush_result {
     boost::system::error_code ec;
-    std::string said;
+    diagnostics diag;
 };
 
 template <class Core>
@@ -286,9 +281,8 @@ boost::asio::awaitable<flush_result> flush_turn(Core& core, const turn_state& t)
         if (t.stored == 0) co_return r;
         session_key k = t.key;
         auto token = boost::asio::redirect_error(boost::asio::use_awaitable, r.ec);
-        auto op = core.store->async_flush(std::move(k), std::move(token));
+        auto op = core.store->async_flush(std::move(k), r.diag, std::move(token));
         co_await std::move(op);
-        if (r.ec) r.said = take_store_message();
     }
     co_return r;
 }
@@ -371,7 +365,7 @@ inline resume_target find_resume_target(const session& s, const content& respons
         }
         if (!call)
             throw_turn_error(errc::not_found, "resume: no tool call '" + r->tool_call_id + "' in " + session_name(key) +
-                                                  " (searched the events from the newest compaction on)");
+                                                  " (searched the events a turn loads: those no compaction covers)");
         if (!any) {
             target = {call->invocation_id, call->author, call->branch};
             any = true;
@@ -458,17 +452,18 @@ compactor_options compactor_options_of(const C& c) {
 }
 
 /// The events a plan covers, with everything after them: the turn's session when it holds
-/// the whole range, else the range read again from the store (a plan may start before the
-/// events the turn loaded, e.g. a sliding window's overlap).
+/// what prepare_compaction needs (the whole range, or for a rolling summary the summary it
+/// rolls up and the events after that: holds_plan_events), else the range read again from
+/// the store (a plan may start before the events the turn loaded).
 template <class Core>
 boost::asio::awaitable<std::optional<event_list>> events_for_plan(Core& core, turn_state& t,
                                                                          const compaction_plan& plan) {
     const auto& ev = t.sess->events;
-    if (!ev.empty() && ev.front().sequence <= plan.first_sequence) co_return std::nullopt; // use the session
+    if (holds_plan_events(event_span(ev), plan)) co_return std::nullopt; // use the session
     get_options go;
     go.from_sequence = plan.first_sequence;
     session_key k = t.key;
-    auto op = core.store->async_get(std::move(k), std::move(go), boost::asio::use_awaitable);
+    auto op = core.store->async_get(std::move(k), std::move(go), t.diag, boost::asio::use_awaitable);
     std::optional<session> read = co_await std::move(op);
     if (!read) throw_turn_error(errc::not_found, session_name(t.key) + " vanished during compaction");
     co_return std::move(read->events);
@@ -522,7 +517,7 @@ boost::asio::awaitable<event> store_compaction(Core& core, turn_state& t, event 
         get_options go;
         go.from_sequence = t.sess->last_sequence + 1;
         session_key k = t.key;
-        auto op = core.store->async_get(std::move(k), std::move(go), boost::asio::use_awaitable);
+        auto op = core.store->async_get(std::move(k), std::move(go), t.diag, boost::asio::use_awaitable);
         std::optional<session> fresh = co_await std::move(op);
         if (!fresh) std::rethrow_exception(failure);
         session& s = *t.sess;
@@ -646,12 +641,12 @@ compaction_hook overflow_hook(std::shared_ptr<Core> core, turn_state& t) {
     };
 }
 
-/// A failed get or create of the turn's session: throws naming it, the error and, when the
-/// store noted one for this operation, what the store said (store_message.hpp). A
-/// never-blocking store's call was synchronous, on this thread: its note is this one too.
-[[noreturn]] inline void throw_store_failure(boost::system::error_code ec, std::string_view doing, const session_key& k) {
+/// A failed get or create of the turn's session: throws naming it, the error and what the
+/// store said in the call's diagnostics.
+[[noreturn]] inline void throw_store_failure(boost::system::error_code ec, std::string_view doing, const session_key& k,
+                                             const diagnostics& said) {
     throw_turn_error(ec, std::string(doing) + " " + session_name(k) + " failed: " + ec.message() +
-                             store_said_suffix(take_store_message()));
+                             store_said_suffix(said.message()));
 }
 
 /// What a turn's session is created with when the store has none.
@@ -676,7 +671,7 @@ inline void take_created_session(const turn_state& t, boost::system::error_code 
                                  std::optional<session>& loaded, bool& created_elsewhere) {
     if (!ec) loaded.emplace(std::move(created));
     else if (ec == errc::already_exists) created_elsewhere = true;
-    else throw_store_failure(ec, "creating", t.key);
+    else throw_store_failure(ec, "creating", t.key, t.diag);
 }
 
 /// The loaded session becomes the turn's.
@@ -693,39 +688,43 @@ inline void adopt_turn_session(turn_state& t, std::optional<session>& loaded) {
     t.scratch.user_id = t.sess->user_id;
 }
 
-inline get_options from_newest_compaction() {
+/// What a turn loads: what a context view of the session needs (get_options::context_only:
+/// the shown summaries and the events after the newest covered range, never the covered
+/// events), with the newest compaction's range too for a strategy that plans from it.
+template <class Compaction>
+get_options turn_load_options(const Compaction& c) {
     get_options go;
-    go.from_newest_compaction = true;
+    go.context_only = true;
+    go.with_newest_range = plans_from_newest_range(c);
     return go;
 }
 
-/// Step 2 of a turn: the session (what the context needs: its events from the newest
-/// compaction on), from the runner's cache brought up to date, else from the store, else
+/// Step 2 of a turn: the session (what the context needs: turn_load_options), from the
+/// runner's cache brought up to date, else from the store, else
 /// created. This is the plain function for a never-blocking store (its calls complete at
 /// once: no coroutine frame); load_turn_session is the same for the other stores.
 template <class Core>
 void load_turn_session_now(Core& core, turn_state& t, const std::string& cache_key, bool resume) {
     auto& store = *core.store;
     auto call = [&](auto&& op, const char* doing) {
-        clear_store_message();
-        if (auto ec = op()) throw_store_failure(ec, doing, t.key);
+        if (auto ec = op()) throw_store_failure(ec, doing, t.key, t.diag);
     };
     std::optional<session> loaded = core.cache.take(cache_key);
     if (loaded) {
         get_options go;
         go.from_sequence = loaded->last_sequence;
         std::optional<session> fresh;
-        call([&] { return store.get(t.key, go, fresh); }, "loading");
-        if (!fresh || !refresh_cached_session(*loaded, std::move(*fresh))) loaded.reset();
+        call([&] { return store.get(t.key, go, fresh, &t.diag); }, "loading");
+        if (!fresh || !refresh_cached_session(*loaded, std::move(*fresh), plans_from_newest_range(core.compaction)))
+            loaded.reset();
     }
-    const get_options whole = from_newest_compaction();
+    const get_options whole = turn_load_options(core.compaction);
     for (bool created_elsewhere = false; !loaded;) {
-        call([&] { return store.get(t.key, whole, loaded); }, "loading");
+        call([&] { return store.get(t.key, whole, loaded, &t.diag); }, "loading");
         if (loaded) break;
         check_turn_session_missing(t, created_elsewhere, resume);
         session created;
-        clear_store_message();
-        const boost::system::error_code ec = store.create(turn_create_options(t), created);
+        const boost::system::error_code ec = store.create(turn_create_options(t), created, &t.diag);
         take_created_session(t, ec, std::move(created), loaded, created_elsewhere);
     }
     adopt_turn_session(t, loaded);
@@ -743,25 +742,26 @@ boost::asio::awaitable<void> load_turn_session(Core& core, turn_state& t, const 
         go.from_sequence = loaded->last_sequence;
         session_key k = t.key;
         boost::system::error_code ec;
-        auto op = store.async_get(std::move(k), std::move(go), boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+        auto op = store.async_get(std::move(k), std::move(go), t.diag, boost::asio::redirect_error(boost::asio::use_awaitable, ec));
         std::optional<session> fresh = co_await std::move(op);
-        if (ec) throw_store_failure(ec, "loading", t.key);
-        if (!fresh || !refresh_cached_session(*loaded, std::move(*fresh))) loaded.reset();
+        if (ec) throw_store_failure(ec, "loading", t.key, t.diag);
+        if (!fresh || !refresh_cached_session(*loaded, std::move(*fresh), plans_from_newest_range(core.compaction)))
+            loaded.reset();
     }
-    const get_options whole = from_newest_compaction();
+    const get_options whole = turn_load_options(core.compaction);
     for (bool created_elsewhere = false; !loaded;) {
         {
             session_key k = t.key;
             boost::system::error_code ec;
-            auto op = store.async_get(std::move(k), whole, boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+            auto op = store.async_get(std::move(k), whole, t.diag, boost::asio::redirect_error(boost::asio::use_awaitable, ec));
             loaded = co_await std::move(op);
-            if (ec) throw_store_failure(ec, "loading", t.key);
+            if (ec) throw_store_failure(ec, "loading", t.key, t.diag);
         }
         if (loaded) break;
         check_turn_session_missing(t, created_elsewhere, resume);
         boost::system::error_code ec;
         auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
-        auto op = store.async_create(turn_create_options(t), std::move(token));
+        auto op = store.async_create(turn_create_options(t), t.diag, std::move(token));
         session created = co_await std::move(op);
         take_created_session(t, ec, std::move(created), loaded, created_elsewhere);
     }
@@ -937,7 +937,7 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
         co_await std::move(yield);
     }
 
-    // 2. The session: what the context needs (from the newest compaction on), or a new one.
+    // 2. The session: what the context needs (turn_load_options), or a new one.
     if constexpr (never_blocking_store<typename Core::store_type>) {
         load_turn_session_now(*core, t, cache_key, req.resume);
     } else {
@@ -1012,7 +1012,7 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
     if (failure) std::rethrow_exception(failure);
     if (finished && flushed.ec)
         throw_turn_error(flushed.ec, "flushing " + session_name(t.key) + " at the end of the turn failed: " +
-                                         flushed.ec.message() + store_said_suffix(std::move(flushed.said)));
+                                         flushed.ec.message() + store_said_suffix(flushed.diag.message()));
     // Kept for the session's next turn, unless something still shares it (an agent kept
     // its context) or the turn did not end well (it was taken out above).
     if (finished && t.sess.use_count() == 1) core->cache.put(std::move(cache_key), std::move(*t.sess));

@@ -18,6 +18,8 @@
 // locking, recovery and maintenance. POSIX only (Linux: /proc is read for process start
 // times).
 
+#include <libretto/async.hpp>
+#include <libretto/diagnostics.hpp>
 #include <libretto/event/detail/event_slab.hpp>
 #include <libretto/event/json.hpp>
 #include <libretto/session/detail/jsonl_decode.hpp>
@@ -25,6 +27,7 @@
 #include <libretto/session/detail/jsonl_format.hpp>
 #include <libretto/session/detail/await_inline.hpp>
 #include <libretto/session/detail/post_result.hpp>
+#include <libretto/session/detail/store_op.hpp>
 #include <libretto/session/detail/store_logic.hpp>
 #include <libretto/session/store.hpp>
 
@@ -113,26 +116,6 @@ struct jsonl_recovery {
     std::int64_t last_sequence = 0;  ///< newest event kept
     std::uint64_t line = 0;          ///< first bad line (1 is the header)
     std::string reason{};
-};
-
-/// Details of the last operation that failed with corrupt_data, io_error or busy, or with
-/// invalid_argument: a refused id or option (which, and why), or an event holding a string
-/// that is not valid UTF-8.
-struct jsonl_diagnostic {
-    boost::system::error_code code{};
-    std::filesystem::path file{};
-    std::uint64_t line = 0;    ///< 1-based line (1 is the header); 0: not about a line
-    std::uint64_t offset = 0;  ///< byte offset in `file`
-    std::string detail{};
-
-    /// "<file>:<line>: <detail>".
-    std::string message() const {
-        std::string m = file.string();
-        if (line) m += ":" + std::to_string(line);
-        m += ": " + code.message();
-        if (!detail.empty()) m += " (" + detail + ")";
-        return m;
-    }
 };
 
 /// What the store's last get read (for tests and benchmarks).
@@ -389,10 +372,6 @@ public:
         std::lock_guard g(mu);
         return recoveries_;
     }
-    std::optional<jsonl_diagnostic> last_diagnostic() const {
-        std::lock_guard g(mu);
-        return diag_;
-    }
     jsonl_read_stats last_read_stats() const {
         std::lock_guard g(mu);
         return stats_;
@@ -411,16 +390,16 @@ public:
 
     // ---- operations -------------------------------------------------------------------
 
-    error_code create(create_options o, session& out) {
+    error_code create(diagnostics* d, create_options o, session& out) {
         if (auto ec = detail::validate_key(o.app_name, o.user_id, o.session_id.empty() ? "-" : o.session_id))
-            return bad_key(ec, detail::key_problem(o.app_name, o.user_id, o.session_id.empty() ? "-" : o.session_id));
+            return bad_key(d, ec, detail::key_problem(o.app_name, o.user_id, o.session_id.empty() ? "-" : o.session_id));
         if (o.session_id.empty()) o.session_id = event::new_id();
         const session_key k{o.app_name, o.user_id, o.session_id};
         auto routed = detail::route_delta(o.state);
         const fs::path sdir = session_dir(k);
-        if (auto ec = make_dirs(sdir.parent_path())) return ec;
+        if (auto ec = make_dirs(d, sdir.parent_path())) return ec;
         if (::mkdir(sdir.c_str(), 0755) != 0) {
-            if (errno != EEXIST) return io_fail(errno_code(), sdir, "mkdir");
+            if (errno != EEXIST) return io_fail(d, errno_code(), sdir, "mkdir");
             std::error_code fec;
             if (fs::exists(sdir / "transcript.jsonl", fec)) return errc::already_exists;
             // A directory without a transcript: an interrupted create, or one in progress
@@ -437,9 +416,9 @@ public:
         lock_holder h;
         auto ec = sp->lock.acquire(sdir / "lock", lock_opt, nonce, &h, [this, p = sp.get()] { release_idle_leases(p); });
         if (ec == errc::busy) return errc::already_exists; // its creator holds it
-        if (ec == errc::not_found) return io_fail(errno_code(ENOENT), sdir, "session directory vanished");
-        if (ec) return io_fail(ec, sdir / "lock", "lock");
-        ec = create_locked(k, routed, sp, out);
+        if (ec == errc::not_found) return io_fail(d, errno_code(ENOENT), sdir, "session directory vanished");
+        if (ec) return io_fail(d, ec, sdir / "lock", "lock");
+        ec = create_locked(d, k, routed, sp, out);
         after_write(sp, false);
         if (ec) {
             if (!sp->data) sp->lock.release();
@@ -449,7 +428,7 @@ public:
         return {};
     }
 
-    error_code create_locked(const session_key& k, const detail::routed_delta& routed,
+    error_code create_locked(diagnostics* d, const session_key& k, const detail::routed_delta& routed,
                              const std::shared_ptr<open_session>& sp, session& out) {
         const fs::path sdir = sp->dir;
         error_code ec;
@@ -465,10 +444,10 @@ public:
             if (!kv.value().is_null()) h_.state[kv.key()] = kv.value();
         const std::string line = header_line(h_);
         const fs::path tp = sdir / "transcript.jsonl";
-        if (auto e = write_file_atomic(tp, line, durable(), nonce)) return io_fail(e, tp, "create transcript");
+        if (auto e = write_file_atomic(tp, line, durable(), nonce)) return io_fail(d, e, tp, "create transcript");
         if (durable())
-            if (auto e = fsync_dir(sdir.parent_path())) return io_fail(e, sdir.parent_path(), "fsync");
-        if (auto e = write_shared_scopes(k, routed)) {
+            if (auto e = fsync_dir(sdir.parent_path())) return io_fail(d, e, sdir.parent_path(), "fsync");
+        if (auto e = write_shared_scopes(d, k, routed)) {
             // Nothing created: without its transcript the session does not exist.
             std::error_code rfec;
             fs::remove(tp, rfec);
@@ -477,9 +456,9 @@ public:
         }
         // Install the open session.
         auto f = std::make_shared<file>(file::open(tp, O_RDWR | O_APPEND, ec));
-        if (ec) return io_fail(ec, tp, "open");
+        if (ec) return io_fail(d, ec, tp, "open");
         struct stat st;
-        if (::fstat(f->get(), &st) != 0) return io_fail(errno_code(), tp, "fstat");
+        if (::fstat(f->get(), &st) != 0) return io_fail(d, errno_code(), tp, "fstat");
         sp->data = std::move(f);
         sp->dev = st.st_dev;
         sp->ino = st.st_ino;
@@ -493,19 +472,19 @@ public:
         index_entry ie{k.user_id, k.session_id, static_cast<std::uint64_t>(st.st_ino), static_cast<std::uint64_t>(st.st_size),
                        mtime_ns(st), h_.created, h_.created, 0};
         json::object app_state, user_state;
-        if (auto e = read_shared(app_dir(k.app_name) / "state.json", app_state)) return e;
-        if (auto e = read_shared(user_dir(k.app_name, k.user_id) / "state.json", user_state)) return e;
+        if (auto e = read_shared(d, app_dir(k.app_name) / "state.json", app_state)) return e;
+        if (auto e = read_shared(d, user_dir(k.app_name, k.user_id) / "state.json", user_state)) return e;
         out = make_session(k, sp->cp, app_state, user_state);
         index_update(k.app_name, &ie, nullptr);
         return {};
     }
 
-    error_code get(const session_key& k, const get_options& o, std::optional<session>& out) {
+    error_code get(diagnostics* d, const session_key& k, const get_options& o, std::optional<session>& out) {
         out.reset();
-        if (auto ec = detail::validate_key(k)) return bad_key(ec, detail::key_problem(k));
+        if (auto ec = detail::validate_key(k)) return bad_key(d, ec, detail::key_problem(k));
         std::shared_ptr<open_session> sp;
         std::unique_lock<std::mutex> lk;
-        if (auto ec = enter(k, false, sp, lk)) return ec;
+        if (auto ec = enter(d, k, false, sp, lk)) return ec;
         if (!sp) return {};
         open_session& s = *sp;
         jsonl_read_stats st;
@@ -518,23 +497,54 @@ public:
         r.last_update_time = s.cp.last_update;
         r.last_sequence = s.cp.last_sequence;
         json::object sstate = s.cp.state;
-        // Which events: the range filters narrow the first sequence to read.
+        // Which events: the range filters narrow the first sequence to read; context_only
+        // reads the ranges a context view needs (the shown summaries, what they leave out).
         const std::int64_t last = s.cp.last_sequence;
         std::int64_t from = 1;
         if (o.from_sequence) from = std::max(from, *o.from_sequence);
-        if (o.from_newest_compaction && s.cp.compaction_first > 0) from = std::max(from, s.cp.compaction_first);
-        if (o.num_recent_events && !o.from_timestamp && *o.num_recent_events < static_cast<std::size_t>(last))
+        const bool context = o.context_only && !s.cp.shown.empty();
+        if (!context && o.num_recent_events && !o.from_timestamp && *o.num_recent_events < static_cast<std::size_t>(last))
             from = std::max(from, last - static_cast<std::int64_t>(*o.num_recent_events) + 1);
-        const bool want_events = !(o.num_recent_events && *o.num_recent_events == 0) && from <= last;
-        std::uint64_t start = 0, end = s.cp.covered;
-        std::int64_t start_seq = 0;
-        if (want_events) std::tie(start, start_seq) = s.cp.seek(from);
+        std::vector<detail::sequence_range> ranges;
+        if (context) ranges = detail::clip_ranges(s.cp.shown.load_ranges(o.with_newest_range), from);
+        else ranges.push_back({from, last});
+        std::erase_if(ranges, [&](const detail::sequence_range& r) { return r.first > last; });
+        if (o.num_recent_events && *o.num_recent_events == 0) ranges.clear();
+        struct span { // one read: [start, end) of the file, lines start_seq.., decoded first..last
+            std::uint64_t start, end;
+            std::int64_t start_seq, end_seq, first, last;
+        };
+        std::vector<span> spans;
+        spans.reserve(ranges.size());
+        for (const auto& r : ranges) {
+            span x{};
+            x.first = r.first;
+            x.last = std::min(r.last, last);
+            std::tie(x.start, x.start_seq) = s.cp.seek(x.first);
+            std::tie(x.end, x.end_seq) = s.cp.seek_after(x.last);
+            spans.push_back(x);
+        }
+        const bool want_events = !spans.empty();
         auto data = s.data;
         const fs::path transcript = s.transcript;
-        lk.unlock(); // [0, end) is verified and append-only: read it without the session
+        lk.unlock(); // [0, covered) is verified and append-only: read it without the session
         if (want_events) {
             event_list decoded;
-            if (auto ec = read_events(data->get(), transcript, start, end, start_seq, from, last, decoded, st)) return ec;
+            std::size_t want = 0;
+            for (const auto& x : spans) want += static_cast<std::size_t>(x.last - x.first + 1);
+            decoded.reserve(want);
+            for (std::size_t i = 0; i < spans.size(); ++i) {
+                const span& x = spans[i];
+                jsonl_read_stats one;
+                if (auto ec = read_events(d, data->get(), transcript, x.start, x.end, x.start_seq, x.end_seq, x.first,
+                                          x.last, decoded, one))
+                    return ec;
+                if (i == 0) {
+                    st.read_offset = one.read_offset;
+                    st.parse_offset = one.parse_offset;
+                }
+                st.bytes_read += one.bytes_read;
+            }
             st.first_sequence = decoded.empty() ? 0 : decoded.front().sequence;
             st.events_decoded = decoded.size();
             if (o.from_timestamp)
@@ -545,8 +555,8 @@ public:
             r.events = std::move(decoded);
         }
         json::object app_state, user_state;
-        if (auto ec = read_shared(app_dir(k.app_name) / "state.json", app_state)) return ec;
-        if (auto ec = read_shared(user_dir(k.app_name, k.user_id) / "state.json", user_state)) return ec;
+        if (auto ec = read_shared(d, app_dir(k.app_name) / "state.json", app_state)) return ec;
+        if (auto ec = read_shared(d, user_dir(k.app_name, k.user_id) / "state.json", user_state)) return ec;
         r.state = detail::merged_state(sstate, &app_state, &user_state);
         {
             std::lock_guard g(mu);
@@ -556,13 +566,15 @@ public:
         return {};
     }
 
-    /// Reads the verified lines [start, end) (the first of sequence start_seq) and decodes
-    /// those of sequence `from` on, in chunks through one reused buffer.
-    error_code read_events(int fd, const fs::path& transcript, std::uint64_t start, std::uint64_t end,
-                           std::int64_t start_seq, std::int64_t from, std::int64_t last, event_list& out,
-                           jsonl_read_stats& st) {
+    /// Reads the verified lines [start, end) (the first of sequence start_seq, the one at
+    /// `end` of end_seq) and appends the events of sequences `from` to `last` to `out`,
+    /// in chunks through one reused buffer.
+    error_code read_events(diagnostics* d, int fd, const fs::path& transcript, std::uint64_t start, std::uint64_t end,
+                           std::int64_t start_seq, std::int64_t end_seq, std::int64_t from, std::int64_t last,
+                           event_list& out, jsonl_read_stats& st) {
         constexpr std::size_t chunk = 8u << 20;
-        out.reserve(static_cast<std::size_t>(last - from + 1));
+        if (out.capacity() < out.size() + static_cast<std::size_t>(last - from + 1))
+            out.reserve(out.size() + static_cast<std::size_t>(last - from + 1));
         std::vector<char> buf;
         std::vector<event_list> scratch;
         std::vector<event_slab> slabs;
@@ -579,8 +591,8 @@ public:
                 buf.resize(carried + want);
             }
             std::size_t got = 0;
-            if (auto ec = pread_into(fd, pos, buf.data() + carried, want, got)) return io_fail(ec, transcript, "read");
-            if (got != want) return fail(errc::corrupt_data, transcript, 0, pos + got, "transcript shrank while read");
+            if (auto ec = pread_into(fd, pos, buf.data() + carried, want, got)) return io_fail(d, ec, transcript, "read");
+            if (got != want) return fail(d, errc::corrupt_data, transcript, 0, pos + got, "transcript shrank while read");
             const std::uint64_t base = pos - carried; // file offset of buf[0]
             pos += want;
             st.bytes_read += want;
@@ -601,27 +613,36 @@ public:
             }
             if (seq >= from && skip < region.size()) {
                 if (!st.parse_offset) st.parse_offset = base + skip;
-                const std::string_view lines = region.substr(skip);
+                std::string_view lines = region.substr(skip);
+                if (last + 1 < end_seq) { // a range that ends before `end`: its lines only
+                    std::size_t cut = 0;
+                    for (std::int64_t n = seq; n <= last && cut < lines.size(); ++n) {
+                        const void* p = std::memchr(lines.data() + cut, '\n', lines.size() - cut);
+                        cut = static_cast<std::size_t>(static_cast<const char*>(p) - lines.data()) + 1;
+                    }
+                    lines = lines.substr(0, cut);
+                }
                 const std::size_t before = out.size();
                 decode_failure df;
                 if (!decode_lines(lines, seq, lines.size() / 128, load_threads, out, df, scratch, slabs))
-                    return fail(errc::corrupt_data, transcript, df.line, base + skip + df.offset, df.detail);
+                    return fail(d, errc::corrupt_data, transcript, df.line, base + skip + df.offset, df.detail);
                 seq += static_cast<std::int64_t>(out.size() - before);
+                if (seq > last) return {}; // the range is read
             }
             std::memmove(buf.data(), buf.data() + complete, total - complete);
             carried = total - complete;
         }
-        if (carried) return fail(errc::corrupt_data, transcript, static_cast<std::uint64_t>(seq) + 1, end - carried, "incomplete line");
-        if (seq != last + 1) return fail(errc::corrupt_data, transcript, static_cast<std::uint64_t>(seq) + 1, end, "lines missing");
+        if (carried) return fail(d, errc::corrupt_data, transcript, static_cast<std::uint64_t>(seq) + 1, end - carried, "incomplete line");
+        if (seq != end_seq) return fail(d, errc::corrupt_data, transcript, static_cast<std::uint64_t>(seq) + 1, end, "lines missing");
         return {};
     }
 
-    error_code list(const list_options& o, list_page& out) {
+    error_code list(diagnostics* d, const list_options& o, list_page& out) {
         out = {};
-        if (auto ec = validate_id(o.app_name)) return bad_key(ec, "app name " + id_problem(o.app_name));
+        if (auto ec = validate_id(o.app_name)) return bad_key(d, ec, "app name " + id_problem(o.app_name));
         if (o.user_id)
-            if (auto ec = validate_id(*o.user_id)) return bad_key(ec, "user id " + id_problem(*o.user_id));
-        if (o.page_size == 0 || o.page_size > 1000) return bad_key(errc::invalid_argument, "page_size must be 1..1000");
+            if (auto ec = validate_id(*o.user_id)) return bad_key(d, ec, "user id " + id_problem(*o.user_id));
+        if (o.page_size == 0 || o.page_size > 1000) return bad_key(d, errc::invalid_argument, "page_size must be 1..1000");
         std::optional<detail::page_cursor> cursor;
         if (!o.page_token.empty()) {
             auto c = detail::parse_page_token(o.page_token);
@@ -631,7 +652,7 @@ public:
         std::vector<summary> all;
         bool index_dirty = false;
         std::map<std::string, index_entry> idx;
-        if (auto ec = summarize_app(o.app_name, o.user_id ? &*o.user_id : nullptr, all, idx, index_dirty)) return ec;
+        if (auto ec = summarize_app(d, o.app_name, o.user_id ? &*o.user_id : nullptr, all, idx, index_dirty)) return ec;
         std::vector<const summary*> rows;
         for (const auto& s : all)
             if (!cursor || detail::after_cursor(*cursor, s.e.last_update, s.e.user_id, s.e.session_id))
@@ -642,19 +663,19 @@ public:
         });
         const std::size_t n = std::min(rows.size(), o.page_size);
         json::object app_state;
-        if (auto ec = read_shared(app_dir(o.app_name) / "state.json", app_state)) return ec;
+        if (auto ec = read_shared(d, app_dir(o.app_name) / "state.json", app_state)) return ec;
         std::map<std::string, json::object> user_states;
         for (std::size_t i = 0; i < n; ++i) {
             const auto& e = rows[i]->e;
             const session_key k{o.app_name, e.user_id, e.session_id};
             std::shared_ptr<open_session> sp;
             std::unique_lock<std::mutex> lk;
-            if (auto ec = enter(k, false, sp, lk)) return ec;
+            if (auto ec = enter(d, k, false, sp, lk)) return ec;
             if (!sp) continue; // deleted meanwhile
             auto us = user_states.find(e.user_id);
             if (us == user_states.end()) {
                 json::object u;
-                if (auto ec = read_shared(user_dir(o.app_name, e.user_id) / "state.json", u)) return ec;
+                if (auto ec = read_shared(d, user_dir(o.app_name, e.user_id) / "state.json", u)) return ec;
                 us = user_states.emplace(e.user_id, std::move(u)).first;
             }
             out.sessions.push_back(make_session(k, sp->cp, app_state, us->second));
@@ -668,10 +689,10 @@ public:
         return {};
     }
 
-    error_code remove(const session_key& k) { return remove(k, std::nullopt); }
+    error_code remove(diagnostics* d, const session_key& k) { return remove(d, k, std::nullopt); }
 
-    error_code remove(const session_key& k, std::optional<std::chrono::milliseconds> timeout) {
-        if (auto ec = detail::validate_key(k)) return bad_key(ec, detail::key_problem(k));
+    error_code remove(diagnostics* d, const session_key& k, std::optional<std::chrono::milliseconds> timeout) {
+        if (auto ec = detail::validate_key(k)) return bad_key(d, ec, detail::key_problem(k));
         const fs::path sdir = session_dir(k);
         std::shared_ptr<open_session> sp;
         std::unique_lock<std::mutex> lk;
@@ -682,7 +703,7 @@ public:
             return {};
         }
         if (!sp->lock.held()) {
-            auto ec = take_lock(*sp, timeout);
+            auto ec = take_lock(d, *sp, timeout);
             if (ec == errc::not_found) {
                 forget(sp);
                 return {};
@@ -696,7 +717,7 @@ public:
             auto e = errno_code();
             if (e != boost::system::errc::no_such_file_or_directory) {
                 after_write(sp, false);
-                return io_fail(e, sdir, "rename to trash");
+                return io_fail(d, e, sdir, "rename to trash");
             }
         }
         if (durable()) fsync_dir(sdir.parent_path());
@@ -708,27 +729,27 @@ public:
     }
 
     /// A partial event is not stored (sequence 0).
-    error_code append(session& caller, event e, std::int64_t& seq) {
-        return append(caller, std::make_shared<event>(std::move(e)), seq);
+    error_code append(diagnostics* d, session& caller, event e, std::int64_t& seq) {
+        return append(d, caller, std::make_shared<event>(std::move(e)), seq);
     }
     /// append(), with the event in the node the caller's session keeps on success.
-    error_code append(session& caller, std::shared_ptr<event> node, std::int64_t& seq) {
+    error_code append(diagnostics* d, session& caller, std::shared_ptr<event> node, std::int64_t& seq) {
         seq = 0;
         if (node->partial) return {};
         const session_key k{caller.app_name, caller.user_id, caller.id};
-        if (auto ec = detail::validate_key(k)) return bad_key(ec, detail::key_problem(k));
+        if (auto ec = detail::validate_key(k)) return bad_key(d, ec, detail::key_problem(k));
         std::shared_ptr<open_session> sp;
         std::unique_lock<std::mutex> lk;
-        if (auto ec = enter(k, true, sp, lk)) return ec;
+        if (auto ec = enter(d, k, true, sp, lk)) return ec;
         if (!sp) return errc::not_found;
-        auto ec = append_locked(*sp, caller, node, seq);
+        auto ec = append_locked(d, *sp, caller, node, seq);
         after_write(sp, false);
         return ec;
     }
 
     /// The fast path: true if it ran (result in ec/seq), false to go through the pool.
     /// `node` is left alone when it returns false.
-    bool try_append_inline(session& caller, std::shared_ptr<event>& node, std::int64_t& seq, error_code& ec) {
+    bool try_append_inline(diagnostics* d, session& caller, std::shared_ptr<event>& node, std::int64_t& seq, error_code& ec) {
         if (!opt.inline_appends || opt.durability == durability::per_event) return false;
         const event& e = *node;
         if (e.partial) {
@@ -752,18 +773,18 @@ public:
         }
         std::unique_lock l(sp->mu, std::try_to_lock);
         if (!l || sp->closed || !sp->data || !sp->lock.held()) return false;
-        ec = append_locked(*sp, caller, node, seq);
+        ec = append_locked(d, *sp, caller, node, seq);
         after_write(sp, true);
         return true;
     }
 
-    error_code flush(const session_key& k) {
-        if (auto ec = detail::validate_key(k)) return bad_key(ec, detail::key_problem(k));
+    error_code flush(diagnostics* d, const session_key& k) {
+        if (auto ec = detail::validate_key(k)) return bad_key(d, ec, detail::key_problem(k));
         if (auto sp = lookup(k, false)) {
             std::unique_lock l(sp->mu);
             if (!sp->closed && sp->data) {
                 if (sp->unsynced) {
-                    if (auto ec = fdatasync_fd(sp->data->get())) return io_fail(ec, sp->transcript, "fdatasync");
+                    if (auto ec = fdatasync_fd(sp->data->get())) return io_fail(d, ec, sp->transcript, "fdatasync");
                     sp->unsynced = false;
                 }
                 checkpoint_if_worth_it(*sp);
@@ -774,16 +795,16 @@ public:
         const fs::path tp = session_dir(k) / "transcript.jsonl";
         file f = file::open(tp, O_RDONLY, ec);
         if (ec == boost::system::errc::no_such_file_or_directory) return errc::not_found;
-        if (ec) return io_fail(ec, tp, "open");
-        if (auto e = fdatasync_fd(f.get())) return io_fail(e, tp, "fdatasync");
+        if (ec) return io_fail(d, ec, tp, "open");
+        if (auto e = fdatasync_fd(f.get())) return io_fail(d, e, tp, "fdatasync");
         return {};
     }
 
-    error_code maintain(const jsonl_maintenance_options& o, jsonl_maintenance_report& rep) {
+    error_code maintain(diagnostics* d, const jsonl_maintenance_options& o, jsonl_maintenance_report& rep) {
         rep = {};
         rep.dry_run = o.dry_run;
         if (o.app_name)
-            if (auto ec = validate_id(*o.app_name)) return bad_key(ec, "app name " + id_problem(*o.app_name));
+            if (auto ec = validate_id(*o.app_name)) return bad_key(d, ec, "app name " + id_problem(*o.app_name));
         if (o.max_bytes && o.high_water_bytes && *o.high_water_bytes > *o.max_bytes) return errc::invalid_argument;
         // Pending checkpoints would otherwise land between a dry run and the real one.
         checkpoint_all();
@@ -801,7 +822,7 @@ public:
             std::vector<summary> all;
             std::map<std::string, index_entry> idx;
             bool dirty = false;
-            if (auto ec = summarize_app(app, nullptr, all, idx, dirty)) return ec;
+            if (auto ec = summarize_app(d, app, nullptr, all, idx, dirty)) return ec;
             if (dirty) write_index(app, all, nullptr, idx);
             for (const auto& s : all) {
                 session_key k{app, s.e.user_id, s.e.session_id};
@@ -852,7 +873,7 @@ public:
         std::size_t gone = 0;
         for (auto& c : cands) {
             if (!c.reason) continue;
-            error_code ec = o.dry_run ? probe_lock(c.key) : remove_now(c.key);
+            error_code ec = o.dry_run ? probe_lock(c.key) : remove_now(d, c.key);
             if (ec == errc::busy) {
                 rep.busy.push_back(c.key);
                 continue;
@@ -870,16 +891,31 @@ public:
 private:
     // ---- diagnostics --------------------------------------------------------------------
 
-    error_code fail(error_code code, const fs::path& f, std::uint64_t line, std::uint64_t offset, std::string detail) {
-        std::lock_guard g(mu);
-        diag_ = jsonl_diagnostic{code, f, line, offset, std::move(detail)};
-        detail::note_store_message("jsonl_store: " + diag_->message());
+    /// Writes "jsonl_store: <file>:<line> (byte <offset>): <code's message> (<detail>)" to the
+    /// caller's diagnostics (if any) and returns `code`.
+    static error_code fail(diagnostics* d, error_code code, const fs::path& f, std::uint64_t line, std::uint64_t offset,
+                           std::string_view detail) {
+        if (!d) return code;
+        std::string m = "jsonl_store: ";
+        if (!f.empty()) {
+            m += f.string();
+            if (line) m += ":" + std::to_string(line);
+            if (offset) m += " (byte " + std::to_string(offset) + ")";
+            m += ": ";
+        }
+        m += code.message();
+        if (!detail.empty()) {
+            m += " (";
+            m += detail;
+            m += ')';
+        }
+        d->assign(std::move(m));
         return code;
     }
     /// A refused id or option: the diagnostic says which and why (no file involved).
-    error_code bad_key(error_code code, std::string why) { return fail(code, {}, 0, 0, std::move(why)); }
-    error_code io_fail(error_code sys, const fs::path& f, std::string_view what) {
-        return fail(errc::io_error, f, 0, 0, std::string(what) + ": " + sys.message());
+    static error_code bad_key(diagnostics* d, error_code code, std::string_view why) { return fail(d, code, {}, 0, 0, why); }
+    static error_code io_fail(diagnostics* d, error_code sys, const fs::path& f, std::string_view what) {
+        return fail(d, errc::io_error, f, 0, 0, std::string(what) + ": " + sys.message());
     }
 
     // ---- open sessions ------------------------------------------------------------------
@@ -950,16 +986,16 @@ private:
 
     /// The open session for k, locked, loaded and caught up with the file (and holding the
     /// writer lock if `want_lock`). A null `sp` means the session does not exist.
-    error_code enter(const session_key& k, bool want_lock, std::shared_ptr<open_session>& sp,
+    error_code enter(diagnostics* d, const session_key& k, bool want_lock, std::shared_ptr<open_session>& sp,
                      std::unique_lock<std::mutex>& lk) {
         lock_entry(k, sp, lk);
         bool gone = false;
         error_code ec;
         if (!sp->data) {
-            ec = load(*sp, gone);
-            if (!ec && !gone && want_lock) ec = sync(*sp, true, gone);
+            ec = load(d, *sp, gone);
+            if (!ec && !gone && want_lock) ec = sync(d, *sp, true, gone);
         } else {
-            ec = sync(*sp, want_lock, gone);
+            ec = sync(d, *sp, want_lock, gone);
         }
         if (gone || (ec && !sp->data)) {
             forget(sp);
@@ -973,7 +1009,7 @@ private:
         return ec;
     }
 
-    error_code take_lock(open_session& s, std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
+    error_code take_lock(diagnostics* d, open_session& s, std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
         lock_holder h;
         lock_options lo = lock_opt;
         if (timeout) lo.timeout = *timeout;
@@ -981,29 +1017,29 @@ private:
         if (ec == errc::busy) {
             std::string who = h.pid ? "held by pid " + std::to_string(h.pid) + " (instance " + h.nonce + ")"
                                     : "held by another writer";
-            return fail(errc::busy, s.dir / "lock", 0, 0, who);
+            return fail(d, errc::busy, s.dir / "lock", 0, 0, who);
         }
-        if (ec && ec != errc::not_found) return io_fail(ec, s.dir / "lock", "lock");
+        if (ec && ec != errc::not_found) return io_fail(d, ec, s.dir / "lock", "lock");
         return ec;
     }
 
     /// Brings s up to date with its file. With `want_lock`, takes the writer lock first.
-    error_code sync(open_session& s, bool want_lock, bool& gone) {
+    error_code sync(diagnostics* d, open_session& s, bool want_lock, bool& gone) {
         gone = false;
         if (s.lock.held()) return {}; // nobody else can have written, truncated or deleted
         if (want_lock) {
-            auto ec = take_lock(s);
+            auto ec = take_lock(d, s);
             if (ec == errc::not_found) {
                 gone = true;
                 return {};
             }
             if (ec) return ec;
         }
-        return catch_up(s, gone);
+        return catch_up(d, s, gone);
     }
 
     /// Opens the transcript: header, checkpoint (if it verifies), then the tail after it.
-    error_code load(open_session& s, bool& gone) {
+    error_code load(diagnostics* d, open_session& s, bool& gone) {
         gone = false;
         s.data.reset();
         error_code ec;
@@ -1013,27 +1049,27 @@ private:
                 gone = true;
                 return {};
             }
-            return io_fail(ec, s.transcript, "open");
+            return io_fail(d, ec, s.transcript, "open");
         }
         struct stat st;
-        if (::fstat(f->get(), &st) != 0) return io_fail(errno_code(), s.transcript, "fstat");
+        if (::fstat(f->get(), &st) != 0) return io_fail(d, errno_code(), s.transcript, "fstat");
         // The header line.
         std::string head;
         std::size_t want = 64 * 1024;
         std::size_t nl = std::string::npos;
         for (;;) {
-            if (auto e = pread_all(f->get(), 0, want, head)) return io_fail(e, s.transcript, "read");
+            if (auto e = pread_all(f->get(), 0, want, head)) return io_fail(d, e, s.transcript, "read");
             nl = head.find('\n');
             if (nl != std::string::npos || head.size() < want) break;
             want *= 4;
         }
         if (nl == std::string::npos)
-            return fail(errc::corrupt_data, s.transcript, 1, 0, "header line is incomplete");
+            return fail(d, errc::corrupt_data, s.transcript, 1, 0, "header line is incomplete");
         std::string why;
         auto h = parse_header(std::string_view(head).substr(0, nl), why);
-        if (!h) return fail(errc::corrupt_data, s.transcript, 1, 0, why);
+        if (!h) return fail(d, errc::corrupt_data, s.transcript, 1, 0, why);
         if (h->app_name != s.key.app_name || h->user_id != s.key.user_id || h->session_id != s.key.session_id)
-            return fail(errc::corrupt_data, s.transcript, 1, 0, "header names another session");
+            return fail(d, errc::corrupt_data, s.transcript, 1, 0, "header names another session");
         checkpoint cp;
         cp.file_id = h->file_id;
         cp.header_end = cp.covered = nl + 1;
@@ -1057,7 +1093,7 @@ private:
         s.cp = std::move(cp);
         s.unsynced = false;
         const std::uint64_t before = s.cp.covered;
-        auto e = catch_up(s, gone);
+        auto e = catch_up(d, s, gone);
         if (!e && !gone && s.cp.covered - before >= 64 * 1024) write_checkpoint(s);
         return e;
     }
@@ -1084,7 +1120,7 @@ private:
     }
 
     /// Catches up with what others appended; recovers a torn tail (under the lock).
-    error_code catch_up(open_session& s, bool& gone) {
+    error_code catch_up(diagnostics* d, open_session& s, bool& gone) {
         std::optional<steady::time_point> deadline;
         for (;;) {
             struct stat st;
@@ -1093,26 +1129,26 @@ private:
                     gone = true;
                     return {};
                 }
-                return io_fail(errno_code(), s.transcript, "stat");
+                return io_fail(d, errno_code(), s.transcript, "stat");
             }
             const auto size = static_cast<std::uint64_t>(st.st_size);
             if (st.st_ino != s.ino || st.st_dev != s.dev || size < s.cp.covered) {
                 // Deleted and created again, or truncated by another instance's recovery.
                 const bool relock = s.lock.held();
                 s.lock.close();
-                auto ec = load(s, gone);
+                auto ec = load(d, s, gone);
                 if (ec || gone || !relock) return ec;
-                return sync(s, true, gone);
+                return sync(d, s, true, gone);
             }
             if (size == s.cp.covered) return {};
             auto r = scan(s, size);
             if (r.status == scan_outcome::ok) return {};
-            if (r.status == scan_outcome::io) return io_fail(r.error, s.transcript, "read");
-            if (r.status == scan_outcome::corrupt) return fail(errc::corrupt_data, s.transcript, r.line, r.offset, r.detail);
+            if (r.status == scan_outcome::io) return io_fail(d, r.error, s.transcript, "read");
+            if (r.status == scan_outcome::corrupt) return fail(d, errc::corrupt_data, s.transcript, r.line, r.offset, r.detail);
             // A torn tail, or a write in progress by another writer: only the lock tells.
             // Writers hold it while they write, so if it is free the tail is torn; if it is
             // held, look again (re-scanning what the writer adds) until the lock timeout.
-            if (s.lock.held()) return recover(s, r);
+            if (s.lock.held()) return recover(d, s, r);
             if (!deadline) deadline = steady::now() + opt.lock_timeout;
             lock_options lo = lock_opt;
             lo.timeout = std::chrono::milliseconds(0);
@@ -1122,11 +1158,11 @@ private:
                 return {};
             }
             if (ec == errc::busy) {
-                if (steady::now() >= *deadline) return take_lock(s, std::chrono::milliseconds(0));
+                if (steady::now() >= *deadline) return take_lock(d, s, std::chrono::milliseconds(0));
                 std::this_thread::sleep_for(std::chrono::milliseconds(1));
                 continue;
             }
-            if (ec) return io_fail(ec, s.dir / "lock", "lock");
+            if (ec) return io_fail(d, ec, s.dir / "lock", "lock");
         }
     }
 
@@ -1233,6 +1269,7 @@ private:
         out.timestamp = ts ? ts->to_number<double>() : 0.0;
         out.id.assign(id->get_string().data(), id->get_string().size());
         out.compaction_first = 0;
+        out.compaction.reset();
         if (const auto* act = o.if_contains("actions")) {
             if (!act->is_object()) {
                 why = "actions is not an object";
@@ -1249,6 +1286,18 @@ private:
                     return false;
                 }
                 out.compaction_first = f->get_int64();
+                // A compaction check_compaction refuses (another tool wrote it) covers nothing.
+                const auto& co = c->get_object();
+                const auto* l = co.if_contains("last_sequence");
+                const auto* sm = co.if_contains("summary");
+                if (l && l->is_int64() && sm && sm->is_string()) {
+                    event_compaction ec;
+                    ec.first_sequence = out.compaction_first;
+                    ec.last_sequence = l->get_int64();
+                    ec.summary.assign(sm->get_string().data(), sm->get_string().size());
+                    if (!check_compaction(ec, out.sequence - 1))
+                        out.compaction = detail::compaction_entry{out.sequence, ec.first_sequence, ec.last_sequence};
+                }
             }
         }
         return true;
@@ -1267,14 +1316,14 @@ private:
     }
 
     /// Moves the torn tail [r.offset, EOF) to a side file, truncates, reports. Under the lock.
-    error_code recover(open_session& s, const scan_outcome& r) {
+    error_code recover(diagnostics* d, open_session& s, const scan_outcome& r) {
         struct stat st;
-        if (::fstat(s.data->get(), &st) != 0) return io_fail(errno_code(), s.transcript, "fstat");
+        if (::fstat(s.data->get(), &st) != 0) return io_fail(d, errno_code(), s.transcript, "fstat");
         const auto size = static_cast<std::uint64_t>(st.st_size);
-        if (r.offset != s.cp.covered || size < r.offset) return fail(errc::corrupt_data, s.transcript, r.line, r.offset, "recovery lost its place");
+        if (r.offset != s.cp.covered || size < r.offset) return fail(d, errc::corrupt_data, s.transcript, r.line, r.offset, "recovery lost its place");
         std::string bad;
         if (auto ec = pread_all(s.data->get(), r.offset, static_cast<std::size_t>(size - r.offset), bad))
-            return io_fail(ec, s.transcript, "read");
+            return io_fail(d, ec, s.transcript, "read");
         const auto ms = static_cast<std::uint64_t>(unix_now() * 1000);
         fs::path side = s.dir / ("torn-" + std::to_string(r.offset) + "-" + std::to_string(ms) + ".bin");
         error_code ec;
@@ -1284,17 +1333,17 @@ private:
                 side = s.dir / ("torn-" + std::to_string(r.offset) + "-" + std::to_string(ms) + "-" + nonce + ".bin");
                 f = file::open(side, O_WRONLY | O_CREAT | O_EXCL, ec);
             }
-            if (ec) return io_fail(ec, side, "create side file");
-            if (auto e = write_all(f.get(), bad)) return io_fail(e, side, "write side file");
+            if (ec) return io_fail(d, ec, side, "create side file");
+            if (auto e = write_all(f.get(), bad)) return io_fail(d, e, side, "write side file");
             if (durable())
-                if (auto e = fsync_fd(f.get())) return io_fail(e, side, "fsync side file");
+                if (auto e = fsync_fd(f.get())) return io_fail(d, e, side, "fsync side file");
         }
         if (durable())
-            if (auto e = fsync_dir(s.dir)) return io_fail(e, s.dir, "fsync");
+            if (auto e = fsync_dir(s.dir)) return io_fail(d, e, s.dir, "fsync");
         if (::ftruncate(s.data->get(), static_cast<off_t>(r.offset)) != 0)
-            return io_fail(errno_code(), s.transcript, "truncate");
+            return io_fail(d, errno_code(), s.transcript, "truncate");
         if (durable())
-            if (auto e = fdatasync_fd(s.data->get())) return io_fail(e, s.transcript, "fdatasync");
+            if (auto e = fdatasync_fd(s.data->get())) return io_fail(d, e, s.transcript, "fdatasync");
         {
             std::lock_guard g(mu);
             recoveries_.push_back({s.key, s.transcript, side, r.offset, bad.size(), s.cp.last_sequence, r.line, r.detail});
@@ -1313,10 +1362,11 @@ private:
 
     /// Under s.mu and the writer lock, caught up.
     /// On success the caller's session keeps `node` (the event as stored).
-    error_code append_locked(open_session& s, session& caller, std::shared_ptr<event>& node, std::int64_t& seq) {
+    error_code append_locked(diagnostics* d, open_session& s, session& caller, std::shared_ptr<event>& node, std::int64_t& seq) {
         event& e = *node;
         detail::routed_delta routed;
-        if (auto ec = detail::prepare_append(caller, e, s.cp.last_sequence, routed)) return ec;
+        if (auto ec = detail::prepare_append(caller, e, s.cp.last_sequence, routed))
+            return bad_key(d, ec, detail::append_refusal(caller, e, s.cp.last_sequence));
         // The line is built in a buffer of this thread, reused from append to append: the
         // body, then (in place of its closing brace) the checksum member and '\n'.
         thread_local std::string line;
@@ -1324,12 +1374,12 @@ private:
         if (auto f = detail::append_event_json(line, e)) {
             // Refused before anything is written: a strict JSON reader would reject the line.
             if (line.capacity() > (1u << 20)) std::string().swap(line);
-            return fail(errc::invalid_argument, s.transcript, 0, 0, detail::event_name(e) + ": " + f->message());
+            return fail(d, errc::invalid_argument, s.transcript, 0, 0, detail::event_name(e) + ": " + f->message());
         }
         if (opt.max_event_bytes && line.size() > opt.max_event_bytes) {
             const std::size_t size = line.size();
             if (line.capacity() > (1u << 20)) std::string().swap(line); // keep no huge buffer
-            return fail(errc::oversize, s.transcript, 0, 0,
+            return fail(d, errc::oversize, s.transcript, 0, 0,
                         detail::event_name(e) + " is " + std::to_string(size) +
                             " bytes as a line, over max_event_bytes (" + std::to_string(opt.max_event_bytes) + ")");
         }
@@ -1342,14 +1392,14 @@ private:
         if (line.capacity() > (1u << 20)) std::string().swap(line);
         if (wec) {
             take_back(s, off);
-            return io_fail(wec, s.transcript, "write (the event was not stored)");
+            return io_fail(d, wec, s.transcript, "write (the event was not stored)");
         }
         // per_event: acknowledged only once on disk. A failed sync takes the line back, so a
         // failure never leaves behind an event the caller was told is not stored.
         if (opt.durability == durability::per_event) {
             if (auto ec = fdatasync_fd(s.data->get())) {
                 take_back(s, off);
-                return io_fail(ec, s.transcript, "fdatasync (the event was taken back: not stored)");
+                return io_fail(d, ec, s.transcript, "fdatasync (the event was taken back: not stored)");
             }
         } else {
             s.unsynced = true;
@@ -1357,13 +1407,14 @@ private:
         // The shared scopes, after the line (the transcript is the record: a crash between
         // the two leaves the event stored without its shared keys). A failure takes the
         // line back, so io_error still means "not stored".
-        if (auto ec = write_shared_scopes(s.key, routed)) {
+        if (auto ec = write_shared_scopes(d, s.key, routed)) {
             take_back(s, off);
-            append_detail(" (the event was taken back: not stored)");
+            append_detail(d, "the event was taken back: not stored");
             return ec;
         }
-        s.cp.add(e.sequence, e.timestamp, e.id, e.actions.compaction ? e.actions.compaction->first_sequence : 0, off,
-                 len);
+        const auto& c = e.actions.compaction; // checked by prepare_append
+        const detail::compaction_entry entry{e.sequence, c ? c->first_sequence : 0, c ? c->last_sequence : 0};
+        s.cp.add(e.sequence, e.timestamp, e.id, c ? c->first_sequence : 0, c ? &entry : nullptr, off, len);
         apply_delta(s.cp.state, routed.session);
         seq = e.sequence;
         detail::commit_append(caller, event_list::pointer_type(std::move(node)), routed);
@@ -1490,12 +1541,12 @@ private:
         json::object value;
     };
 
-    error_code read_shared(const fs::path& f, json::object& out) {
+    error_code read_shared(diagnostics* d, const fs::path& f, json::object& out) {
         out.clear();
         struct stat st;
         if (::stat(f.c_str(), &st) != 0) {
             if (errno == ENOENT) return {};
-            return io_fail(errno_code(), f, "stat");
+            return io_fail(d, errno_code(), f, "stat");
         }
         const std::string key = f.string();
         {
@@ -1510,11 +1561,11 @@ private:
         std::string text;
         if (auto ec = read_file(f, text)) {
             if (ec == boost::system::errc::no_such_file_or_directory) return {};
-            return io_fail(ec, f, "read");
+            return io_fail(d, ec, f, "read");
         }
         boost::system::error_code ec;
         json::value v = json::parse(text, ec, {}, libretto::detail::stored_parse_options());
-        if (ec || !v.is_object()) return fail(errc::corrupt_data, f, 1, 0, "shared state is not a JSON object");
+        if (ec || !v.is_object()) return fail(d, errc::corrupt_data, f, 1, 0, "shared state is not a JSON object");
         out = v.get_object();
         std::lock_guard g(mu);
         shared_[key] = cached_state{st.st_dev, st.st_ino, st.st_size, mtime_ns(st), v.get_object()};
@@ -1526,24 +1577,25 @@ private:
     /// so a failure leaves neither scope changed (unless that restore fails too, which the
     /// diagnostic then says). Another process's write of the same app keys in between is
     /// overwritten by the restore.
-    error_code write_shared_scopes(const session_key& k, const detail::routed_delta& routed) {
+    error_code write_shared_scopes(diagnostics* d, const session_key& k, const detail::routed_delta& routed) {
         if (routed.app.empty() && routed.user.empty()) return {}; // most appends: no path built
         json::object undo_app;
         const fs::path app_file = app_dir(k.app_name) / "state.json";
         if (!routed.app.empty())
-            if (auto ec = update_shared(app_file, routed.app, &undo_app)) return ec;
+            if (auto ec = update_shared(d, app_file, routed.app, &undo_app)) return ec;
         if (!routed.user.empty())
-            if (auto ec = update_shared(user_dir(k.app_name, k.user_id) / "state.json", routed.user)) {
+            if (auto ec = update_shared(d, user_dir(k.app_name, k.user_id) / "state.json", routed.user)) {
                 if (!undo_app.empty()) {
-                    const std::optional<jsonl_diagnostic> first = last_diagnostic();
-                    const bool restored = !update_shared(app_file, undo_app);
-                    std::lock_guard g(mu);
-                    diag_ = first;
-                    if (diag_) {
-                        diag_->detail += restored ? "; the app: keys were restored"
-                                             : "; restoring the app: keys failed as well: " + app_file.string() +
-                                                   " keeps this event's app: keys";
-                        detail::note_store_message("jsonl_store: " + diag_->message());
+                    // The first failure is the one to report; the restore's own words
+                    // (if it fails too) are not.
+                    diagnostics first;
+                    if (d) first = *d;
+                    const bool restored = !update_shared(nullptr, app_file, undo_app);
+                    if (d) {
+                        *d = std::move(first);
+                        d->append(restored ? "the app: keys were restored"
+                                           : "restoring the app: keys failed as well: " + app_file.string() +
+                                                 " keeps this event's app: keys");
                     }
                 }
                 return ec;
@@ -1551,32 +1603,28 @@ private:
         return {};
     }
 
-    void append_detail(std::string_view more) {
-        std::lock_guard g(mu);
-        if (diag_) {
-            diag_->detail += more;
-            detail::note_store_message("jsonl_store: " + diag_->message());
-        }
+    static void append_detail(diagnostics* d, std::string_view more) {
+        if (d) d->append(more);
     }
 
     /// Applies `delta` to the JSON object in `f` (atomic replace, under the directory's
     /// state.lock). With `undo`: on success it receives the delta that restores the keys
     /// `delta` changed (their old values; null for keys that were absent).
-    error_code update_shared(const fs::path& f, const json::object& delta, json::object* undo = nullptr) {
+    error_code update_shared(diagnostics* d, const fs::path& f, const json::object& delta, json::object* undo = nullptr) {
         if (delta.empty()) return {};
         scoped_flock l;
         if (auto ec = l.lock(f.parent_path() / "state.lock", opt.lock_timeout)) {
-            if (ec == errc::busy) return fail(errc::busy, f.parent_path() / "state.lock", 0, 0, "shared state lock");
-            return io_fail(ec, f.parent_path() / "state.lock", "lock");
+            if (ec == errc::busy) return fail(d, errc::busy, f.parent_path() / "state.lock", 0, 0, "shared state lock");
+            return io_fail(d, ec, f.parent_path() / "state.lock", "lock");
         }
         json::object cur;
         std::string text;
         if (auto ec = read_file(f, text)) {
-            if (ec != boost::system::errc::no_such_file_or_directory) return io_fail(ec, f, "read");
+            if (ec != boost::system::errc::no_such_file_or_directory) return io_fail(d, ec, f, "read");
         } else {
             boost::system::error_code ec2;
             json::value v = json::parse(text, ec2, {}, libretto::detail::stored_parse_options());
-            if (ec2 || !v.is_object()) return fail(errc::corrupt_data, f, 1, 0, "shared state is not a JSON object");
+            if (ec2 || !v.is_object()) return fail(d, errc::corrupt_data, f, 1, 0, "shared state is not a JSON object");
             cur = std::move(v.get_object());
         }
         json::object before;
@@ -1588,7 +1636,7 @@ private:
         apply_delta(cur, delta);
         std::string out = json::serialize(cur);
         out += '\n';
-        if (auto ec = write_file_atomic(f, out, durable(), nonce)) return io_fail(ec, f, "write");
+        if (auto ec = write_file_atomic(f, out, durable(), nonce)) return io_fail(d, ec, f, "write");
         if (undo) *undo = std::move(before);
         return {};
     }
@@ -1597,7 +1645,7 @@ private:
 
     /// Creates the directories from the root down to `dir`; with durability, fsyncs the
     /// parent of each one created.
-    error_code make_dirs(const fs::path& dir) {
+    error_code make_dirs(diagnostics* d, const fs::path& dir) {
         std::error_code fec;
         if (fs::is_directory(dir, fec)) return {};
         const fs::path rel = dir.lexically_relative(root);
@@ -1608,9 +1656,9 @@ private:
             cur /= part;
             if (::mkdir(cur.c_str(), 0755) == 0) {
                 if (durable())
-                    if (auto ec = fsync_dir(parent)) return io_fail(ec, parent, "fsync");
+                    if (auto ec = fsync_dir(parent)) return io_fail(d, ec, parent, "fsync");
             } else if (errno != EEXIST) {
-                return io_fail(errno_code(), cur, "mkdir");
+                return io_fail(d, errno_code(), cur, "mkdir");
             }
         }
         return {};
@@ -1644,7 +1692,7 @@ private:
     /// Every session of `app` (of one user if given), with its last update. Uses the
     /// index entry when the transcript is unchanged since (inode, size, mtime), the open
     /// session when this instance is up to date, else opens the session.
-    error_code summarize_app(const std::string& app, const std::string* user, std::vector<summary>& out,
+    error_code summarize_app(diagnostics* d, const std::string& app, const std::string* user, std::vector<summary>& out,
                              std::map<std::string, index_entry>& idx, bool& dirty) {
         std::vector<std::string> users;
         if (user) users.push_back(*user);
@@ -1679,7 +1727,7 @@ private:
                 if (!known) {
                     std::shared_ptr<open_session> sp;
                     std::unique_lock<std::mutex> lk;
-                    if (auto ec = enter(k, false, sp, lk)) return ec;
+                    if (auto ec = enter(d, k, false, sp, lk)) return ec;
                     if (!sp) continue;
                     e.created = sp->cp.created;
                     e.last_update = sp->cp.last_update;
@@ -1802,7 +1850,7 @@ private:
         return ec;
     }
 
-    error_code remove_now(const session_key& k) { return remove(k, std::chrono::milliseconds(0)); }
+    error_code remove_now(diagnostics* d, const session_key& k) { return remove(d, k, std::chrono::milliseconds(0)); }
 
     // ---- sessions ----------------------------------------------------------------------------
 
@@ -1823,7 +1871,6 @@ private:
     std::map<key_tuple, std::shared_ptr<open_session>, std::less<>> sessions;
     std::uint64_t touch_ = 0;
     std::vector<jsonl_recovery> recoveries_;
-    std::optional<jsonl_diagnostic> diag_;
     jsonl_read_stats stats_;
     std::map<std::string, cached_state> shared_;
 };
@@ -1854,76 +1901,76 @@ public:
     const jsonl_store_options& options() const { return impl_->opt; }
 
     // ---- synchronous core (blocking; the async operations run these on the pool) --------
+    // A failure's words go to *diag when the caller passes one (docs/errors.md).
 
-    boost::system::error_code create(create_options o, session& out) { return impl_->create(std::move(o), out); }
-    boost::system::error_code get(const session_key& k, const get_options& o, std::optional<session>& out) {
-        return impl_->get(k, o, out);
+    boost::system::error_code create(create_options o, session& out, diagnostics* diag = nullptr) {
+        return impl_->create(diag, std::move(o), out);
     }
-    boost::system::error_code list(const list_options& o, list_page& out) { return impl_->list(o, out); }
-    boost::system::error_code remove(const session_key& k) { return impl_->remove(k); }
-    boost::system::error_code append(session& s, event e, std::int64_t& sequence) {
-        return impl_->append(s, std::move(e), sequence);
+    boost::system::error_code get(const session_key& k, const get_options& o, std::optional<session>& out,
+                                  diagnostics* diag = nullptr) {
+        return impl_->get(diag, k, o, out);
+    }
+    boost::system::error_code list(const list_options& o, list_page& out, diagnostics* diag = nullptr) {
+        return impl_->list(diag, o, out);
+    }
+    boost::system::error_code remove(const session_key& k, diagnostics* diag = nullptr) { return impl_->remove(diag, k); }
+    boost::system::error_code append(session& s, event e, std::int64_t& sequence, diagnostics* diag = nullptr) {
+        return impl_->append(diag, s, std::move(e), sequence);
     }
     /// Ends a turn: fdatasync of the session's transcript if this store wrote to it since
     /// the last flush (durability per_turn), and a checkpoint. not_found if there is no
     /// such session.
-    boost::system::error_code flush(const session_key& k) { return impl_->flush(k); }
-    boost::system::error_code maintain(const jsonl_maintenance_options& o, jsonl_maintenance_report& r) {
-        return impl_->maintain(o, r);
+    boost::system::error_code flush(const session_key& k, diagnostics* diag = nullptr) { return impl_->flush(diag, k); }
+    boost::system::error_code maintain(const jsonl_maintenance_options& o, jsonl_maintenance_report& r,
+                                       diagnostics* diag = nullptr) {
+        return impl_->maintain(diag, o, r);
     }
 
     // ---- reports ----------------------------------------------------------------------------
 
     /// Every torn tail this store recovered, oldest first.
     std::vector<jsonl_recovery> recoveries() const { return impl_->recoveries(); }
-    /// The file, line and detail behind the last corrupt_data, io_error or busy.
-    std::optional<jsonl_diagnostic> last_diagnostic() const { return impl_->last_diagnostic(); }
-    /// last_diagnostic() as one line ("" if nothing failed yet), as the other stores say it.
-    std::string last_error_message() const {
-        auto d = impl_->last_diagnostic();
-        return d ? "jsonl_store: " + d->message() : std::string();
-    }
     /// What the last get read.
     jsonl_read_stats last_read_stats() const { return impl_->last_read_stats(); }
 
     // ---- asynchronous operations (the session_store concept) ---------------------------
+    // Each has a form with the caller's diagnostics, which names the file, line and cause
+    // when the operation fails (docs/errors.md), and one without.
 
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<create_signature> Token = default_completion_token_t>
+    auto async_create(create_options o, diagnostics& diag, Token&& token = {}) {
+        return create_op(&diag, std::move(o), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<create_signature> Token = default_completion_token_t>
     auto async_create(create_options o, Token&& token = {}) {
-        return run<void(boost::system::error_code, session)>(
-            std::forward<Token>(token), [o = std::move(o)](detail::jsonl::engine& e) mutable {
-                session out;
-                auto ec = e.create(std::move(o), out);
-                return std::make_tuple(ec, std::move(out));
-            });
+        return create_op(nullptr, std::move(o), std::forward<Token>(token));
     }
 
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<get_signature> Token = default_completion_token_t>
+    auto async_get(session_key k, get_options o, diagnostics& diag, Token&& token = {}) {
+        return get_op(&diag, std::move(k), std::move(o), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<get_signature> Token = default_completion_token_t>
     auto async_get(session_key k, get_options o = {}, Token&& token = {}) {
-        return run<void(boost::system::error_code, std::optional<session>)>(
-            std::forward<Token>(token), [k = std::move(k), o = std::move(o)](detail::jsonl::engine& e) {
-                std::optional<session> out;
-                auto ec = e.get(k, o, out);
-                return std::make_tuple(ec, std::move(out));
-            });
+        return get_op(nullptr, std::move(k), std::move(o), std::forward<Token>(token));
     }
 
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<list_signature> Token = default_completion_token_t>
+    auto async_list(list_options o, diagnostics& diag, Token&& token = {}) {
+        return list_op(&diag, std::move(o), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<list_signature> Token = default_completion_token_t>
     auto async_list(list_options o, Token&& token = {}) {
-        return run<void(boost::system::error_code, list_page)>(
-            std::forward<Token>(token), [o = std::move(o)](detail::jsonl::engine& e) {
-                list_page out;
-                auto ec = e.list(o, out);
-                return std::make_tuple(ec, std::move(out));
-            });
+        return list_op(nullptr, std::move(o), std::forward<Token>(token));
     }
 
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<delete_signature> Token = default_completion_token_t>
+    auto async_delete(session_key k, diagnostics& diag, Token&& token = {}) {
+        return delete_op(&diag, std::move(k), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<delete_signature> Token = default_completion_token_t>
     auto async_delete(session_key k, Token&& token = {}) {
-        return run<void(boost::system::error_code)>(std::forward<Token>(token),
-                                                    [k = std::move(k)](detail::jsonl::engine& e) {
-                                                        return std::make_tuple(e.remove(k));
-                                                    });
+        return delete_op(nullptr, std::move(k), std::forward<Token>(token));
     }
 
     /// Appends `e` to `s` (see session_store). `s` must stay alive and untouched until the
@@ -1931,75 +1978,136 @@ public:
     /// session's lock held by this store runs on the calling thread (one write(2)); a
     /// coroutine caller (use_awaitable, or as_tuple of it) then resumes at once, without
     /// suspending. Other appends run on the pool.
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<append_signature> Token = default_completion_token_t>
+    auto async_append(session& s, event e, diagnostics& diag, Token&& token = {}) {
+        return append_op(&diag, s, std::move(e), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<append_signature> Token = default_completion_token_t>
     auto async_append(session& s, event e, Token&& token = {}) {
+        return append_op(nullptr, s, std::move(e), std::forward<Token>(token));
+    }
+
+    /// flush() on the pool: the runner calls it after each turn.
+    template <boost::asio::completion_token_for<flush_signature> Token = default_completion_token_t>
+    auto async_flush(session_key k, diagnostics& diag, Token&& token = {}) {
+        return flush_op(&diag, std::move(k), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<flush_signature> Token = default_completion_token_t>
+    auto async_flush(session_key k, Token&& token = {}) {
+        return flush_op(nullptr, std::move(k), std::forward<Token>(token));
+    }
+
+    using maintain_signature = void(boost::system::error_code, jsonl_maintenance_report);
+
+    template <boost::asio::completion_token_for<maintain_signature> Token = default_completion_token_t>
+    auto async_maintain(jsonl_maintenance_options o, diagnostics& diag, Token&& token = {}) {
+        return maintain_op(&diag, std::move(o), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<maintain_signature> Token = default_completion_token_t>
+    auto async_maintain(jsonl_maintenance_options o, Token&& token = {}) {
+        return maintain_op(nullptr, std::move(o), std::forward<Token>(token));
+    }
+
+private:
+    template <class Token>
+    auto create_op(diagnostics* d, create_options o, Token&& token) {
+        return run<create_signature>(d, std::forward<Token>(token),
+                                     [o = std::move(o)](detail::jsonl::engine& e, diagnostics* d) mutable {
+                                         session out;
+                                         auto ec = e.create(d, std::move(o), out);
+                                         return std::make_tuple(ec, std::move(out));
+                                     });
+    }
+    template <class Token>
+    auto get_op(diagnostics* d, session_key k, get_options o, Token&& token) {
+        return run<get_signature>(d, std::forward<Token>(token),
+                                  [k = std::move(k), o = std::move(o)](detail::jsonl::engine& e, diagnostics* d) {
+                                      std::optional<session> out;
+                                      auto ec = e.get(d, k, o, out);
+                                      return std::make_tuple(ec, std::move(out));
+                                  });
+    }
+    template <class Token>
+    auto list_op(diagnostics* d, list_options o, Token&& token) {
+        return run<list_signature>(d, std::forward<Token>(token),
+                                   [o = std::move(o)](detail::jsonl::engine& e, diagnostics* d) {
+                                       list_page out;
+                                       auto ec = e.list(d, o, out);
+                                       return std::make_tuple(ec, std::move(out));
+                                   });
+    }
+    template <class Token>
+    auto delete_op(diagnostics* d, session_key k, Token&& token) {
+        return run<delete_signature>(d, std::forward<Token>(token),
+                                     [k = std::move(k)](detail::jsonl::engine& e, diagnostics* d) {
+                                         return std::make_tuple(e.remove(d, k));
+                                     });
+    }
+    template <class Token>
+    auto flush_op(diagnostics* d, session_key k, Token&& token) {
+        return run<flush_signature>(d, std::forward<Token>(token),
+                                    [k = std::move(k)](detail::jsonl::engine& e, diagnostics* d) {
+                                        return std::make_tuple(e.flush(d, k));
+                                    });
+    }
+    template <class Token>
+    auto maintain_op(diagnostics* d, jsonl_maintenance_options o, Token&& token) {
+        return run<maintain_signature>(d, std::forward<Token>(token),
+                                       [o = std::move(o)](detail::jsonl::engine& e, diagnostics* d) {
+                                           jsonl_maintenance_report r;
+                                           auto ec = e.maintain(d, o, r);
+                                           return std::make_tuple(ec, std::move(r));
+                                       });
+    }
+
+    template <class Token>
+    auto append_op(diagnostics* d, session& s, event e, Token&& token) {
         // Boxed once, in the node the caller's session then keeps: completion tokens
         // move their arguments around, and an event's moves are not cheap.
         auto node = std::make_shared<event>(std::move(e));
         if constexpr (detail::is_awaitable_token<Token>) {
             using ex_type = typename detail::awaitable_token<std::decay_t<Token>>::executor_type;
             return detail::await_inline_or<Token>(
+                d,
                 [impl = impl_, sess = &s,
-                 node]() mutable -> std::optional<std::tuple<boost::system::error_code, std::int64_t>> {
+                 node](diagnostics* d) mutable -> std::optional<std::tuple<boost::system::error_code, std::int64_t>> {
                     std::int64_t seq = 0;
                     boost::system::error_code ec;
-                    detail::clear_store_message();
-                    if (!impl->try_append_inline(*sess, node, seq, ec)) return std::nullopt;
+                    if (!impl->try_append_inline(d, *sess, node, seq, ec)) return std::nullopt;
                     return std::make_tuple(ec, seq);
                 },
-                [impl = impl_, ex = ex_, sess = &s, node]() {
+                [impl = impl_, ex = ex_, sess = &s, node](diagnostics* d) {
                     auto tok = boost::asio::as_tuple(boost::asio::use_awaitable_t<ex_type>{});
-                    return boost::asio::async_initiate<decltype(tok), void(boost::system::error_code, std::int64_t)>(
-                        append_on_pool{impl, ex}, tok, sess, node);
+                    return boost::asio::async_initiate<decltype(tok), append_signature>(append_on_pool{impl, ex}, tok, d,
+                                                                                        sess, node);
                 });
         } else {
-            return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
-                [impl = impl_, ex = ex_](auto handler, session* sess, std::shared_ptr<event> e) {
+            return boost::asio::async_initiate<Token, append_signature>(
+                [impl = impl_, ex = ex_](auto handler, diagnostics* d, session* sess, std::shared_ptr<event> e) {
                     std::int64_t seq = 0;
                     boost::system::error_code ec;
-                    detail::clear_store_message();
-                    if (impl->try_append_inline(*sess, e, seq, ec)) {
+                    if (d) d->clear();
+                    if (impl->try_append_inline(d, *sess, e, seq, ec)) {
                         detail::post_result(std::move(handler), ex, ec, seq);
                         return;
                     }
-                    append_on_pool{impl, ex}(std::move(handler), sess, std::move(e));
+                    append_on_pool{impl, ex}(std::move(handler), d, sess, std::move(e));
                 },
-                token, &s, std::move(node));
+                token, d, &s, std::move(node));
         }
     }
 
-    /// flush() on the pool: the runner calls it after each turn.
-    template <class Token = boost::asio::deferred_t>
-    auto async_flush(session_key k, Token&& token = {}) {
-        return run<void(boost::system::error_code)>(std::forward<Token>(token),
-                                                    [k = std::move(k)](detail::jsonl::engine& e) {
-                                                        return std::make_tuple(e.flush(k));
-                                                    });
-    }
-
-    template <class Token = boost::asio::deferred_t>
-    auto async_maintain(jsonl_maintenance_options o, Token&& token = {}) {
-        return run<void(boost::system::error_code, jsonl_maintenance_report)>(
-            std::forward<Token>(token), [o = std::move(o)](detail::jsonl::engine& e) {
-                jsonl_maintenance_report r;
-                auto ec = e.maintain(o, r);
-                return std::make_tuple(ec, std::move(r));
-            });
-    }
-
-private:
     /// The append on the blocking executor, completing on `ex`.
     struct append_on_pool {
         std::shared_ptr<detail::jsonl::engine> impl;
         executor_type ex;
         template <class Handler>
-        void operator()(Handler&& handler, session* sess, std::shared_ptr<event> e) const {
+        void operator()(Handler&& handler, diagnostics* d, session* sess, std::shared_ptr<event> e) const {
             auto work = boost::asio::make_work_guard(ex);
-            boost::asio::post(impl->blocking, [impl = impl, ex = ex, sess, e = std::move(e),
+            boost::asio::post(impl->blocking, [impl = impl, ex = ex, d, sess, e = std::move(e),
                                                h = std::forward<Handler>(handler), work = std::move(work)]() mutable {
                 std::int64_t seq = 0;
-                detail::clear_store_message();
-                auto ec = impl->append(*sess, std::move(e), seq);
+                auto ec = impl->append(d, *sess, std::move(e), seq);
                 detail::post_result(std::move(h), ex, ec, seq);
                 work.reset();
             });
@@ -2012,20 +2120,24 @@ private:
         ~pool_owner() { pool.join(); } // finish queued operations and lock-linger timers
     };
 
-    /// Runs `fn(engine)` on the blocking executor and completes with its tuple on ex_.
+    /// Runs `fn(engine, diagnostics*)` on the blocking executor and completes with its tuple
+    /// on ex_. With use_awaitable and no caller diagnostics, the error thrown carries the
+    /// operation's words (detail::initiate_store_op).
     template <class Sig, class Token, class Fn>
-    auto run(Token&& token, Fn fn) {
-        return boost::asio::async_initiate<Token, Sig>(
-            [impl = impl_, ex = ex_](auto handler, Fn fn) {
+    auto run(diagnostics* d, Token&& token, Fn fn) {
+        return detail::initiate_store_op<Sig>(
+            d, std::forward<Token>(token),
+            [impl = impl_, ex = ex_](auto handler, diagnostics* d, Fn fn) {
+                if (d) d->clear();
                 auto work = boost::asio::make_work_guard(ex);
-                boost::asio::post(impl->blocking, [impl, ex, fn = std::move(fn), h = std::move(handler),
+                boost::asio::post(impl->blocking, [impl, ex, d, fn = std::move(fn), h = std::move(handler),
                                                    work = std::move(work)]() mutable {
-                    detail::clear_store_message();
-                    std::apply([&](auto&&... r) { detail::post_result(std::move(h), ex, std::move(r)...); }, fn(*impl));
+                    std::apply([&](auto&&... r) { detail::post_result(std::move(h), ex, std::move(r)...); },
+                               fn(*impl, d));
                     work.reset();
                 });
             },
-            token, std::move(fn));
+            std::move(fn));
     }
 
     // Destroyed in reverse order: the engine first (checkpoints, lease timers cancelled),
@@ -2034,6 +2146,9 @@ private:
     std::shared_ptr<detail::jsonl::engine> impl_;
     executor_type ex_;
 };
+
+static_assert(session_store<jsonl_store>);
+static_assert(flushable_session_store<jsonl_store>);
 
 } // namespace libretto
 

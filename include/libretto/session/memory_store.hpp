@@ -6,9 +6,12 @@
 // programs; everything is lost when the last copy of the store goes away. Copies of a
 // memory_store share one set of sessions; it is safe to use from several threads.
 
+#include <libretto/async.hpp>
 #include <libretto/detail/string_map.hpp>
+#include <libretto/diagnostics.hpp>
 #include <libretto/session/detail/await_inline.hpp>
 #include <libretto/session/detail/post_result.hpp>
+#include <libretto/session/detail/store_op.hpp>
 #include <libretto/session/detail/store_logic.hpp>
 #include <libretto/session/store.hpp>
 
@@ -52,17 +55,17 @@ public:
     /// the session load and its appends (docs/runner.md, "Stores that never block").
     static constexpr bool never_blocks = true;
 
-    boost::system::error_code create(create_options o, session& out) {
+    boost::system::error_code create(create_options o, session& out, diagnostics* d = nullptr) {
         if (o.session_id.empty()) o.session_id = event::new_id();
         if (auto ec = detail::validate_key(o.app_name, o.user_id, o.session_id))
-            return fail(ec, "create: " + detail::key_problem(o.app_name, o.user_id, o.session_id));
+            return fail(d, ec, "create: " + detail::key_problem(o.app_name, o.user_id, o.session_id));
         auto routed = detail::route_delta(o.state);
         std::lock_guard lock(data_->mutex);
         data_->last.s = nullptr;
         auto& users = data_->apps[o.app_name];
         auto& sessions = users.sessions[o.user_id];
         if (sessions.contains(o.session_id))
-            return fail(errc::already_exists,
+            return fail(d, errc::already_exists,
                         "create: session " + name_of(o.app_name, o.user_id, o.session_id) + " exists already");
         stored s;
         s.created = s.last_update = event::now();
@@ -75,30 +78,31 @@ public:
         return {};
     }
 
-    boost::system::error_code get(const session_key& k, const get_options& o, std::optional<session>& out) const {
+    boost::system::error_code get(const session_key& k, const get_options& o, std::optional<session>& out,
+                                  diagnostics* d = nullptr) const {
         out.reset();
-        if (auto ec = detail::validate_key(k)) return fail(ec, "get: " + detail::key_problem(k));
+        if (auto ec = detail::validate_key(k)) return fail(d, ec, "get: " + detail::key_problem(k));
         std::lock_guard lock(data_->mutex);
         const stored* s = find(k);
         if (!s) return {};
         const auto& users = data_->apps.find(k.app_name)->second;
         out = make_session(k.app_name, k.user_id, k.session_id, *s, users);
         // Room for a turn's appends: the caller (a runner) adds its events to this copy.
-        detail::select_events(s->events, o, s->newest_compaction_first, out->events, get_spare_events);
+        detail::select_events(s->events, o, s->shown, out->events, get_spare_events);
         return {};
     }
 
-    boost::system::error_code list(const list_options& o, list_page& out) const {
+    boost::system::error_code list(const list_options& o, list_page& out, diagnostics* d = nullptr) const {
         out = {};
-        if (auto ec = validate_id(o.app_name)) return fail(ec, "list: app name " + id_problem(o.app_name));
+        if (auto ec = validate_id(o.app_name)) return fail(d, ec, "list: app name " + id_problem(o.app_name));
         if (o.user_id)
-            if (auto ec = validate_id(*o.user_id)) return fail(ec, "list: user id " + id_problem(*o.user_id));
+            if (auto ec = validate_id(*o.user_id)) return fail(d, ec, "list: user id " + id_problem(*o.user_id));
         if (o.page_size == 0 || o.page_size > 1000)
-            return fail(errc::invalid_argument, "list: page_size " + std::to_string(o.page_size) + " is not in 1..1000");
+            return fail(d, errc::invalid_argument, "list: page_size " + std::to_string(o.page_size) + " is not in 1..1000");
         std::optional<detail::page_cursor> cursor;
         if (!o.page_token.empty()) {
             auto c = detail::parse_page_token(o.page_token);
-            if (!c) return fail(c.error(), "list: the page token is not one a list of this app returned");
+            if (!c) return fail(d, c.error(), "list: the page token is not one a list of this app returned");
             cursor = std::move(*c);
         }
         std::lock_guard lock(data_->mutex);
@@ -127,8 +131,8 @@ public:
         return {};
     }
 
-    boost::system::error_code remove(const session_key& k) {
-        if (auto ec = detail::validate_key(k)) return fail(ec, "delete: " + detail::key_problem(k));
+    boost::system::error_code remove(const session_key& k, diagnostics* d = nullptr) {
+        if (auto ec = detail::validate_key(k)) return fail(d, ec, "delete: " + detail::key_problem(k));
         std::lock_guard lock(data_->mutex);
         data_->last.s = nullptr;
         auto app = data_->apps.find(k.app_name);
@@ -139,33 +143,27 @@ public:
         return {};
     }
 
-    boost::system::error_code append(session& sess, event e, std::int64_t& sequence) {
-        return append_event(sess, std::make_shared<event>(std::move(e)), sequence);
+    boost::system::error_code append(session& sess, event e, std::int64_t& sequence, diagnostics* d = nullptr) {
+        return append_event(sess, std::make_shared<event>(std::move(e)), sequence, d);
     }
 
     /// append() for an event already boxed in `node`, which the caller may share: on
     /// success the node has its sequence and session id, its delta has lost its temp: keys,
     /// and the store and `sess` hold the node itself, with no copy. On failure (stale,
     /// oversize, missing session, a null node) the node is left unchanged.
-    boost::system::error_code append_shared(session& sess, std::shared_ptr<event> node, std::int64_t& sequence) {
+    boost::system::error_code append_shared(session& sess, std::shared_ptr<event> node, std::int64_t& sequence,
+                                            diagnostics* d = nullptr) {
         sequence = 0;
-        if (!node) return fail(errc::invalid_argument, "append: a null event node");
-        return append_event(sess, std::move(node), sequence);
+        if (!node) return fail(d, errc::invalid_argument, "append: a null event node");
+        return append_event(sess, std::move(node), sequence, d);
     }
 
     /// Appends the events at once: all stored, or none (stale, oversize, missing session, an
     /// event naming another session). Partial events are skipped. `sequence` is that of the
     /// last stored event (0 if none was stored). One lock and one look-up for the batch.
-    boost::system::error_code append_batch(session& sess, std::vector<event> events, std::int64_t& sequence) {
-        return append_events(sess, events, sequence);
-    }
-
-    /// What the latest failure of this store (any copy) was about, naming the session, id,
-    /// event or limit: "memory_store: append: session demo/u1/s1 is at sequence 7, the
-    /// caller's copy at 5". "" until something fails.
-    std::string last_error_message() const {
-        std::lock_guard lock(data_->error_mutex);
-        return data_->last_error;
+    boost::system::error_code append_batch(session& sess, std::vector<event> events, std::int64_t& sequence,
+                                           diagnostics* d = nullptr) {
+        return append_events(sess, events, sequence, d);
     }
 
     // ---- asynchronous operations (the session_store concept) --------------------------
@@ -173,56 +171,64 @@ public:
     // A memory store has every result at once. For a coroutine caller (use_awaitable, or
     // as_tuple of it) co_await runs the operation and resumes without suspending: nothing
     // is posted. Any other token completes through a post to the store's executor, never
-    // inside the initiating call.
+    // inside the initiating call. Each operation has a form that takes the caller's
+    // diagnostics, which names what was wrong when it fails (docs/errors.md).
 
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<create_signature> Token = default_completion_token_t>
+    auto async_create(create_options o, diagnostics& diag, Token&& token = {}) {
+        return start_create(&diag, std::move(o), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<create_signature> Token = default_completion_token_t>
     auto async_create(create_options o, Token&& token = {}) {
-        return complete<void(boost::system::error_code, session)>(
-            std::forward<Token>(token), [this, o = std::move(o)]() mutable {
-                session out;
-                auto ec = create(std::move(o), out);
-                return std::make_tuple(ec, std::move(out));
-            });
+        return start_create(nullptr, std::move(o), std::forward<Token>(token));
     }
 
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<get_signature> Token = default_completion_token_t>
+    auto async_get(session_key k, get_options o, diagnostics& diag, Token&& token = {}) {
+        return start_get(&diag, std::move(k), std::move(o), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<get_signature> Token = default_completion_token_t>
     auto async_get(session_key k, get_options o = {}, Token&& token = {}) {
-        return complete<void(boost::system::error_code, std::optional<session>)>(
-            std::forward<Token>(token), [this, k = std::move(k), o = std::move(o)] {
-                std::optional<session> out;
-                auto ec = get(k, o, out);
-                return std::make_tuple(ec, std::move(out));
-            });
+        return start_get(nullptr, std::move(k), std::move(o), std::forward<Token>(token));
     }
 
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<list_signature> Token = default_completion_token_t>
+    auto async_list(list_options o, diagnostics& diag, Token&& token = {}) {
+        return start_list(&diag, std::move(o), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<list_signature> Token = default_completion_token_t>
     auto async_list(list_options o, Token&& token = {}) {
-        return complete<void(boost::system::error_code, list_page)>(std::forward<Token>(token),
-                                                                    [this, o = std::move(o)] {
-                                                                        list_page out;
-                                                                        auto ec = list(o, out);
-                                                                        return std::make_tuple(ec, std::move(out));
-                                                                    });
+        return start_list(nullptr, std::move(o), std::forward<Token>(token));
     }
 
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<delete_signature> Token = default_completion_token_t>
+    auto async_delete(session_key k, diagnostics& diag, Token&& token = {}) {
+        return start_delete(&diag, std::move(k), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<delete_signature> Token = default_completion_token_t>
     auto async_delete(session_key k, Token&& token = {}) {
-        return complete<void(boost::system::error_code)>(std::forward<Token>(token),
-                                                         [this, k = std::move(k)] { return std::make_tuple(remove(k)); });
+        return start_delete(nullptr, std::move(k), std::forward<Token>(token));
     }
 
-    template <class Token = boost::asio::deferred_t>
+    // Boxed once, in the node the store and the caller's session then share: completion
+    // tokens move their arguments around, and an event's moves are not cheap. Taken by
+    // reference, not by value: the event moves once, into the node.
+    template <boost::asio::completion_token_for<append_signature> Token = default_completion_token_t>
+    auto async_append(session& sess, event&& e, diagnostics& diag, Token&& token = {}) {
+        return append_node(&diag, sess, std::make_shared<event>(std::move(e)), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<append_signature> Token = default_completion_token_t>
     auto async_append(session& sess, event&& e, Token&& token = {}) {
-        // Boxed once, in the node the store and the caller's session then share:
-        // completion tokens move their arguments around, and an event's moves are not
-        // cheap. Taken by reference (this overload and the next), not by value: the event
-        // moves once, into the node.
-        return append_node<Token>(sess, std::make_shared<event>(std::move(e)), std::forward<Token>(token));
+        return append_node(nullptr, sess, std::make_shared<event>(std::move(e)), std::forward<Token>(token));
     }
     /// async_append of a copy of `e`.
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<append_signature> Token = default_completion_token_t>
+    auto async_append(session& sess, const event& e, diagnostics& diag, Token&& token = {}) {
+        return append_node(&diag, sess, std::make_shared<event>(e), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<append_signature> Token = default_completion_token_t>
     auto async_append(session& sess, const event& e, Token&& token = {}) {
-        return append_node<Token>(sess, std::make_shared<event>(e), std::forward<Token>(token));
+        return append_node(nullptr, sess, std::make_shared<event>(e), std::forward<Token>(token));
     }
 
     /// async_append_shared appends when the operation starts (see there).
@@ -234,53 +240,92 @@ public:
     /// co_await): by then the node has its sequence and session id, its delta has lost its
     /// temp: keys, and on success the store and `sess` hold the node itself, with no copy.
     /// On failure the node is left unchanged.
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<append_signature> Token = default_completion_token_t>
+    auto async_append_shared(session& sess, std::shared_ptr<event> node, diagnostics& diag, Token&& token = {}) {
+        return append_node(&diag, sess, std::move(node), std::forward<Token>(token), true);
+    }
+    template <boost::asio::completion_token_for<append_signature> Token = default_completion_token_t>
     auto async_append_shared(session& sess, std::shared_ptr<event> node, Token&& token = {}) {
-        return complete<void(boost::system::error_code, std::int64_t)>(
-            std::forward<Token>(token), [this, sess = &sess, node = std::move(node)]() mutable {
-                std::int64_t seq = 0;
-                auto ec = append_shared(*sess, std::move(node), seq);
-                return std::make_tuple(ec, seq);
-            });
+        return append_node(nullptr, sess, std::move(node), std::forward<Token>(token), true);
     }
 
     /// Appends a turn's events at once, all or nothing (see append_batch). Completes with
     /// the sequence of the last stored event (0 if none was stored).
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<append_signature> Token = default_completion_token_t>
+    auto async_append_batch(session& sess, std::vector<event> events, diagnostics& diag, Token&& token = {}) {
+        return start_batch(&diag, sess, std::move(events), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<append_signature> Token = default_completion_token_t>
     auto async_append_batch(session& sess, std::vector<event> events, Token&& token = {}) {
-        return complete<void(boost::system::error_code, std::int64_t)>(
-            std::forward<Token>(token), [this, sess = &sess, events = std::move(events)]() mutable {
-                std::int64_t seq = 0;
-                auto ec = append_events(*sess, events, seq);
-                return std::make_tuple(ec, seq);
-            });
+        return start_batch(nullptr, sess, std::move(events), std::forward<Token>(token));
     }
 
 private:
     template <class Token>
-    auto append_node(session& sess, std::shared_ptr<event> node, Token&& token) {
-        return complete<void(boost::system::error_code, std::int64_t)>(
-            std::forward<Token>(token), [this, sess = &sess, node = std::move(node)]() mutable {
-                std::int64_t seq = 0;
-                auto ec = append_event(*sess, std::move(node), seq);
-                return std::make_tuple(ec, seq);
-            });
+    auto start_create(diagnostics* d, create_options o, Token&& token) {
+        return complete<create_signature>(d, std::forward<Token>(token), [this, o = std::move(o)](diagnostics* d) mutable {
+            session out;
+            auto ec = create(std::move(o), out, d);
+            return std::make_tuple(ec, std::move(out));
+        });
+    }
+    template <class Token>
+    auto start_get(diagnostics* d, session_key k, get_options o, Token&& token) {
+        return complete<get_signature>(d, std::forward<Token>(token),
+                                       [this, k = std::move(k), o = std::move(o)](diagnostics* d) {
+                                           std::optional<session> out;
+                                           auto ec = get(k, o, out, d);
+                                           return std::make_tuple(ec, std::move(out));
+                                       });
+    }
+    template <class Token>
+    auto start_list(diagnostics* d, list_options o, Token&& token) {
+        return complete<list_signature>(d, std::forward<Token>(token), [this, o = std::move(o)](diagnostics* d) {
+            list_page out;
+            auto ec = list(o, out, d);
+            return std::make_tuple(ec, std::move(out));
+        });
+    }
+    template <class Token>
+    auto start_delete(diagnostics* d, session_key k, Token&& token) {
+        return complete<delete_signature>(d, std::forward<Token>(token),
+                                          [this, k = std::move(k)](diagnostics* d) { return std::make_tuple(remove(k, d)); });
+    }
+    template <class Token>
+    auto start_batch(diagnostics* d, session& sess, std::vector<event> events, Token&& token) {
+        return complete<append_signature>(d, std::forward<Token>(token),
+                                          [this, sess = &sess, events = std::move(events)](diagnostics* d) mutable {
+                                              std::int64_t seq = 0;
+                                              auto ec = append_events(*sess, events, seq, d);
+                                              return std::make_tuple(ec, seq);
+                                          });
+    }
+    /// `shared`: the caller keeps `node` (append_shared's null check).
+    template <class Token>
+    auto append_node(diagnostics* d, session& sess, std::shared_ptr<event> node, Token&& token, bool shared = false) {
+        return complete<append_signature>(d, std::forward<Token>(token),
+                                          [this, sess = &sess, node = std::move(node), shared](diagnostics* d) mutable {
+                                              std::int64_t seq = 0;
+                                              auto ec = shared ? append_shared(*sess, std::move(node), seq, d)
+                                                               : append_event(*sess, std::move(node), seq, d);
+                                              return std::make_tuple(ec, seq);
+                                          });
     }
 
-    /// Runs `fn` (which returns the completion's arguments as a tuple) when the operation
-    /// starts: inline for an awaitable token, else completing through a post.
+    /// Runs `fn(diagnostics*)` (which returns the completion's arguments as a tuple) when the
+    /// operation starts: inline for an awaitable token, else completing through a post.
     template <class Sig, class Token, class Fn>
-    auto complete(Token&& token, Fn fn) {
+    auto complete(diagnostics* d, Token&& token, Fn fn) {
         if constexpr (detail::is_awaitable_token<Token>) {
-            return detail::await_inline<Token>(std::move(fn));
+            return detail::await_inline<Token>(d, std::move(fn));
         } else {
             return boost::asio::async_initiate<Token, Sig>(
-                [ex = ex_](auto handler, Fn fn) {
-                    detail::clear_store_message();
+                [ex = ex_](auto handler, diagnostics* d, Fn fn) {
+                    if (d) d->clear();
                     std::apply([&](auto&&... r) { detail::post_result(std::move(handler), ex, std::move(r)...); },
-                               fn());
+                               fn(d));
                 },
-                token, std::move(fn));
+                token, d, std::move(fn));
         }
     }
 
@@ -340,7 +385,7 @@ private:
         double created = 0;
         double last_update = 0;
         std::int64_t last_sequence = 0;
-        std::int64_t newest_compaction_first = 0;
+        detail::shown_compactions shown; // what a context_only get reads
     };
     // Hashed by id, looked up by string_view: every append finds its session, and a tree
     // of thousands of sessions costs ~10 string compares per look-up. list() sorts anyway.
@@ -363,16 +408,11 @@ private:
         memory_store_options options;
         std::map<std::string, app_data, std::less<>> apps;
         found_session last;
-        std::mutex error_mutex; // not `mutex`: failures are also recorded while it is held
-        std::string last_error;
     };
 
-    /// Records `detail` as the latest failure and returns `ec`.
-    boost::system::error_code fail(boost::system::error_code ec, std::string detail) const {
-        std::lock_guard lock(data_->error_mutex);
-        data_->last_error = "memory_store: " + std::move(detail);
-        detail::note_store_message(data_->last_error);
-        return ec;
+    /// Writes `detail` to the caller's diagnostics (if any) and returns `ec`.
+    static boost::system::error_code fail(diagnostics* d, boost::system::error_code ec, std::string_view detail) {
+        return detail::note_failure(d, ec, "memory_store", detail);
     }
     static std::string name_of(std::string_view app, std::string_view user, std::string_view id) {
         std::string n(app);
@@ -382,20 +422,19 @@ private:
         n += id;
         return n;
     }
-    boost::system::error_code stale(const session& sess, std::int64_t stored) const {
-        return fail(errc::stale_session, "append: session " + name_of(sess.app_name, sess.user_id, sess.id) +
+    static boost::system::error_code stale(diagnostics* d, const session& sess, std::int64_t stored) {
+        return fail(d, errc::stale_session, "append: session " + name_of(sess.app_name, sess.user_id, sess.id) +
                                              " is at sequence " + std::to_string(stored) + ", the caller's copy at " +
                                              std::to_string(sess.last_sequence));
     }
     /// Why prepare_append refused `e` for `sess` (the store's session is at `stored`).
-    boost::system::error_code refused(boost::system::error_code ec, const session& sess, const event& e,
-                                      std::int64_t stored) const {
-        if (ec == errc::stale_session) return stale(sess, stored);
-        return fail(ec, "append: " + detail::event_name(e) + " names session '" + e.session_id + "', not " +
-                            name_of(sess.app_name, sess.user_id, sess.id));
+    static boost::system::error_code refused(diagnostics* d, boost::system::error_code ec, const session& sess,
+                                             const event& e, std::int64_t stored, std::int64_t appended_before = 0) {
+        if (ec == errc::stale_session) return stale(d, sess, stored);
+        return fail(d, ec, "append: " + detail::append_refusal(sess, e, stored, appended_before));
     }
-    boost::system::error_code too_big(const event& e, std::size_t bytes) const {
-        return fail(errc::oversize, "append: " + detail::event_name(e) + " is " + std::to_string(bytes) +
+    boost::system::error_code too_big(diagnostics* d, const event& e, std::size_t bytes) const {
+        return fail(d, errc::oversize, "append: " + detail::event_name(e) + " is " + std::to_string(bytes) +
                                         " bytes of JSON, over max_event_bytes (" +
                                         std::to_string(data_->options.max_event_bytes) + ")");
     }
@@ -403,19 +442,20 @@ private:
     static std::size_t serialized_size(const event& e);
 
     /// append(): on success the store and the caller's session share the node `ep`.
-    boost::system::error_code append_event(session& sess, std::shared_ptr<event> ep, std::int64_t& sequence) {
+    boost::system::error_code append_event(session& sess, std::shared_ptr<event> ep, std::int64_t& sequence,
+                                           diagnostics* d) {
         sequence = 0;
         event& e = *ep;
         if (e.partial) return {}; // streaming chunks are never stored
         if (data_->options.max_event_bytes)
-            if (const std::size_t n = serialized_size(e); n > data_->options.max_event_bytes) return too_big(e, n);
+            if (const std::size_t n = serialized_size(e); n > data_->options.max_event_bytes) return too_big(d, e, n);
         std::lock_guard lock(data_->mutex);
         // The key as views of `sess` (its ids do not change here): no copies per append.
         stored* s = find(sess.app_name, sess.user_id, sess.id);
-        if (!s) return missing(sess);
+        if (!s) return missing(d, sess);
         detail::routed_delta routed;
         if (auto ec = detail::prepare_append(sess, e, s->last_sequence, routed))
-            return refused(ec, sess, e, s->last_sequence);
+            return refused(d, ec, sess, e, s->last_sequence);
         if (!routed.app.empty() || !routed.user.empty()) {
             auto& users = data_->apps.find(sess.app_name)->second;
             apply_delta(users.app_state, routed.app);
@@ -424,7 +464,7 @@ private:
         apply_delta(s->state, routed.session);
         s->last_sequence = e.sequence;
         s->last_update = e.timestamp;
-        if (e.actions.compaction) s->newest_compaction_first = e.actions.compaction->first_sequence;
+        if (e.actions.compaction) s->shown.add(e);
         sequence = e.sequence;
         event_list::pointer_type stored = std::move(ep); // immutable from here on
         s->events.push_back(stored);
@@ -434,24 +474,26 @@ private:
     }
 
     /// append_batch(): the events are taken from `events` (moved into the caller's session).
-    boost::system::error_code append_events(session& sess, std::vector<event>& events, std::int64_t& sequence) {
+    boost::system::error_code append_events(session& sess, std::vector<event>& events, std::int64_t& sequence,
+                                            diagnostics* d) {
         sequence = 0;
         std::erase_if(events, [](const event& e) { return e.partial; }); // never stored
         for (const auto& e : events) {
             if (!e.session_id.empty() && e.session_id != sess.id)
-                return refused(errc::invalid_argument, sess, e, sess.last_sequence);
+                return refused(d, errc::invalid_argument, sess, e, sess.last_sequence);
             if (data_->options.max_event_bytes)
-                if (const std::size_t n = serialized_size(e); n > data_->options.max_event_bytes) return too_big(e, n);
+                if (const std::size_t n = serialized_size(e); n > data_->options.max_event_bytes) return too_big(d, e, n);
         }
         std::vector<detail::routed_delta> routed(events.size());
         std::lock_guard lock(data_->mutex);
         stored* s = find(sess.app_name, sess.user_id, sess.id);
-        if (!s) return missing(sess);
-        if (sess.last_sequence != s->last_sequence) return stale(sess, s->last_sequence);
+        if (!s) return missing(d, sess);
+        if (sess.last_sequence != s->last_sequence) return stale(d, sess, s->last_sequence);
         // Nothing can fail from here on: prepare every event, then store them all.
         for (std::size_t i = 0; i < events.size(); ++i) {
-            if (auto ec = detail::prepare_append(sess, events[i], sess.last_sequence, routed[i]))
-                return refused(ec, sess, events[i], s->last_sequence);
+            const auto before = static_cast<std::int64_t>(i); // a compaction may cover them
+            if (auto ec = detail::prepare_append(sess, events[i], sess.last_sequence, routed[i], before))
+                return refused(d, ec, sess, events[i], sess.last_sequence, before);
             events[i].sequence = s->last_sequence + 1 + static_cast<std::int64_t>(i);
         }
         app_data* users = nullptr;
@@ -466,7 +508,7 @@ private:
             apply_delta(s->state, r.session);
             s->last_sequence = e.sequence;
             s->last_update = e.timestamp;
-            if (e.actions.compaction) s->newest_compaction_first = e.actions.compaction->first_sequence;
+            if (e.actions.compaction) s->shown.add(e);
         }
         if (!events.empty()) sequence = events.back().sequence;
         if (sess.events.capacity() < sess.events.size() + events.size())
@@ -482,10 +524,10 @@ private:
     /// Why an append found no session for `sess`: an id no session can have
     /// (invalid_argument), or none by that key (not_found). Only ids that were stored are
     /// found, and they were checked then, so a found key needs no check per append.
-    boost::system::error_code missing(const session& sess) const {
+    static boost::system::error_code missing(diagnostics* d, const session& sess) {
         if (auto ec = detail::validate_key(sess.app_name, sess.user_id, sess.id))
-            return fail(ec, "append: " + detail::key_problem(sess.app_name, sess.user_id, sess.id));
-        return fail(errc::not_found,
+            return fail(d, ec, "append: " + detail::key_problem(sess.app_name, sess.user_id, sess.id));
+        return fail(d, errc::not_found,
                     "append: session " + name_of(sess.app_name, sess.user_id, sess.id) + " does not exist");
     }
 
@@ -534,5 +576,8 @@ private:
 #include <libretto/event/json.hpp>
 
 inline std::size_t libretto::memory_store::serialized_size(const event& e) { return serialize_event(e).size(); }
+
+static_assert(libretto::session_store<libretto::memory_store>);
+static_assert(libretto::batch_session_store<libretto::memory_store>);
 
 #endif

@@ -30,7 +30,7 @@
 // the same keys), events are stored as the exact JSON text libretto wrote. A get or list
 // is one statement, so it reads one consistent snapshot.
 //
-// Errors: errc::io_error for connection and server failures (last_error_message() has the
+// Errors: errc::io_error for connection and server failures (the caller's diagnostics carry the
 // server's message), errc::busy for lock waits the server gave up on (deadlock, lock
 // timeout) and pool exhaustion.
 
@@ -38,6 +38,7 @@
 #include <libretto/session/detail/pg_conn.hpp>
 #include <libretto/session/detail/pg_schema.hpp>
 #include <libretto/session/detail/post_result.hpp>
+#include <libretto/session/detail/store_op.hpp>
 #include <libretto/session/detail/store_batch.hpp>
 #include <libretto/session/detail/store_logic.hpp>
 #include <libretto/session/store.hpp>
@@ -115,14 +116,6 @@ struct pool {
     int found_version = 0;      // the version the first check found
     std::deque<boost::asio::steady_timer*> waiters;
 
-    // Read from any thread.
-    mutable std::mutex error_mutex;
-    std::string last_error;
-
-    void note(std::string detail) {
-        std::lock_guard lock(error_mutex);
-        last_error = "postgres_store: " + std::move(detail);
-    }
 
     void wake_one() {
         if (waiters.empty()) return;
@@ -214,13 +207,6 @@ public:
 
     executor_type get_executor() const { return ex_; }
 
-    /// What the latest failed operation of this store was about, with the server's
-    /// message ("" if none failed yet).
-    std::string last_error_message() const {
-        if (!pool_) return {};
-        std::lock_guard lock(pool_->error_mutex);
-        return pool_->last_error;
-    }
 
     /// The schema version found in the database by the first connection, before any
     /// migration (0: the schema was created by this store); -1 until then.
@@ -228,67 +214,134 @@ public:
 
     /// Opens a connection and creates or migrates the schema. Optional: every operation
     /// does this on first use; calling it first reports configuration errors early.
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<void(boost::system::error_code)> Token = default_completion_token_t>
+    auto async_open(diagnostics& diag, Token&& token = {}) {
+        return open_start(&diag, std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<void(boost::system::error_code)> Token = default_completion_token_t>
     auto async_open(Token&& token = {}) {
-        return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-            [this](auto handler) { this->launch(std::move(handler), open_op(pool_)); }, token);
+        return open_start(nullptr, std::forward<Token>(token));
     }
 
-    // ---- the session_store concept ------------------------------------------------------
+    // ---- the session_store concept: each operation with and without the caller's
+    // diagnostics (which carry the server's message when it fails) ------------------------
 
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<create_signature> Token = default_completion_token_t>
+    auto async_create(create_options o, diagnostics& diag, Token&& token = {}) {
+        return create_start(&diag, std::move(o), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<create_signature> Token = default_completion_token_t>
     auto async_create(create_options o, Token&& token = {}) {
-        return boost::asio::async_initiate<Token, void(boost::system::error_code, session)>(
-            [this](auto handler, create_options o) { this->launch(std::move(handler), create_op(pool_, std::move(o))); },
-            token, std::move(o));
+        return create_start(nullptr, std::move(o), std::forward<Token>(token));
     }
 
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<get_signature> Token = default_completion_token_t>
+    auto async_get(session_key k, get_options o, diagnostics& diag, Token&& token = {}) {
+        return get_start(&diag, std::move(k), std::move(o), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<get_signature> Token = default_completion_token_t>
     auto async_get(session_key k, get_options o = {}, Token&& token = {}) {
-        return boost::asio::async_initiate<Token, void(boost::system::error_code, std::optional<session>)>(
-            [this](auto handler, session_key k, get_options o) {
-                this->launch(std::move(handler), get_op(pool_, std::move(k), std::move(o)));
-            },
-            token, std::move(k), std::move(o));
+        return get_start(nullptr, std::move(k), std::move(o), std::forward<Token>(token));
     }
 
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<list_signature> Token = default_completion_token_t>
+    auto async_list(list_options o, diagnostics& diag, Token&& token = {}) {
+        return list_start(&diag, std::move(o), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<list_signature> Token = default_completion_token_t>
     auto async_list(list_options o, Token&& token = {}) {
-        return boost::asio::async_initiate<Token, void(boost::system::error_code, list_page)>(
-            [this](auto handler, list_options o) { this->launch(std::move(handler), list_op(pool_, std::move(o))); },
-            token, std::move(o));
+        return list_start(nullptr, std::move(o), std::forward<Token>(token));
     }
 
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<delete_signature> Token = default_completion_token_t>
+    auto async_delete(session_key k, diagnostics& diag, Token&& token = {}) {
+        return delete_start(&diag, std::move(k), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<delete_signature> Token = default_completion_token_t>
     auto async_delete(session_key k, Token&& token = {}) {
-        return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-            [this](auto handler, session_key k) { this->launch(std::move(handler), delete_op(pool_, std::move(k))); },
-            token, std::move(k));
+        return delete_start(nullptr, std::move(k), std::forward<Token>(token));
     }
 
     /// Completes with the event's sequence (0 for a partial event, which is not stored).
     /// The caller's session is updated on the completion's executor; do not touch it until
     /// the operation completes.
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<append_signature> Token = default_completion_token_t>
+    auto async_append(session& sess, event e, diagnostics& diag, Token&& token = {}) {
+        return append_start(&diag, sess, one(std::move(e)), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<append_signature> Token = default_completion_token_t>
     auto async_append(session& sess, event e, Token&& token = {}) {
-        return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
-            [this](auto handler, session* sess, event e) {
-                std::vector<event> v;
-                v.push_back(std::move(e));
-                this->start_append(std::move(handler), sess, std::move(v));
-            },
-            token, &sess, std::move(e));
+        return append_start(nullptr, sess, one(std::move(e)), std::forward<Token>(token));
     }
 
     /// Appends a turn's events in one transaction, all or nothing. Completes with the
     /// sequence of the last stored event (0 if none was stored: all were partial).
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<append_signature> Token = default_completion_token_t>
+    auto async_append_batch(session& sess, std::vector<event> events, diagnostics& diag, Token&& token = {}) {
+        return append_start(&diag, sess, std::move(events), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<append_signature> Token = default_completion_token_t>
     auto async_append_batch(session& sess, std::vector<event> events, Token&& token = {}) {
-        return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
-            [this](auto handler, session* sess, std::vector<event> events) {
-                this->start_append(std::move(handler), sess, std::move(events));
+        return append_start(nullptr, sess, std::move(events), std::forward<Token>(token));
+    }
+
+private:
+    static std::vector<event> one(event e) {
+        std::vector<event> v;
+        v.push_back(std::move(e));
+        return v;
+    }
+
+    template <class Token>
+    auto open_start(diagnostics* d, Token&& token) {
+        return detail::initiate_store_op<void(boost::system::error_code)>(
+            d, std::forward<Token>(token),
+            [this](auto handler, diagnostics* d) { this->launch(std::move(handler), d, open_op(pool_, d)); });
+    }
+    template <class Token>
+    auto create_start(diagnostics* d, create_options o, Token&& token) {
+        return detail::initiate_store_op<create_signature>(
+            d, std::forward<Token>(token),
+            [this](auto handler, diagnostics* d, create_options o) {
+                this->launch(std::move(handler), d, create_op(pool_, d, std::move(o)));
             },
-            token, &sess, std::move(events));
+            std::move(o));
+    }
+    template <class Token>
+    auto get_start(diagnostics* d, session_key k, get_options o, Token&& token) {
+        return detail::initiate_store_op<get_signature>(
+            d, std::forward<Token>(token),
+            [this](auto handler, diagnostics* d, session_key k, get_options o) {
+                this->launch(std::move(handler), d, get_op(pool_, d, std::move(k), std::move(o)));
+            },
+            std::move(k), std::move(o));
+    }
+    template <class Token>
+    auto list_start(diagnostics* d, list_options o, Token&& token) {
+        return detail::initiate_store_op<list_signature>(
+            d, std::forward<Token>(token),
+            [this](auto handler, diagnostics* d, list_options o) {
+                this->launch(std::move(handler), d, list_op(pool_, d, std::move(o)));
+            },
+            std::move(o));
+    }
+    template <class Token>
+    auto delete_start(diagnostics* d, session_key k, Token&& token) {
+        return detail::initiate_store_op<delete_signature>(
+            d, std::forward<Token>(token),
+            [this](auto handler, diagnostics* d, session_key k) {
+                this->launch(std::move(handler), d, delete_op(pool_, d, std::move(k)));
+            },
+            std::move(k));
+    }
+    template <class Token>
+    auto append_start(diagnostics* d, session& sess, std::vector<event> events, Token&& token) {
+        return detail::initiate_store_op<append_signature>(
+            d, std::forward<Token>(token),
+            [this](auto handler, diagnostics* d, session* sess, std::vector<event> events) {
+                this->start_append(std::move(handler), d, sess, std::move(events));
+            },
+            &sess, std::move(events));
     }
 
 private:
@@ -301,10 +354,11 @@ private:
     // handler through a post to the handler's associated executor (default: ex_), which is
     // kept busy (work-tracked) until then.
     template <class Handler, class Result>
-    void launch(Handler handler, awaitable<Result> op) {
+    void launch(Handler handler, diagnostics* d, awaitable<Result> op) {
+        if (d) d->clear();
         auto guard = boost::asio::make_work_guard(boost::asio::get_associated_executor(handler, ex_));
         boost::asio::co_spawn(pool_->strand, std::move(op),
-                              [pool = pool_, ex = ex_, guard = std::move(guard),
+                              [d, ex = ex_, guard = std::move(guard),
                                handler = std::move(handler)](std::exception_ptr ep, Result r) mutable {
                                   if (ep) {
                                       r = Result{};
@@ -312,15 +366,12 @@ private:
                                           std::rethrow_exception(ep);
                                       } catch (const std::bad_alloc&) {
                                           std::get<0>(r) = make_error_code(boost::system::errc::not_enough_memory);
-                                          pool->note("out of memory");
+                                          failed(d, {}, "out of memory");
                                       } catch (const std::exception& e) {
                                           std::get<0>(r) = errc::io_error;
-                                          pool->note(std::string("unexpected exception: ") + e.what());
+                                          failed(d, {}, std::string("unexpected exception: ") + e.what());
                                       }
                                   }
-                                  // Operations interleave on the strand's thread: what it noted last
-                                  // may be another one's (last_error_message() has it).
-                                  detail::clear_store_message();
                                   std::apply(
                                       [&](auto&... a) { detail::post_result(std::move(handler), ex, std::move(a)...); },
                                       r);
@@ -329,7 +380,7 @@ private:
     }
 
     template <class Handler>
-    void start_append(Handler handler, session* sess, std::vector<event> events) {
+    void start_append(Handler handler, diagnostics* d, session* sess, std::vector<event> events) {
         detail::append_target target{{sess->app_name, sess->user_id, sess->id}, sess->last_sequence};
         auto hex = boost::asio::get_associated_executor(handler, ex_);
         auto finish = boost::asio::bind_executor(
@@ -339,7 +390,7 @@ private:
                         detail::commit_append(*sess, std::move(r.events[i]), r.routed[i]);
                 std::move(h)(ec, r.last_sequence);
             });
-        launch(std::move(finish), append_op(pool_, std::move(target), std::move(events)));
+        launch(std::move(finish), d, append_op(pool_, d, std::move(target), std::move(events)));
     }
 
     // ---- connections ---------------------------------------------------------------------
@@ -417,9 +468,8 @@ private:
         }
     }
 
-    static error_code failed(const pool_ptr& p, error_code ec, std::string detail) {
-        p->note(std::move(detail));
-        return ec;
+    static error_code failed(diagnostics* d, error_code ec, std::string_view what) {
+        return detail::note_failure(d, ec, "postgres_store", what);
     }
 
     static std::string name_of(const session_key& k) { return k.app_name + "/" + k.user_id + "/" + k.session_id; }
@@ -448,21 +498,21 @@ private:
 
     // ---- operations ------------------------------------------------------------------------
 
-    static awaitable<std::tuple<error_code>> open_op(pool_ptr p) {
+    static awaitable<std::tuple<error_code>> open_op(pool_ptr p, diagnostics* d) {
         std::string detail;
         std::unique_ptr<detail::pg::connection> c;
         bool reused = false;
         auto ec = co_await acquire(p, c, reused, detail);
-        if (ec) co_return failed(p, ec, detail);
+        if (ec) co_return failed(d, ec, detail);
         p->release(std::move(c));
         co_return error_code{};
     }
 
-    static awaitable<std::tuple<error_code, session>> create_op(pool_ptr p, create_options o) {
-        if (auto ec = validate_id(o.app_name)) co_return std::tuple{failed(p, ec, "app name " + id_problem(o.app_name)), session{}};
-        if (auto ec = validate_id(o.user_id)) co_return std::tuple{failed(p, ec, "user id " + id_problem(o.user_id)), session{}};
+    static awaitable<std::tuple<error_code, session>> create_op(pool_ptr p, diagnostics* d, create_options o) {
+        if (auto ec = validate_id(o.app_name)) co_return std::tuple{failed(d, ec, "app name " + id_problem(o.app_name)), session{}};
+        if (auto ec = validate_id(o.user_id)) co_return std::tuple{failed(d, ec, "user id " + id_problem(o.user_id)), session{}};
         if (o.session_id.empty()) o.session_id = event::new_id();
-        if (auto ec = validate_id(o.session_id)) co_return std::tuple{failed(p, ec, "session id " + id_problem(o.session_id)), session{}};
+        if (auto ec = validate_id(o.session_id)) co_return std::tuple{failed(d, ec, "session id " + id_problem(o.session_id)), session{}};
         auto routed = detail::route_delta(o.state);
         json::object own;
         for (const auto& kv : routed.session)
@@ -477,13 +527,13 @@ private:
         std::vector<detail::pg::result_ptr> res;
         std::string detail;
         auto ec = co_await run(p, p->sql.create, &q, res, detail, false);
-        if (ec) co_return std::tuple{failed(p, ec, "create " + o.app_name + "/" + o.user_id + "/" + o.session_id + ": " + detail), session{}};
+        if (ec) co_return std::tuple{failed(d, ec, "create " + o.app_name + "/" + o.user_id + "/" + o.session_id + ": " + detail), session{}};
         json::object app, user;
         const PGresult* r = res.back().get();
         for (int i = 0, n = PQntuples(r); i < n; ++i) {
             json::value v;
             if (parse_json(detail::pg::cell(r, i, 2), v))
-                co_return std::tuple{failed(p, errc::corrupt_data, "shared state key '" + std::string(detail::pg::cell(r, i, 1)) +
+                co_return std::tuple{failed(d, errc::corrupt_data, "shared state key '" + std::string(detail::pg::cell(r, i, 1)) +
                                                                        "' holds invalid JSON"),
                                      session{}};
             (detail::pg::cell(r, i, 0) == "2" ? app : user)[detail::pg::cell(r, i, 1)] = std::move(v);
@@ -498,9 +548,9 @@ private:
         co_return std::tuple{error_code{}, std::move(out)};
     }
 
-    static awaitable<std::tuple<error_code, std::optional<session>>> get_op(pool_ptr p, session_key k, get_options o) {
+    static awaitable<std::tuple<error_code, std::optional<session>>> get_op(pool_ptr p, diagnostics* d, session_key k, get_options o) {
         using result_t = std::tuple<error_code, std::optional<session>>;
-        if (auto ec = detail::validate_key(k)) co_return result_t{failed(p, ec, detail::key_problem(k)), std::nullopt};
+        if (auto ec = detail::validate_key(k)) co_return result_t{failed(d, ec, detail::key_problem(k)), std::nullopt};
         const bool want_events = !(o.num_recent_events && *o.num_recent_events == 0);
         detail::pg::params q;
         q.add(k.app_name).add(k.user_id).add(k.session_id);
@@ -511,12 +561,12 @@ private:
             q.add(static_cast<std::int64_t>(
                 std::min<std::size_t>(*o.num_recent_events, std::numeric_limits<std::int64_t>::max())));
         else q.add_null();
-        q.add(o.from_newest_compaction).add(want_events);
+        q.add(o.context_only).add(want_events).add(o.with_newest_range);
 
         std::vector<detail::pg::result_ptr> res;
         std::string detail;
         auto ec = co_await run(p, p->sql.get, &q, res, detail, true);
-        if (ec) co_return result_t{failed(p, ec, "get " + name_of(k) + ": " + detail), std::nullopt};
+        if (ec) co_return result_t{failed(d, ec, "get " + name_of(k) + ": " + detail), std::nullopt};
         const PGresult* r = res.back().get();
         session s;
         bool found = false;
@@ -527,19 +577,19 @@ private:
                 found = detail::pg::parse_number(detail::pg::cell(r, i, 3), s.last_update_time) &&
                         detail::pg::parse_number(detail::pg::cell(r, i, 4), s.last_sequence);
                 if (!found)
-                    co_return result_t{failed(p, errc::corrupt_data, "session " + name_of(k) + ": unreadable session row"),
+                    co_return result_t{failed(d, errc::corrupt_data, "session " + name_of(k) + ": unreadable session row"),
                                        std::nullopt};
             } else if (kind == "4") {
                 std::int64_t seq = 0;
                 detail::pg::parse_number(detail::pg::cell(r, i, 4), seq);
                 auto e = parse_event(detail::pg::cell(r, i, 2));
                 if (!e)
-                    co_return result_t{failed(p, errc::corrupt_data, "session " + name_of(k) + ": event at sequence " +
+                    co_return result_t{failed(d, errc::corrupt_data, "session " + name_of(k) + ": event at sequence " +
                                                                          std::to_string(seq) +
                                                                          " is corrupt: " + e.error().message()),
                                        std::nullopt};
                 if (e->sequence != seq)
-                    co_return result_t{failed(p, errc::corrupt_data, "session " + name_of(k) + ": event at sequence " +
+                    co_return result_t{failed(d, errc::corrupt_data, "session " + name_of(k) + ": event at sequence " +
                                                                          std::to_string(seq) + " says it has sequence " +
                                                                          std::to_string(e->sequence)),
                                        std::nullopt};
@@ -547,7 +597,7 @@ private:
             } else {
                 json::value v;
                 if (parse_json(detail::pg::cell(r, i, 2), v))
-                    co_return result_t{failed(p, errc::corrupt_data, "session " + name_of(k) + ": state key '" +
+                    co_return result_t{failed(d, errc::corrupt_data, "session " + name_of(k) + ": state key '" +
                                                                          std::string(detail::pg::cell(r, i, 1)) +
                                                                          "' holds invalid JSON"),
                                        std::nullopt};
@@ -563,17 +613,17 @@ private:
         co_return result_t{error_code{}, std::move(s)};
     }
 
-    static awaitable<std::tuple<error_code, list_page>> list_op(pool_ptr p, list_options o) {
+    static awaitable<std::tuple<error_code, list_page>> list_op(pool_ptr p, diagnostics* d, list_options o) {
         using result_t = std::tuple<error_code, list_page>;
-        if (auto ec = validate_id(o.app_name)) co_return result_t{failed(p, ec, "app name " + id_problem(o.app_name)), list_page{}};
+        if (auto ec = validate_id(o.app_name)) co_return result_t{failed(d, ec, "app name " + id_problem(o.app_name)), list_page{}};
         if (o.user_id)
-            if (auto ec = validate_id(*o.user_id)) co_return result_t{failed(p, ec, "user id " + id_problem(*o.user_id)), list_page{}};
+            if (auto ec = validate_id(*o.user_id)) co_return result_t{failed(d, ec, "user id " + id_problem(*o.user_id)), list_page{}};
         if (o.page_size == 0 || o.page_size > 1000)
-            co_return result_t{failed(p, errc::invalid_argument, "page_size must be 1..1000"), list_page{}};
+            co_return result_t{failed(d, errc::invalid_argument, "page_size must be 1..1000"), list_page{}};
         detail::page_cursor cursor{std::numeric_limits<double>::infinity(), {}};
         if (!o.page_token.empty()) {
             auto c = detail::parse_page_token(o.page_token);
-            if (!c) co_return result_t{failed(p, c.error(), "invalid page token"), list_page{}};
+            if (!c) co_return result_t{failed(d, c.error(), "invalid page token"), list_page{}};
             cursor = std::move(*c);
         }
         detail::pg::params q;
@@ -585,7 +635,7 @@ private:
         std::vector<detail::pg::result_ptr> res;
         std::string detail;
         auto ec = co_await run(p, p->sql.list, &q, res, detail, true);
-        if (ec) co_return result_t{failed(p, ec, "list '" + o.app_name + "': " + detail), list_page{}};
+        if (ec) co_return result_t{failed(d, ec, "list '" + o.app_name + "': " + detail), list_page{}};
         const PGresult* r = res.back().get();
         struct row {
             std::string user, id;
@@ -605,14 +655,14 @@ private:
                 w.id = detail::pg::cell(r, i, 2);
                 if (!detail::pg::parse_number(detail::pg::cell(r, i, 5), w.last_update) ||
                     !detail::pg::parse_number(detail::pg::cell(r, i, 6), w.last_sequence))
-                    co_return result_t{failed(p, errc::corrupt_data, "list '" + o.app_name + "': unreadable session row"),
+                    co_return result_t{failed(d, errc::corrupt_data, "list '" + o.app_name + "': unreadable session row"),
                                        list_page{}};
                 rows.push_back(std::move(w));
                 continue;
             }
             json::value v;
             if (parse_json(detail::pg::cell(r, i, 4), v))
-                co_return result_t{failed(p, errc::corrupt_data, "list '" + o.app_name + "': state key '" +
+                co_return result_t{failed(d, errc::corrupt_data, "list '" + o.app_name + "': state key '" +
                                                                      std::string(detail::pg::cell(r, i, 3)) +
                                                                      "' holds invalid JSON"),
                                    list_page{}};
@@ -646,24 +696,24 @@ private:
         co_return result_t{error_code{}, std::move(page)};
     }
 
-    static awaitable<std::tuple<error_code>> delete_op(pool_ptr p, session_key k) {
-        if (auto ec = detail::validate_key(k)) co_return failed(p, ec, detail::key_problem(k));
+    static awaitable<std::tuple<error_code>> delete_op(pool_ptr p, diagnostics* d, session_key k) {
+        if (auto ec = detail::validate_key(k)) co_return failed(d, ec, detail::key_problem(k));
         detail::pg::params q;
         q.add(k.app_name).add(k.user_id).add(k.session_id);
         std::vector<detail::pg::result_ptr> res;
         std::string detail;
         auto ec = co_await run(p, p->sql.remove, &q, res, detail, true);
-        if (ec) co_return failed(p, ec, "delete " + name_of(k) + ": " + detail);
+        if (ec) co_return failed(d, ec, "delete " + name_of(k) + ": " + detail);
         co_return error_code{};
     }
 
-    static awaitable<std::tuple<error_code, detail::append_result>> append_op(pool_ptr p, detail::append_target t,
+    static awaitable<std::tuple<error_code, detail::append_result>> append_op(pool_ptr p, diagnostics* d, detail::append_target t,
                                                                               std::vector<event> events) {
         using result_t = std::tuple<error_code, detail::append_result>;
         detail::prepared_batch batch;
         std::string detail;
         if (auto ec = detail::prepare_batch(t, std::move(events), p->max_event_bytes, batch, detail))
-            co_return result_t{failed(p, ec, "append to " + name_of(t.key) + ": " + detail), detail::append_result{}};
+            co_return result_t{failed(d, ec, "append to " + name_of(t.key) + ": " + detail), detail::append_result{}};
         if (batch.rows.empty()) co_return result_t{error_code{}, detail::append_result{}};
 
         detail::pg::params q;
@@ -691,10 +741,24 @@ private:
         add_keys_values(q, batch.session);
         add_keys_values(q, batch.app);
         add_keys_values(q, batch.user);
+        {
+            std::string seqs = "{", firsts = "{", lasts = "{";
+            for (const auto& c : batch.compactions) {
+                if (seqs.size() > 1) {
+                    seqs += ',';
+                    firsts += ',';
+                    lasts += ',';
+                }
+                seqs += std::to_string(c.sequence);
+                firsts += std::to_string(c.first);
+                lasts += std::to_string(c.last);
+            }
+            q.add(seqs + "}").add(firsts + "}").add(lasts + "}");
+        }
 
         std::vector<detail::pg::result_ptr> res;
         auto ec = co_await run(p, p->sql.append, &q, res, detail, false);
-        if (ec) co_return result_t{failed(p, ec, "append to " + name_of(t.key) + ": " + detail), detail::append_result{}};
+        if (ec) co_return result_t{failed(d, ec, "append to " + name_of(t.key) + ": " + detail), detail::append_result{}};
         detail::append_result out = std::move(batch.result);
         out.last_sequence = batch.last_sequence;
         co_return result_t{error_code{}, std::move(out)};
@@ -703,6 +767,9 @@ private:
     executor_type ex_;
     pool_ptr pool_;
 };
+
+static_assert(session_store<postgres_store>);
+static_assert(batch_session_store<postgres_store>);
 
 } // namespace libretto
 

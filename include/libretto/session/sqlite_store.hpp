@@ -27,9 +27,10 @@
 //
 // Extra to the concept: async_append_batch (several events in one transaction, all or
 // nothing), the synchronous core (create/get/list/remove/append/append_batch: blocking, for
-// tools and tests), and last_error_message() (which session, sequence or file failed).
+// tools and tests); a failed operation names the session, sequence or file in the caller's diagnostics.
 
 #include <libretto/session/detail/post_result.hpp>
+#include <libretto/session/detail/store_op.hpp>
 #include <libretto/session/detail/sqlite_core.hpp>
 #include <libretto/session/store.hpp>
 
@@ -108,7 +109,8 @@ public:
     /// connection holds the write lock during a migration. On an io_context thread, use
     /// async_open.
     sqlite_store(executor_type ex, sqlite_store_options o) : sqlite_store(parts::make(std::move(ex), o)) {
-        if (auto ec = core_->open(params_of(std::move(o)))) throw boost::system::system_error(ec, core_->last_error());
+        diagnostics d;
+        if (auto ec = core_->open(params_of(std::move(o)), &d)) throw error_with_diagnostics(ec, std::move(d));
     }
 
     /// Opens the database as the constructor does, on the store's blocking executor (the
@@ -139,8 +141,9 @@ public:
                                            abandon = std::move(abandon)]() mutable {
                     std::exception_ptr failure;
                     try {
-                        if (auto ec = pp->core->open(p, abandon.get()))
-                            failure = std::make_exception_ptr(boost::system::system_error(ec, pp->core->last_error()));
+                        diagnostics d;
+                        if (auto ec = pp->core->open(p, &d, abandon.get()))
+                            failure = std::make_exception_ptr(error_with_diagnostics(ec, std::move(d)));
                     } catch (...) {
                         failure = std::current_exception();
                     }
@@ -184,10 +187,6 @@ public:
 
     executor_type get_executor() const { return ex_; }
 
-    /// What the latest failed operation of this instance was about, e.g. "sqlite_store:
-    /// session app/u1/s1: event at sequence 7 is corrupt: ..." ("" if none failed yet).
-    std::string last_error_message() const { return core_ ? core_->last_error() : std::string(); }
-
     /// WAL checkpoints completed on the background thread so far (background_checkpoint);
     /// 0 without one.
     std::uint64_t background_checkpoints() const noexcept { return core_ ? core_->background_checkpoints() : 0; }
@@ -195,110 +194,163 @@ public:
     // ---- synchronous core: blocks the calling thread; never call it on an io_context
     // thread that serves other work. Safe to mix with the async operations.
 
-    boost::system::error_code create(create_options o, session& out) { return core_->create(std::move(o), out); }
+    // A failure's words go to *diag when the caller passes one (docs/errors.md).
 
-    boost::system::error_code get(const session_key& k, const get_options& o, std::optional<session>& out) {
-        return core_->get(k, o, out);
+    boost::system::error_code create(create_options o, session& out, diagnostics* diag = nullptr) {
+        return core_->create(diag, std::move(o), out);
     }
 
-    boost::system::error_code list(const list_options& o, list_page& out) { return core_->list(o, out); }
-
-    boost::system::error_code remove(const session_key& k) { return core_->remove(k); }
-
-    boost::system::error_code append(session& sess, event e, std::int64_t& sequence) {
-        std::vector<event> v;
-        v.push_back(std::move(e));
-        return append_batch(sess, std::move(v), sequence);
+    boost::system::error_code get(const session_key& k, const get_options& o, std::optional<session>& out,
+                                  diagnostics* diag = nullptr) {
+        return core_->get(diag, k, o, out);
     }
 
-    /// Appends the events in one transaction: all stored, or none (stale, oversize, missing
-    /// session, a foreign session id, errc::busy). Partial events are skipped. `sequence`
-    /// is that of the last stored event (0 if none was stored).
-    boost::system::error_code append_batch(session& sess, std::vector<event> events, std::int64_t& sequence) {
+    boost::system::error_code list(const list_options& o, list_page& out, diagnostics* diag = nullptr) {
+        return core_->list(diag, o, out);
+    }
+
+    boost::system::error_code remove(const session_key& k, diagnostics* diag = nullptr) { return core_->remove(diag, k); }
+
+    boost::system::error_code append(session& sess, event e, std::int64_t& sequence, diagnostics* diag = nullptr) {
+        return append_batch(sess, one(std::move(e)), sequence, diag);
+    }
+
+    boost::system::error_code append_batch(session& sess, std::vector<event> events, std::int64_t& sequence,
+                                           diagnostics* diag = nullptr) {
         detail::append_result r;
-        auto ec = core_->append(target_of(sess), std::move(events), r);
+        auto ec = core_->append(diag, target_of(sess), std::move(events), r);
         sequence = r.last_sequence;
         if (!ec) commit(sess, r);
         return ec;
     }
 
-    // ---- asynchronous operations (the session_store concept) --------------------------
+    // ---- asynchronous operations (the session_store concept): each with and without the
+    // caller's diagnostics.
 
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<create_signature> Token = default_completion_token_t>
+    auto async_create(create_options o, diagnostics& diag, Token&& token = {}) {
+        return create_op(&diag, std::move(o), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<create_signature> Token = default_completion_token_t>
     auto async_create(create_options o, Token&& token = {}) {
-        return boost::asio::async_initiate<Token, void(boost::system::error_code, session)>(
-            [this](auto handler, create_options o) {
-                this->post_work(std::move(handler), [o = std::move(o)](detail::sqlite_core& c) mutable {
-                    session out;
-                    auto ec = c.create(std::move(o), out);
-                    return std::make_tuple(ec, std::move(out));
-                });
-            },
-            token, std::move(o));
+        return create_op(nullptr, std::move(o), std::forward<Token>(token));
     }
 
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<get_signature> Token = default_completion_token_t>
+    auto async_get(session_key k, get_options o, diagnostics& diag, Token&& token = {}) {
+        return get_op(&diag, std::move(k), std::move(o), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<get_signature> Token = default_completion_token_t>
     auto async_get(session_key k, get_options o = {}, Token&& token = {}) {
-        return boost::asio::async_initiate<Token, void(boost::system::error_code, std::optional<session>)>(
-            [this](auto handler, session_key k, get_options o) {
-                this->post_work(std::move(handler), [k = std::move(k), o = std::move(o)](detail::sqlite_core& c) {
-                    std::optional<session> out;
-                    auto ec = c.get(k, o, out);
-                    return std::make_tuple(ec, std::move(out));
-                });
-            },
-            token, std::move(k), std::move(o));
+        return get_op(nullptr, std::move(k), std::move(o), std::forward<Token>(token));
     }
 
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<list_signature> Token = default_completion_token_t>
+    auto async_list(list_options o, diagnostics& diag, Token&& token = {}) {
+        return list_op(&diag, std::move(o), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<list_signature> Token = default_completion_token_t>
     auto async_list(list_options o, Token&& token = {}) {
-        return boost::asio::async_initiate<Token, void(boost::system::error_code, list_page)>(
-            [this](auto handler, list_options o) {
-                this->post_work(std::move(handler), [o = std::move(o)](detail::sqlite_core& c) {
-                    list_page out;
-                    auto ec = c.list(o, out);
-                    return std::make_tuple(ec, std::move(out));
-                });
-            },
-            token, std::move(o));
+        return list_op(nullptr, std::move(o), std::forward<Token>(token));
     }
 
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<delete_signature> Token = default_completion_token_t>
+    auto async_delete(session_key k, diagnostics& diag, Token&& token = {}) {
+        return delete_op(&diag, std::move(k), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<delete_signature> Token = default_completion_token_t>
     auto async_delete(session_key k, Token&& token = {}) {
-        return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-            [this](auto handler, session_key k) {
-                this->post_work(std::move(handler),
-                          [k = std::move(k)](detail::sqlite_core& c) { return std::make_tuple(c.remove(k)); });
-            },
-            token, std::move(k));
+        return delete_op(nullptr, std::move(k), std::forward<Token>(token));
     }
 
-    /// Completes with the event's sequence (0 for a partial event, which is not stored).
-    /// The caller's session is updated on the completion's executor; do not touch it until
-    /// the operation completes.
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<append_signature> Token = default_completion_token_t>
+    auto async_append(session& sess, event e, diagnostics& diag, Token&& token = {}) {
+        return append_op(&diag, sess, one(std::move(e)), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<append_signature> Token = default_completion_token_t>
     auto async_append(session& sess, event e, Token&& token = {}) {
-        return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
-            [this](auto handler, session* sess, event e) {
-                std::vector<event> v;
-                v.push_back(std::move(e));
-                this->start_append(std::move(handler), sess, std::move(v));
-            },
-            token, &sess, std::move(e));
+        return append_op(nullptr, sess, one(std::move(e)), std::forward<Token>(token));
     }
 
-    /// Appends a turn's events in one transaction, all or nothing (see append_batch).
-    /// Completes with the sequence of the last stored event (0 if none was stored).
-    template <class Token = boost::asio::deferred_t>
+    /// Appends a turn's events in one transaction, all or nothing. Completes with the
+    /// sequence of the last stored event (0 if none was stored: all were partial).
+    template <boost::asio::completion_token_for<append_signature> Token = default_completion_token_t>
+    auto async_append_batch(session& sess, std::vector<event> events, diagnostics& diag, Token&& token = {}) {
+        return append_op(&diag, sess, std::move(events), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<append_signature> Token = default_completion_token_t>
     auto async_append_batch(session& sess, std::vector<event> events, Token&& token = {}) {
-        return boost::asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
-            [this](auto handler, session* sess, std::vector<event> events) {
-                this->start_append(std::move(handler), sess, std::move(events));
-            },
-            token, &sess, std::move(events));
+        return append_op(nullptr, sess, std::move(events), std::forward<Token>(token));
     }
 
 private:
+    static std::vector<event> one(event e) {
+        std::vector<event> v;
+        v.push_back(std::move(e));
+        return v;
+    }
+
+    template <class Token>
+    auto create_op(diagnostics* d, create_options o, Token&& token) {
+        return detail::initiate_store_op<create_signature>(
+            d, std::forward<Token>(token),
+            [this](auto handler, diagnostics* d, create_options o) {
+                this->post_work(std::move(handler), d, [o = std::move(o)](detail::sqlite_core& c, diagnostics* d) mutable {
+                    session out;
+                    auto ec = c.create(d, std::move(o), out);
+                    return std::make_tuple(ec, std::move(out));
+                });
+            },
+            std::move(o));
+    }
+    template <class Token>
+    auto get_op(diagnostics* d, session_key k, get_options o, Token&& token) {
+        return detail::initiate_store_op<get_signature>(
+            d, std::forward<Token>(token),
+            [this](auto handler, diagnostics* d, session_key k, get_options o) {
+                this->post_work(std::move(handler), d,
+                                [k = std::move(k), o = std::move(o)](detail::sqlite_core& c, diagnostics* d) {
+                                    std::optional<session> out;
+                                    auto ec = c.get(d, k, o, out);
+                                    return std::make_tuple(ec, std::move(out));
+                                });
+            },
+            std::move(k), std::move(o));
+    }
+    template <class Token>
+    auto list_op(diagnostics* d, list_options o, Token&& token) {
+        return detail::initiate_store_op<list_signature>(
+            d, std::forward<Token>(token),
+            [this](auto handler, diagnostics* d, list_options o) {
+                this->post_work(std::move(handler), d, [o = std::move(o)](detail::sqlite_core& c, diagnostics* d) {
+                    list_page out;
+                    auto ec = c.list(d, o, out);
+                    return std::make_tuple(ec, std::move(out));
+                });
+            },
+            std::move(o));
+    }
+    template <class Token>
+    auto delete_op(diagnostics* d, session_key k, Token&& token) {
+        return detail::initiate_store_op<delete_signature>(
+            d, std::forward<Token>(token),
+            [this](auto handler, diagnostics* d, session_key k) {
+                this->post_work(std::move(handler), d, [k = std::move(k)](detail::sqlite_core& c, diagnostics* d) {
+                    return std::make_tuple(c.remove(d, k));
+                });
+            },
+            std::move(k));
+    }
+    template <class Token>
+    auto append_op(diagnostics* d, session& sess, std::vector<event> events, Token&& token) {
+        return detail::initiate_store_op<append_signature>(
+            d, std::forward<Token>(token),
+            [this](auto handler, diagnostics* d, session* sess, std::vector<event> events) {
+                this->start_append(std::move(handler), d, sess, std::move(events));
+            },
+            &sess, std::move(events));
+    }
+
     /// What a store is made of before its database is open.
     struct parts {
         executor_type ex;
@@ -350,24 +402,24 @@ private:
     // handler through a post to the handler's associated executor (default: ex_), which is
     // kept busy (work-tracked) until then.
     template <class Handler, class Work>
-    void post_work(Handler handler, Work work) {
+    void post_work(Handler handler, diagnostics* d, Work work, bool clear = true) {
+        if (d && clear) d->clear();
         auto guard = boost::asio::make_work_guard(boost::asio::get_associated_executor(handler, ex_));
-        boost::asio::post(strand_, [core = core_, ex = ex_, guard = std::move(guard), handler = std::move(handler),
+        boost::asio::post(strand_, [core = core_, ex = ex_, d, guard = std::move(guard), handler = std::move(handler),
                                     work = std::move(work)]() mutable {
             // An exception must not escape into the worker thread (it would end the process):
             // it completes the operation with an error instead.
-            decltype(work(*core)) results{};
-            detail::clear_store_message();
+            decltype(work(*core, d)) results{};
             try {
-                results = work(*core);
+                results = work(*core, d);
             } catch (const std::bad_alloc&) {
                 results = {};
                 std::get<0>(results) = make_error_code(boost::system::errc::not_enough_memory);
-                core->note_failure("out of memory");
+                detail::sqlite_core::record(d, "out of memory");
             } catch (const std::exception& e) {
                 results = {};
                 std::get<0>(results) = errc::io_error;
-                core->note_failure(std::string("unexpected exception: ") + e.what());
+                detail::sqlite_core::record(d, std::string("unexpected exception: ") + e.what());
             }
             std::apply([&](auto&... args) { detail::post_result(std::move(handler), ex, std::move(args)...); },
                        results);
@@ -378,7 +430,7 @@ private:
     // The caller's session is read here (on the caller's thread) and written in the
     // completion (on the handler's executor), never on the worker thread.
     template <class Handler>
-    void start_append(Handler handler, session* sess, std::vector<event> events) {
+    void start_append(Handler handler, diagnostics* d, session* sess, std::vector<event> events) {
         auto target = target_of(*sess);
         auto hex = boost::asio::get_associated_executor(handler, ex_);
         auto finish = boost::asio::bind_executor(
@@ -390,17 +442,18 @@ private:
         // previous batch meanwhile. A batch that fails here still completes through the
         // worker, in order with the operations started before it.
         detail::prepared_batch batch;
-        detail::clear_store_message();
-        const boost::system::error_code prepared = core_->prepare(target, std::move(events), batch);
-        // Its failure's note goes with it to the worker, whose completion carries it.
-        std::string said = prepared ? detail::take_store_message() : std::string();
-        post_work(std::move(finish), [target = std::move(target), batch = std::move(batch), prepared,
-                                      said = std::move(said)](detail::sqlite_core& c) mutable {
-            detail::append_result r;
-            if (prepared) detail::note_store_message(said);
-            auto ec = prepared ? prepared : c.append_prepared(target, std::move(batch), r);
-            return std::make_tuple(ec, std::move(r));
-        });
+        if (d) d->clear();
+        // The first half on this thread: a refusal's words are in *d before the post.
+        const boost::system::error_code prepared = core_->prepare(d, target, std::move(events), batch);
+        post_work(
+            std::move(finish), d,
+            [target = std::move(target), batch = std::move(batch), prepared](detail::sqlite_core& c,
+                                                                              diagnostics* d) mutable {
+                detail::append_result r;
+                auto ec = prepared ? prepared : c.append_prepared(d, target, std::move(batch), r);
+                return std::make_tuple(ec, std::move(r));
+            },
+            false);
     }
 
     executor_type ex_;
@@ -408,6 +461,9 @@ private:
     std::shared_ptr<detail::sqlite_core> core_;      // shared with operations in flight
     boost::asio::strand<executor_type> strand_;
 };
+
+static_assert(session_store<sqlite_store>);
+static_assert(batch_session_store<sqlite_store>);
 
 } // namespace libretto
 

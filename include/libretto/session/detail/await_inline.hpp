@@ -2,7 +2,7 @@
 #ifndef LIBRETTO_SESSION_DETAIL_AWAIT_INLINE_HPP
 #define LIBRETTO_SESSION_DETAIL_AWAIT_INLINE_HPP
 
-#include <libretto/session/detail/store_message.hpp>
+#include <libretto/diagnostics.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -57,40 +57,48 @@ using inline_awaitable_t =
                            typename awaitable_token<std::decay_t<Token>>::executor_type>;
 
 /// The result tuple as the token delivers it: whole (as_tuple), or its value, an error
-/// thrown as system_error (use_awaitable).
+/// thrown as error_with_diagnostics carrying `d`'s message (use_awaitable).
 template <class Token, class Tuple>
-typename awaited_value<awaitable_token<std::decay_t<Token>>::as_tuple, Tuple>::type unwrap_result(Tuple&& r) {
+typename awaited_value<awaitable_token<std::decay_t<Token>>::as_tuple, Tuple>::type unwrap_result(Tuple&& r,
+                                                                                                const diagnostics* d) {
     if constexpr (awaitable_token<std::decay_t<Token>>::as_tuple) {
         return std::move(r);
     } else {
-        if (std::get<0>(r)) throw boost::system::system_error(std::get<0>(r));
+        if (std::get<0>(r)) throw error_with_diagnostics(std::get<0>(r), d ? *d : diagnostics{});
         if constexpr (std::tuple_size_v<Tuple> == 2) return std::move(std::get<1>(r));
     }
 }
 
 /// For a store whose operation has its result at once (memory_store): the awaitable a
 /// use_awaitable-style token gets. Like the token's own initiation, nothing runs until it
-/// is awaited; then `fn` runs and the caller resumes with its result without suspending
-/// (no post, no handler: a coroutine of Asio's awaitable thread that completes at once).
-/// `fn` returns the completion's arguments as a tuple (error_code, T...).
-template <class Token, class Fn, class Tuple = std::invoke_result_t<Fn&>>
-inline_awaitable_t<Token, Tuple> await_inline(Fn fn) {
-    clear_store_message(); // what the caller takes after a failure is this operation's note
-    co_return unwrap_result<Token>(fn());
+/// is awaited; then `fn(diagnostics*)` runs and the caller resumes with its result without
+/// suspending (no post, no handler: a coroutine of Asio's awaitable thread that completes at
+/// once). `fn` returns the completion's arguments as a tuple (error_code, T...) and writes
+/// its failure to the diagnostics it is given: the caller's `d`, or for use_awaitable
+/// without one, the coroutine's own (the thrown error carries it).
+template <class Token, class Fn, class Tuple = std::invoke_result_t<Fn&, diagnostics*>>
+inline_awaitable_t<Token, Tuple> await_inline(diagnostics* d, Fn fn) {
+    diagnostics local;
+    if (!d && !awaitable_token<std::decay_t<Token>>::as_tuple) d = &local;
+    if (d) d->clear();
+    co_return unwrap_result<Token>(fn(d), d);
 }
 
 /// await_inline for an operation that can often, not always, complete at once
-/// (jsonl_store's appends): `now()` returns the result tuple if it could, else
-/// std::nullopt, and then the awaitable `later()` returns is awaited for it.
+/// (jsonl_store's appends): `now(d)` returns the result tuple if it could, else
+/// std::nullopt, and then the awaitable `later(d)` returns is awaited for it.
 template <class Token, class Now, class Later,
-          class Tuple = typename std::invoke_result_t<Now&>::value_type>
-inline_awaitable_t<Token, Tuple> await_inline_or(Now now, Later later) {
-    std::optional<Tuple> done = now();
+          class Tuple = typename std::invoke_result_t<Now&, diagnostics*>::value_type>
+inline_awaitable_t<Token, Tuple> await_inline_or(diagnostics* d, Now now, Later later) {
+    diagnostics local;
+    if (!d && !awaitable_token<std::decay_t<Token>>::as_tuple) d = &local;
+    if (d) d->clear();
+    std::optional<Tuple> done = now(d);
     if (!done) {
-        auto op = later(); // named: g++ 12
+        auto op = later(d); // named: g++ 12
         done.emplace(co_await std::move(op));
     }
-    co_return unwrap_result<Token>(std::move(*done));
+    co_return unwrap_result<Token>(std::move(*done), d);
 }
 
 } // namespace libretto::detail

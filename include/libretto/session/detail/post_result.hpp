@@ -2,13 +2,9 @@
 #ifndef LIBRETTO_SESSION_DETAIL_POST_RESULT_HPP
 #define LIBRETTO_SESSION_DETAIL_POST_RESULT_HPP
 
-#include <libretto/session/detail/store_message.hpp>
-
 #include <boost/asio/append.hpp>
 #include <boost/asio/post.hpp>
 
-#include <string>
-#include <type_traits>
 #include <utility>
 
 namespace libretto::detail {
@@ -16,12 +12,10 @@ namespace libretto::detail {
 /// Completes `handler` with `args` through a post, so a synchronous result never runs the
 /// continuation inside the initiating call. post() through `ex` still delivers on the
 /// handler's associated executor when it has one. (Posting straight to the associated
-/// executor does not compile for any_completion_handler in Boost 1.81.) The message of a
-/// failure this thread noted for the operation goes with it (store_message.hpp).
+/// executor does not compile for any_completion_handler in Boost 1.81.)
 template <class Handler, class Executor, class... Args>
 void post_result(Handler&& handler, const Executor& ex, Args&&... args) {
-    with_store_message<std::decay_t<Handler>> h{std::forward<Handler>(handler), take_store_message()};
-    boost::asio::post(ex, boost::asio::append(std::move(h), std::forward<Args>(args)...));
+    boost::asio::post(ex, boost::asio::append(std::forward<Handler>(handler), std::forward<Args>(args)...));
 }
 
 } // namespace libretto::detail

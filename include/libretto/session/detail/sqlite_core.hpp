@@ -13,7 +13,7 @@
 #include <libretto/session/detail/sqlite_schema.hpp>
 #include <libretto/session/detail/store_batch.hpp>
 #include <libretto/session/detail/store_logic.hpp>
-#include <libretto/session/detail/store_message.hpp>
+#include <libretto/session/detail/store_op.hpp>
 #include <libretto/session/store.hpp>
 
 #include <boost/asio/error.hpp>
@@ -55,7 +55,7 @@ public:
     /// Opens the database, sets WAL, synchronous and foreign keys, migrates the schema.
     /// With `abandon`, waiting for another connection's lock stops as soon as it is set
     /// (async_open's cancellation), and the open fails with operation_aborted.
-    boost::system::error_code open(const sqlite_params& p, const std::atomic<bool>* abandon = nullptr) {
+    boost::system::error_code open(const sqlite_params& p, diagnostics* d, const std::atomic<bool>* abandon = nullptr) {
         std::string detail;
         open_wait_ = {abandon, p.busy_timeout_ms, {}};
         auto ec = open_impl(p, detail);
@@ -65,49 +65,50 @@ public:
         }
         if (db_.get()) sqlite3_busy_timeout(db_.get(), p.busy_timeout_ms); // the plain wait from now on
         open_wait_ = {};
-        if (ec) record(ec, "open '" + p.path + "': " + detail);
+        if (ec) record(d, "open '" + p.path + "': " + detail);
         return ec;
     }
 
-    boost::system::error_code create(create_options o, session& out) { return recorded(create_impl(std::move(o), out)); }
-
-    boost::system::error_code get(const session_key& k, const get_options& o, std::optional<session>& out) {
-        return recorded(get_impl(k, o, out));
+    boost::system::error_code create(diagnostics* d, create_options o, session& out) {
+        return recorded(d, create_impl(std::move(o), out));
     }
 
-    boost::system::error_code list(const list_options& o, list_page& out) { return recorded(list_impl(o, out)); }
+    boost::system::error_code get(diagnostics* d, const session_key& k, const get_options& o, std::optional<session>& out) {
+        return recorded(d, get_impl(k, o, out));
+    }
 
-    boost::system::error_code remove(const session_key& k) { return recorded(remove_impl(k)); }
+    boost::system::error_code list(diagnostics* d, const list_options& o, list_page& out) {
+        return recorded(d, list_impl(o, out));
+    }
 
-    boost::system::error_code append(const append_target& t, std::vector<event> events, append_result& out) {
+    boost::system::error_code remove(diagnostics* d, const session_key& k) { return recorded(d, remove_impl(k)); }
+
+    boost::system::error_code append(diagnostics* d, const append_target& t, std::vector<event> events,
+                                     append_result& out) {
         prepared_batch batch;
-        if (auto ec = prepare(t, std::move(events), batch)) return ec;
-        return append_prepared(t, std::move(batch), out);
+        if (auto ec = prepare(d, t, std::move(events), batch)) return ec;
+        return append_prepared(d, t, std::move(batch), out);
     }
 
     /// An append's first half, which touches no connection (ids, sequences, temp: keys,
     /// serialisation, size checks): safe on any thread, concurrently with the connection's
     /// work. The async operations run it on the caller's thread, so the worker thread
     /// writes one batch while the caller encodes the next.
-    boost::system::error_code prepare(const append_target& t, std::vector<event> events, prepared_batch& batch) {
+    boost::system::error_code prepare(diagnostics* d, const append_target& t, std::vector<event> events,
+                                      prepared_batch& batch) {
         std::string detail;
         auto ec = prepare_batch(t, std::move(events), max_event_bytes_, batch, detail);
-        return recorded({ec, std::move(detail)});
+        return recorded(d, {ec, std::move(detail)});
     }
 
     /// An append's second half: the transaction (connection's thread).
-    boost::system::error_code append_prepared(const append_target& t, prepared_batch batch, append_result& out) {
-        return recorded(append_impl(t, std::move(batch), out));
+    boost::system::error_code append_prepared(diagnostics* d, const append_target& t, prepared_batch batch,
+                                              append_result& out) {
+        return recorded(d, append_impl(t, std::move(batch), out));
     }
 
-    /// The detail of the latest failure on this connection ("" if none yet).
-    std::string last_error() const {
-        std::lock_guard lock(error_mutex_);
-        return last_error_;
-    }
-
-    /// Records a failure that happened outside the core (an exception on the worker).
-    void note_failure(std::string detail) { record({}, std::move(detail)); }
+    /// Writes "sqlite_store: <detail>" to the caller's diagnostics, if any.
+    static void record(diagnostics* d, std::string_view detail) { note_failure(d, {}, "sqlite_store", detail); }
 
     /// The journal mode the connection ended up with ("wal").
     const std::string& journal_mode() const noexcept { return journal_mode_; }
@@ -122,15 +123,9 @@ private:
         std::string detail;
     };
 
-    boost::system::error_code recorded(result r) {
-        if (r.ec) record(r.ec, std::move(r.detail));
+    static boost::system::error_code recorded(diagnostics* d, result r) {
+        if (r.ec) record(d, r.detail);
         return r.ec;
-    }
-
-    void record(boost::system::error_code, std::string detail) {
-        std::lock_guard lock(error_mutex_);
-        last_error_ = "sqlite_store: " + detail;
-        note_store_message(last_error_);
     }
 
     result sql_error(int rc, std::string_view what) const {
@@ -257,7 +252,7 @@ private:
             {&rollback_, "ROLLBACK"},
             {&insert_session_, "INSERT INTO sessions (app_name, user_id, session_id, state, create_time, last_update, "
                                "last_sequence, compaction_first) VALUES (?1, ?2, ?3, ?4, ?5, ?5, 0, 0)"},
-            {&select_session_, "SELECT state, last_update, last_sequence, compaction_first FROM sessions "
+            {&select_session_, "SELECT state, last_update, last_sequence FROM sessions "
                                "WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3"},
             {&select_revision_, "SELECT last_sequence FROM sessions WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3"},
             {&select_revision_state_, "SELECT last_sequence, state FROM sessions "
@@ -270,6 +265,14 @@ private:
                              "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"},
             {&select_events_, "SELECT sequence, data FROM events WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3 "
                               "AND sequence >= ?4 AND (?5 IS NULL OR timestamp >= ?5) ORDER BY sequence DESC LIMIT ?6"},
+            {&select_range_, "SELECT sequence, data FROM events WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3 "
+                             "AND sequence >= ?4 AND sequence <= ?5 ORDER BY sequence"},
+            {&select_compactions_, "SELECT sequence, first_sequence, last_sequence FROM compactions "
+                                   "WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3 ORDER BY sequence"},
+            {&insert_compaction_, "INSERT INTO compactions (app_name, user_id, session_id, sequence, first_sequence, "
+                                  "last_sequence) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"},
+            {&prune_compactions_, "DELETE FROM compactions WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3 "
+                                  "AND first_sequence >= ?4 AND last_sequence <= ?5"},
             {&select_app_state_, "SELECT key, value FROM app_state WHERE app_name = ?1"},
             {&upsert_app_state_, "INSERT INTO app_state (app_name, key, value) VALUES (?1, ?2, ?3) "
                                  "ON CONFLICT (app_name, key) DO UPDATE SET value = excluded.value"},
@@ -431,7 +434,6 @@ private:
         if (auto r = begin(tx); r.ec) return r;
         json::object own;
         session s;
-        std::int64_t compaction_first = 0;
         {
             sqlite::resetter reset(select_session_);
             int rc = bind_key(select_session_, k).step();
@@ -440,14 +442,48 @@ private:
             if (auto r = parse_state(select_session_.text(0), own, name_of(k)); r.ec) return r;
             s.last_update_time = select_session_.real(1);
             s.last_sequence = select_session_.int64(2);
-            compaction_first = select_session_.int64(3);
         }
         json::object app, user;
         if (auto r = load_app_state(k.app_name, app); r.ec) return r;
         if (auto r = load_user_state(k.app_name, k.user_id, user); r.ec) return r;
-        if (!(o.num_recent_events && *o.num_recent_events == 0)) {
+        shown_compactions shown;
+        if (o.context_only && !(o.num_recent_events && *o.num_recent_events == 0)) {
+            sqlite::resetter reset(select_compactions_);
+            bind_key(select_compactions_, k);
+            int rc;
+            while ((rc = select_compactions_.step()) == SQLITE_ROW)
+                shown.add(compaction_entry{select_compactions_.int64(0), select_compactions_.int64(1),
+                                           select_compactions_.int64(2)});
+            if (rc != SQLITE_DONE) return sql_error(rc, "cannot read the compactions of session " + name_of(k));
+        }
+        if (!shown.empty()) {
+            // context_only: the ranges the shown compactions leave out, each an index range.
+            const auto ranges = clip_ranges(shown.load_ranges(o.with_newest_range), o.from_sequence.value_or(1));
+            for (const auto& r : ranges) {
+                if (r.first > s.last_sequence) break;
+                sqlite::resetter reset(select_range_);
+                bind_key(select_range_, k).bind(4, r.first).bind(5, std::min(r.last, s.last_sequence));
+                int rc;
+                while ((rc = select_range_.step()) == SQLITE_ROW) {
+                    const std::int64_t seq = select_range_.int64(0);
+                    auto e = parse_event(select_range_.text(1));
+                    if (!e)
+                        return {errc::corrupt_data, "session " + name_of(k) + ": event at sequence " +
+                                                        std::to_string(seq) + " is corrupt: " + e.error().message()};
+                    if (e->sequence != seq)
+                        return {errc::corrupt_data, "session " + name_of(k) + ": event at sequence " +
+                                                        std::to_string(seq) + " says it has sequence " +
+                                                        std::to_string(e->sequence)};
+                    if (o.from_timestamp && e->timestamp < *o.from_timestamp) continue;
+                    s.events.push_back(std::move(*e));
+                }
+                if (rc != SQLITE_DONE) return sql_error(rc, "cannot read the events of session " + name_of(k));
+            }
+            if (o.num_recent_events && s.events.size() > *o.num_recent_events)
+                s.events.erase(s.events.begin(),
+                               s.events.begin() + static_cast<std::ptrdiff_t>(s.events.size() - *o.num_recent_events));
+        } else if (!(o.num_recent_events && *o.num_recent_events == 0)) {
             std::int64_t from = o.from_sequence.value_or(std::numeric_limits<std::int64_t>::min());
-            if (o.from_newest_compaction && compaction_first > 0) from = std::max(from, compaction_first);
             std::int64_t limit = -1;
             if (o.num_recent_events)
                 limit = static_cast<std::int64_t>(
@@ -597,6 +633,18 @@ private:
             if (rc != SQLITE_OK)
                 return fail(sql_error(rc, "cannot insert event " + std::to_string(e.sequence) + " of session " +
                                               name_of(t.key)));
+            if (const auto& c = e.actions.compaction) { // checked by prepare_batch
+                rc = bind_key(prune_compactions_, t.key).bind(4, c->first_sequence).bind(5, c->last_sequence).run();
+                if (rc == SQLITE_OK)
+                    rc = bind_key(insert_compaction_, t.key)
+                             .bind(4, e.sequence)
+                             .bind(5, c->first_sequence)
+                             .bind(6, c->last_sequence)
+                             .run();
+                if (rc != SQLITE_OK)
+                    return fail(sql_error(rc, "cannot record the compaction of event " + std::to_string(e.sequence) +
+                                                  " of session " + name_of(t.key)));
+            }
         }
         if (auto r = write_shared(t.key, batch.app, batch.user); r.ec) return fail(r);
         bind_key(update_session_, t.key).bind(4, batch.last_sequence).bind(5, batch.last_update).bind(6, batch.compaction_first);
@@ -610,8 +658,6 @@ private:
     }
 
     std::mutex mutex_; // one user of the connection at a time
-    mutable std::mutex error_mutex_;
-    std::string last_error_;
     std::string journal_mode_;
     std::size_t max_event_bytes_ = 0;
     open_wait open_wait_; ///< during open() only
@@ -627,6 +673,7 @@ private:
     sqlite::statement insert_session_, select_session_, select_revision_, select_revision_state_, update_session_,
         delete_session_;
     sqlite::statement insert_event_, select_events_;
+    sqlite::statement select_range_, select_compactions_, insert_compaction_, prune_compactions_;
     sqlite::statement select_app_state_, upsert_app_state_, delete_app_state_;
     sqlite::statement select_user_state_, upsert_user_state_, delete_user_state_;
     sqlite::statement list_app_, list_user_;
