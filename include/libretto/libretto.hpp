@@ -82,5 +82,6 @@
 #include <libretto/sign/transcript.hpp>
 #include <libretto/sign/verifier.hpp>
 #include <libretto/runner.hpp>
+#include <libretto/run_to_end.hpp>
 
 #endif

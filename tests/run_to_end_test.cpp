@@ -1,0 +1,398 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+//
+// run_to_end.hpp: a turn run to its end by async_run_to_end (callback, use_awaitable,
+// deferred, as_tuple, use_future on another thread, a bound cancellation slot) and by the
+// blocking run_to_end: the stored events, the final answer, the failure with its words;
+// the time limit; what a cancelled or failed turn leaves in the store.
+#include <libretto/run_to_end.hpp>
+
+#include <libretto/agent/llm_agent.hpp>
+#include <libretto/model/scripted_model.hpp>
+#include <libretto/runner.hpp>
+#include <libretto/session/memory_store.hpp>
+#include <libretto/tool/function_tool.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+#include <boost/describe.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <exception>
+#include <future>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace lb = libretto;
+using namespace std::chrono_literals;
+using reply = lb::scripted_reply;
+
+struct add_args {
+    int a;
+    int b;
+};
+BOOST_DESCRIBE_STRUCT(add_args, (), (a, b))
+int add(add_args x) { return x.a + x.b; }
+
+struct wait_args {
+    int ms;
+};
+BOOST_DESCRIBE_STRUCT(wait_args, (), (ms))
+// A tool that takes its time: the turn is still running when a time limit or a
+// cancellation comes.
+asio::awaitable<json::value> slow(wait_args a) {
+    asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::milliseconds(a.ms));
+    co_await t.async_wait(asio::use_awaitable);
+    co_return json::value("done");
+}
+
+using agent_type = lb::llm_agent<lb::scripted_model>;
+
+/// A runner over a memory_store with an agent on a script.
+struct world {
+    asio::io_context io;
+    lb::memory_store store{io.get_executor()};
+    lb::scripted_model model;
+    agent_type agent;
+    lb::runner<agent_type, lb::memory_store> runner;
+
+    explicit world(std::vector<reply> replies)
+        : model(io.get_executor(), std::move(replies)),
+          agent(lb::llm_agent_options<lb::scripted_model>{
+              .name = "assistant",
+              .model = model,
+              .tools = lb::tools(lb::function_tool("add", "Adds", add), lb::function_tool("slow", "Waits", slow)),
+              .retry = {.max_attempts = 1}}),
+          runner(agent, store) {}
+
+    static lb::run_options session(std::string id = "s1") {
+        lb::run_options o;
+        o.app = "app";
+        o.user = "u1";
+        o.session = std::move(id);
+        return o;
+    }
+
+    /// What the store holds for session `id`.
+    std::vector<lb::event> stored(std::string id = "s1") {
+        std::optional<lb::session> s;
+        asio::co_spawn(
+            io,
+            [&]() -> asio::awaitable<void> {
+                lb::session_key key{"app", "u1", id};
+                auto get = store.async_get(std::move(key), lb::get_options{}, asio::use_awaitable);
+                s = co_await std::move(get);
+            },
+            asio::detached);
+        io.restart();
+        io.run();
+        return s ? std::vector<lb::event>(s->events.begin(), s->events.end()) : std::vector<lb::event>{};
+    }
+};
+
+/// Runs `io` until `done`, for callback-token cases.
+void run_until(asio::io_context& io, const bool& done) {
+    io.restart();
+    while (!done && io.run_one() > 0) {
+    }
+    BOOST_REQUIRE(done);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(run_to_end_suite)
+
+BOOST_AUTO_TEST_CASE(a_plain_turn_with_a_callback) {
+    world w({reply::text("Hello there").in_chunks(3)});
+    bool done = false;
+    boost::system::error_code ec_seen = lb::errc::io_error; // overwritten by the completion
+    lb::turn_result r;
+    int partials = 0;
+    lb::run_to_end_options o;
+    o.on_event = [&](const lb::event& e) { partials += e.partial ? 1 : 0; };
+    lb::async_run_to_end(w.runner, world::session(), "hi", std::move(o),
+                         [&](boost::system::error_code ec, lb::turn_result res) {
+                             ec_seen = ec;
+                             r = std::move(res);
+                             done = true;
+                         });
+    BOOST_TEST(!done); // never completes inside the initiating function
+    run_until(w.io, done);
+    BOOST_TEST(!ec_seen);
+    BOOST_TEST(r.ok());
+    BOOST_TEST(r.message().empty());
+    BOOST_TEST(partials == 3);                 // on_event sees the partials ...
+    BOOST_REQUIRE_EQUAL(r.events.size(), 1u); // ... the result keeps the stored events only
+    BOOST_TEST(r.events[0].text() == "Hello there");
+    BOOST_TEST(r.events[0].sequence == 2); // the user message is 1
+    BOOST_TEST(r.final_answer == "Hello there");
+    BOOST_REQUIRE(r.final_event() != nullptr);
+    BOOST_TEST(r.final_event()->id == r.events[0].id);
+    auto st = w.stored();
+    BOOST_REQUIRE_EQUAL(st.size(), 2u);
+    BOOST_TEST(st[1].id == r.events[0].id);
+}
+
+BOOST_AUTO_TEST_CASE(a_tool_turn_blocking) {
+    world w({reply::tool_call("add", {{"a", 2}, {"b", 3}}).with_text("Adding."), reply::text("5")});
+    lb::turn_result r = lb::run_to_end(w.runner, world::session(), "2 + 3?");
+    BOOST_TEST(r.ok());
+    BOOST_REQUIRE_EQUAL(r.events.size(), 3u);
+    BOOST_TEST(r.events[0].has_tool_calls());
+    BOOST_TEST(r.events[0].text() == "Adding.");
+    BOOST_REQUIRE_EQUAL(r.events[1].tool_responses().size(), 1u);
+    BOOST_TEST(r.events[1].tool_responses().front().result == json::value(5));
+    BOOST_TEST(r.events[2].text() == "5");
+    BOOST_TEST(r.final_answer == "5"); // not "Adding.": a call is no final response
+    BOOST_TEST(r.events[2].sequence == 4);
+    BOOST_TEST(w.model.request_count() == 2u);
+    // The same runner, a second turn of the session: blocking again, the io_context reused.
+    w.model.then(reply::text("again"));
+    lb::turn_result r2 = lb::run_to_end(w.runner, world::session(), "once more");
+    BOOST_TEST(r2.ok());
+    BOOST_TEST(r2.final_answer == "again");
+    BOOST_TEST(r2.events.at(0).sequence == 6);
+}
+
+BOOST_AUTO_TEST_CASE(a_failing_model_is_an_error_with_its_words) {
+    world w({reply::auth_failed("invalid API key (401)")});
+    lb::turn_result r = lb::run_to_end(w.runner, world::session(), "hi");
+    BOOST_TEST(!r.ok());
+    BOOST_TEST((r.error == lb::errc::auth_failed));
+    BOOST_TEST(r.message() == "model call of agent 'assistant' failed: authentication failed: invalid API key (401)");
+    BOOST_TEST(r.final_answer.empty());
+    BOOST_TEST(r.final_event() == nullptr);
+    // The error event is stored, and in the result.
+    BOOST_REQUIRE_EQUAL(r.events.size(), 1u);
+    BOOST_TEST(r.events[0].error().has_value());
+    auto st = w.stored();
+    BOOST_REQUIRE_EQUAL(st.size(), 2u);
+    BOOST_TEST(st[1].id == r.events[0].id);
+}
+
+BOOST_AUTO_TEST_CASE(a_failing_turn_is_an_error_with_the_runners_words) {
+    world w({reply::text("never")});
+    lb::run_options bad = world::session("a/b");
+    lb::turn_result r = lb::run_to_end(w.runner, std::move(bad), "hi");
+    BOOST_TEST((r.error == lb::errc::invalid_argument));
+    BOOST_TEST(r.message().starts_with("libretto::runner: run_options.session 'a/b'"), r.message());
+    BOOST_TEST(r.message().find("[libretto:") == std::string::npos); // the code's own words are not repeated
+    BOOST_TEST(r.events.empty());
+    BOOST_TEST(w.model.request_count() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(max_steps_is_a_limit_exceeded_error) {
+    world w({reply::tool_call("add", {{"a", 1}, {"b", 1}}), reply::tool_call("add", {{"a", 1}, {"b", 1}})});
+    // A one-step agent of its own on the same model.
+    agent_type one(lb::llm_agent_options<lb::scripted_model>{
+        .name = "assistant", .model = w.model, .tools = lb::tools(lb::function_tool("add", "Adds", add)), .max_steps = 1});
+    lb::runner runner{one, w.store};
+    lb::turn_result r = lb::run_to_end(runner, world::session(), "loop");
+    BOOST_TEST((r.error == lb::errc::limit_exceeded));
+    BOOST_TEST(r.message() == "agent 'assistant' reached max_steps (1) without a final answer");
+    BOOST_TEST(r.events.size() == 3u); // the call, its response, the error event
+}
+
+BOOST_AUTO_TEST_CASE(the_time_limit_cancels_the_turn_and_keeps_what_was_stored) {
+    world w({reply::tool_call("slow", {{"ms", 10'000}}), reply::text("too late")});
+    lb::run_to_end_options o;
+    o.time_limit = 100ms;
+    const auto t0 = std::chrono::steady_clock::now();
+    lb::turn_result r = lb::run_to_end(w.runner, world::session(), "wait", std::move(o));
+    const auto took = std::chrono::steady_clock::now() - t0;
+    BOOST_TEST((r.error == lb::errc::limit_exceeded));
+    BOOST_TEST(r.message() == "run_to_end: the turn's time limit (100 ms) passed; the turn was cancelled");
+    BOOST_TEST((took >= 100ms));
+    BOOST_TEST((took < 5s));
+    BOOST_REQUIRE_EQUAL(r.events.size(), 1u); // the call was stored before the limit
+    BOOST_TEST(r.events[0].has_tool_calls());
+    auto st = w.stored();
+    BOOST_REQUIRE_EQUAL(st.size(), 2u); // the user message and the call: nothing lost
+    BOOST_TEST(st[1].id == r.events[0].id);
+    BOOST_TEST(w.model.request_count() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_time_limit_that_does_not_pass_changes_nothing) {
+    world w({reply::text("quick")});
+    lb::run_to_end_options o;
+    o.time_limit = 10s;
+    const auto t0 = std::chrono::steady_clock::now();
+    lb::turn_result r = lb::run_to_end(w.runner, world::session(), "hi", std::move(o));
+    BOOST_TEST(r.ok());
+    BOOST_TEST(r.final_answer == "quick");
+    BOOST_TEST((std::chrono::steady_clock::now() - t0 < 5s)); // the timer does not hold the turn
+}
+
+BOOST_AUTO_TEST_CASE(cancellation_through_a_bound_slot) {
+    world w({reply::tool_call("slow", {{"ms", 10'000}}), reply::text("too late")});
+    asio::cancellation_signal cancel;
+    bool done = false;
+    boost::system::error_code ec_seen;
+    lb::turn_result r;
+    lb::async_run_to_end(w.runner, world::session(), "wait",
+                         asio::bind_cancellation_slot(cancel.slot(), [&](boost::system::error_code ec, lb::turn_result res) {
+                             ec_seen = ec;
+                             r = std::move(res);
+                             done = true;
+                         }));
+    asio::steady_timer later(w.io, 50ms);
+    later.async_wait([&](boost::system::error_code) { cancel.emit(asio::cancellation_type::terminal); });
+    const auto t0 = std::chrono::steady_clock::now();
+    run_until(w.io, done);
+    BOOST_TEST((std::chrono::steady_clock::now() - t0 < 5s));
+    BOOST_TEST((ec_seen == lb::errc::cancelled));
+    BOOST_TEST((r.error == lb::errc::cancelled));
+    BOOST_TEST(r.message() == "run_to_end: the turn was cancelled");
+    BOOST_REQUIRE_EQUAL(r.events.size(), 1u);
+    BOOST_TEST(w.stored().size() == 2u);
+    // A later turn of the session runs: the cancelled one released it.
+    w.model.then(reply::text("after"));
+    lb::turn_result again = lb::run_to_end(w.runner, world::session(), "again");
+    BOOST_TEST(again.ok(), again.message());
+}
+
+BOOST_AUTO_TEST_CASE(a_signal_after_the_end_changes_nothing) {
+    world w({reply::text("done")});
+    asio::cancellation_signal cancel;
+    bool done = false;
+    lb::turn_result r;
+    lb::async_run_to_end(w.runner, world::session(), "hi",
+                         asio::bind_cancellation_slot(cancel.slot(), [&](boost::system::error_code, lb::turn_result res) {
+                             r = std::move(res);
+                             done = true;
+                         }));
+    run_until(w.io, done);
+    cancel.emit(asio::cancellation_type::terminal); // the slot was cleared: nothing runs
+    w.io.restart();
+    w.io.run();
+    BOOST_TEST(r.ok());
+    BOOST_TEST(r.final_answer == "done");
+}
+
+BOOST_AUTO_TEST_CASE(use_awaitable_and_the_default_token) {
+    world w({reply::text("one"), reply::text("two"), reply::auth_failed("no key")});
+    std::vector<std::string> answers;
+    std::optional<boost::system::error_code> thrown;
+    asio::co_spawn(
+        w.io,
+        [&]() -> asio::awaitable<void> {
+            lb::run_options o1 = world::session();
+            auto op1 = lb::async_run_to_end(w.runner, std::move(o1), "first", asio::use_awaitable);
+            lb::turn_result r1 = co_await std::move(op1);
+            answers.push_back(r1.final_answer);
+            // The default token (asio::deferred), awaited; the stream form.
+            lb::event_stream turn = w.runner.run(world::session(), "second");
+            auto op2 = lb::async_run_to_end(std::move(turn));
+            lb::turn_result r2 = co_await std::move(op2);
+            answers.push_back(r2.final_answer);
+            // A failure throws system_error with the code.
+            try {
+                lb::run_options o3 = world::session();
+                auto op3 = lb::async_run_to_end(w.runner, std::move(o3), "third", asio::use_awaitable);
+                co_await std::move(op3);
+            } catch (const boost::system::system_error& e) {
+                thrown = e.code();
+            }
+        },
+        asio::detached);
+    w.io.run();
+    BOOST_TEST((answers == std::vector<std::string>{"one", "two"}));
+    BOOST_REQUIRE(thrown.has_value());
+    BOOST_TEST((*thrown == lb::errc::auth_failed));
+}
+
+BOOST_AUTO_TEST_CASE(as_tuple_keeps_the_result_of_a_failed_turn) {
+    world w({reply::tool_call("add", {{"a", 1}, {"b", 2}}), reply::auth_failed("expired key")});
+    std::optional<std::tuple<boost::system::error_code, lb::turn_result>> got;
+    asio::co_spawn(
+        w.io,
+        [&]() -> asio::awaitable<void> {
+            lb::run_options o = world::session();
+            auto op = lb::async_run_to_end(w.runner, std::move(o), "1 + 2", asio::as_tuple(asio::deferred));
+            got = co_await std::move(op);
+        },
+        asio::detached);
+    w.io.run();
+    BOOST_REQUIRE(got.has_value());
+    auto& [ec, r] = *got;
+    BOOST_TEST((ec == lb::errc::auth_failed));
+    BOOST_TEST((r.error == ec));
+    BOOST_TEST(r.message() == "model call of agent 'assistant' failed: authentication failed: expired key");
+    BOOST_REQUIRE_EQUAL(r.events.size(), 3u); // the call, the response, the error event
+    BOOST_TEST(r.events[1].tool_responses().front().result == json::value(3));
+}
+
+BOOST_AUTO_TEST_CASE(deferred_launched_later_with_a_callback) {
+    world w({reply::text("later")});
+    auto op = lb::async_run_to_end(w.runner, world::session(), "hi", asio::deferred);
+    w.io.restart();
+    w.io.run(); // nothing started yet
+    BOOST_TEST(w.model.request_count() == 0u);
+    bool done = false;
+    lb::turn_result r;
+    std::move(op)([&](boost::system::error_code, lb::turn_result res) {
+        r = std::move(res);
+        done = true;
+    });
+    run_until(w.io, done);
+    BOOST_TEST(r.final_answer == "later");
+}
+
+BOOST_AUTO_TEST_CASE(use_future_on_another_thread) {
+    world w({reply::text("from the future"), reply::bad_response("garbage")});
+    lb::run_options o1 = world::session();
+    std::future<lb::turn_result> ok = lb::async_run_to_end(w.runner, std::move(o1), "hi", asio::use_future);
+    lb::run_options o2 = world::session("s2");
+    std::future<lb::turn_result> bad = lb::async_run_to_end(w.runner, std::move(o2), "hi", asio::use_future);
+    std::thread t([&] { w.io.run(); });
+    lb::turn_result r = ok.get();
+    BOOST_TEST(r.final_answer == "from the future");
+    try {
+        bad.get();
+        BOOST_FAIL("the failed turn's future did not throw");
+    } catch (const boost::system::system_error& e) {
+        BOOST_TEST((e.code() == lb::errc::bad_response));
+    }
+    t.join();
+}
+
+BOOST_AUTO_TEST_CASE(blocking_on_a_thread_pool_executor) {
+    // Not an io_context: run_to_end waits for the turn, which the pool runs.
+    asio::thread_pool pool(1);
+    auto strand = asio::make_strand(pool.get_executor());
+    lb::memory_store store{strand};
+    lb::scripted_model model{strand, {reply::text("pooled")}};
+    agent_type agent(lb::llm_agent_options<lb::scripted_model>{.name = "assistant", .model = model});
+    lb::runner runner{agent, store};
+    lb::turn_result r = lb::run_to_end(runner, world::session(), "hi");
+    BOOST_TEST(r.ok(), r.message());
+    BOOST_TEST(r.final_answer == "pooled");
+    pool.join();
+}
+
+BOOST_AUTO_TEST_CASE(an_exception_that_is_not_a_system_error_propagates) {
+    world w({reply::text("x")});
+    lb::run_to_end_options o;
+    o.on_event = [](const lb::event&) { throw std::logic_error("a bug in on_event"); };
+    BOOST_CHECK_THROW(lb::run_to_end(w.runner, world::session(), "hi", std::move(o)), std::logic_error);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
