@@ -4,13 +4,16 @@
 // (beast_transport<> to the loopback llm_test::server), a function tool and a jsonl_store.
 // The server plays the provider: a tool call streamed in fragments, then the answer; and a
 // context overflow that the runner compacts (summary by the same model over HTTP) before
-// the retried call succeeds.
+// the retried call succeeds; the one retry layer (HTTP attempts counted with the default
+// options). Turns run with run_to_end.
 #include <libretto/agent/llm_agent.hpp>
 #include <libretto/http/beast_transport.hpp>
 #include <libretto/libretto.hpp>
 #include <libretto/provider/anthropic_model.hpp>
 #include <libretto/provider/openai_model.hpp>
+#include <libretto/run_to_end.hpp>
 #include <libretto/session/jsonl_store.hpp>
+#include <libretto/session/memory_store.hpp>
 
 #include "llm_test_server.hpp"
 
@@ -43,7 +46,7 @@ BOOST_DESCRIBE_STRUCT(weather_args, (), (city))
 json::value get_weather(weather_args a) { return json::object{{"city", a.city}, {"temp_c", a.city == "Oslo" ? 21 : 17}}; }
 
 template <class Model>
-std::vector<lb::event> run_turn(asio::io_context& io, const Model& model, lb::jsonl_store& store, std::string text) {
+std::vector<lb::event> run_turn(const Model& model, lb::jsonl_store& store, std::string text) {
     lb::llm_agent agent{lb::llm_agent_options<Model>{
         .name = "assistant",
         .instruction = "You answer weather questions.",
@@ -51,24 +54,13 @@ std::vector<lb::event> run_turn(asio::io_context& io, const Model& model, lb::js
         .tools = lb::tools(lb::function_tool("get_weather", "Current weather in a city", get_weather)),
     }};
     lb::runner runner{agent, store};
-    std::vector<lb::event> stored;
-    std::exception_ptr failure;
-    asio::co_spawn(
-        io,
-        [&]() -> asio::awaitable<void> {
-            lb::run_options o;
-            o.app = "e2e";
-            o.user = "u1";
-            o.session = "s1";
-            lb::event_stream events = runner.run(std::move(o), std::move(text));
-            while (auto ev = co_await events.next())
-                if (!ev->partial) stored.push_back(std::move(*ev));
-        },
-        [&](std::exception_ptr e) { failure = e; });
-    io.restart();
-    io.run();
-    if (failure) std::rethrow_exception(failure);
-    return stored;
+    lb::run_options o;
+    o.app = "e2e";
+    o.user = "u1";
+    o.session = "s1";
+    lb::turn_result r = lb::run_to_end(runner, std::move(o), std::move(text));
+    BOOST_TEST_REQUIRE(r.ok(), r.message());
+    return std::move(r.events);
 }
 
 std::filesystem::path fresh_dir(const std::string& name) {
@@ -80,7 +72,7 @@ std::filesystem::path fresh_dir(const std::string& name) {
 template <class Model>
 void check_tool_turn(asio::io_context& io, const Model& model, llm_test::server& srv, const std::string& dir) {
     lb::jsonl_store store{io.get_executor(), {.directory = fresh_dir(dir)}};
-    auto events = run_turn(io, model, store, "Weather in Oslo?");
+    auto events = run_turn(model, store, "Weather in Oslo?");
     // The turn yields the model's tool call, the tool's response and the answer (the user
     // message is stored first, not yielded).
     BOOST_REQUIRE_EQUAL(events.size(), 3u);
@@ -165,24 +157,13 @@ BOOST_AUTO_TEST_CASE(openai_overflow_is_compacted_over_http_and_the_retry_succee
                       lb::compactor{lb::token_budget{.context_window = 1'000'000},
                                     lb::model_summarizer<lb::openai_model<transport>>{model}}};
     auto turn = [&](std::string text) {
-        std::vector<lb::event> out;
-        std::exception_ptr failure;
-        asio::co_spawn(
-            io,
-            [&]() -> asio::awaitable<void> {
-                lb::run_options o;
-                o.app = "e2e";
-                o.user = "u1";
-                o.session = "s1";
-                lb::event_stream events = runner.run(std::move(o), std::move(text));
-                while (auto ev = co_await events.next())
-                    if (!ev->partial) out.push_back(std::move(*ev));
-            },
-            [&](std::exception_ptr e) { failure = e; });
-        io.restart();
-        io.run();
-        if (failure) std::rethrow_exception(failure);
-        return out;
+        lb::run_options o;
+        o.app = "e2e";
+        o.user = "u1";
+        o.session = "s1";
+        lb::turn_result r = lb::run_to_end(runner, std::move(o), std::move(text));
+        BOOST_TEST_REQUIRE(r.ok(), r.message());
+        return std::move(r.events);
     };
     auto t1 = turn("Weather in Oslo?");
     BOOST_REQUIRE_EQUAL(t1.size(), 3u);
@@ -200,6 +181,62 @@ BOOST_AUTO_TEST_CASE(openai_overflow_is_compacted_over_http_and_the_retry_succee
     BOOST_TEST(reqs[4].body.find("Answered with get_weather") != std::string::npos);
     BOOST_TEST(reqs[4].body.find("call_1") == std::string::npos);
     BOOST_TEST(reqs[4].body.find("And in Bergen?") != std::string::npos);
+}
+
+// One retry layer, end to end with the default options: the provider model retries, the
+// agent does not retry it again. A server that always answers 503 sees exactly
+// retry_options{}.max_attempts requests, then the error reaches the caller.
+BOOST_AUTO_TEST_CASE(default_retries_make_max_attempts_http_requests_then_the_error_reaches_the_caller) {
+    llm_test::server srv;
+    srv.set_default(llm_test::server_error(llm_test::protocol::openai, 503));
+    asio::io_context io;
+    transport http{io.get_executor()};
+    lb::openai_model<transport> model{http, {.base_url = srv.base_url() + "/v1", .api_key = "k", .model = "gpt-test"}};
+    lb::llm_agent agent{lb::llm_agent_options<lb::openai_model<transport>>{.name = "assistant", .model = model}};
+    lb::memory_store store{io.get_executor()};
+    lb::runner runner{agent, store};
+    lb::run_options o;
+    o.app = "e2e";
+    o.user = "u1";
+    o.session = "s1";
+    lb::turn_result r = lb::run_to_end(runner, std::move(o), "hi");
+    const std::size_t attempts = lb::retry_options{}.max_attempts;
+    BOOST_TEST(attempts == 4u);
+    BOOST_TEST(srv.request_count() == attempts);
+    BOOST_TEST((r.error == lb::errc::transient));
+    BOOST_TEST(r.message().starts_with("model call of agent 'assistant' failed: temporary failure: retry later: "),
+               r.message());
+    BOOST_TEST(r.message().find("503") != std::string::npos, r.message());
+    BOOST_REQUIRE_EQUAL(r.events.size(), 1u); // the error event, stored
+    BOOST_TEST(r.events[0].error().has_value());
+    BOOST_TEST(r.final_answer.empty());
+}
+
+// The same through an any_model (the agent asks the wrapped model whether it retries): two
+// 503s, then the answer, in three requests.
+BOOST_AUTO_TEST_CASE(two_failures_then_success_with_the_default_options) {
+    llm_test::server srv;
+    srv.push(llm_test::server_error(llm_test::protocol::openai, 503));
+    srv.push(llm_test::server_error(llm_test::protocol::openai, 503));
+    srv.push(llm_test::openai_stream({.text = {"third ", "time lucky"}}));
+    asio::io_context io;
+    transport http{io.get_executor()};
+    lb::any_model model{
+        lb::openai_model<transport>{http, {.base_url = srv.base_url() + "/v1", .api_key = "k", .model = "gpt-test"}}};
+    BOOST_TEST(lb::model_retries_transient(model));
+    lb::llm_agent agent{lb::llm_agent_options<lb::any_model>{.name = "assistant", .model = model}};
+    lb::memory_store store{io.get_executor()};
+    lb::runner runner{agent, store};
+    lb::run_options o;
+    o.app = "e2e";
+    o.user = "u1";
+    o.session = "s1";
+    lb::turn_result r = lb::run_to_end(runner, std::move(o), "hi");
+    BOOST_TEST_REQUIRE(r.ok(), r.message());
+    BOOST_TEST(srv.request_count() == 3u);
+    BOOST_TEST(r.final_answer == "third time lucky");
+    BOOST_REQUIRE_EQUAL(r.events.size(), 1u);
+    BOOST_TEST(r.events[0].sequence == 2);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
