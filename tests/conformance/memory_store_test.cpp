@@ -560,7 +560,7 @@ BOOST_AUTO_TEST_CASE(awaitable_tokens_complete_without_suspending_and_other_toke
         std::optional<libretto::session> g = co_await std::move(get_op);
         BOOST_REQUIRE(g);
         BOOST_TEST(g->events.size() == 4u);
-        auto list_op = st.async_list({.app_name = "app"}, asio::use_awaitable);
+        auto list_op = st.async_list({"app"}, asio::use_awaitable);
         libretto::list_page page = co_await std::move(list_op);
         BOOST_TEST(page.sessions.size() == 1u);
 

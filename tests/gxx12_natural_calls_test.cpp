@@ -1,0 +1,213 @@
+// The calls a first program writes, verbatim as docs/ writes them: keys and options built
+// inside the co_await expression. g++ 12 destroys an aggregate temporary made there twice;
+// session_key, create_options and list_options have constructors so that these calls are
+// safe, and get_options is trivially destructible (docs/building.md, "g++ 12 and
+// coroutines"). Under the gcc-asan preset a regression aborts here with a double free.
+#include <libretto/diagnostics.hpp>
+#include <libretto/session/any_store.hpp>
+#include <libretto/session/jsonl_store.hpp>
+#include <libretto/session/memory_store.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <unistd.h>
+
+namespace asio = boost::asio;
+namespace lb = libretto;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A fresh directory under the working directory, removed afterwards.
+struct temp_dir {
+    fs::path path;
+    temp_dir() {
+        static std::atomic<int> counter{0};
+        path = fs::current_path() / ("gxx12-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+        fs::remove_all(path);
+        fs::create_directories(path);
+    }
+    ~temp_dir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+};
+
+/// Runs `body(store)` to its end on a fresh io_context and rethrows what it threw.
+template <class Store, class Body>
+void run_on(Store& store, asio::io_context& io, Body body) {
+    std::exception_ptr failure;
+    bool done = false;
+    asio::co_spawn(io, body(store), [&](std::exception_ptr e) {
+        failure = e;
+        done = true;
+    });
+    io.run();
+    BOOST_TEST_REQUIRE(done);
+    if (failure) std::rethrow_exception(failure);
+}
+
+// Ids longer than std::string's in-place buffer (15 bytes), so that a second destruction
+// frees heap memory; the short "app"/"u"/"s" of the docs are checked as well.
+const std::string long_app(100, 'a');
+const std::string long_user(90, 'u');
+
+/// Every natural form, in the order a first program meets them. The store is empty.
+template <class Store>
+asio::awaitable<void> natural_forms(Store& store) {
+    // create: a constructed create_options, and a bare braced list of the parts.
+    lb::session s = co_await store.async_create(lb::create_options{"app", "u", "s"}, asio::use_awaitable);
+    BOOST_TEST(s.app_name == "app");
+    BOOST_TEST(s.user_id == "u");
+    BOOST_TEST(s.id == "s");
+    lb::session fresh = co_await store.async_create({"app", "u2"}, asio::use_awaitable);
+    BOOST_TEST(fresh.user_id == "u2");
+    BOOST_TEST(fresh.id.size() == 36u); // a UUID
+    lb::session long_one = co_await store.async_create(lb::create_options{long_app, long_user, std::string(120, 's')});
+    BOOST_TEST(long_one.id == std::string(120, 's'));
+
+    // append: an event made by event::make inside the co_await.
+    std::int64_t seq = co_await store.async_append(
+        s, lb::event::make(lb::event_type::user_message, "user", lb::content::from_text("hello")), asio::use_awaitable);
+    BOOST_TEST(seq == 1);
+    seq = co_await store.async_append(
+        s, lb::event::make(lb::event_type::agent_message, "assistant", lb::content::from_text("hi")), asio::use_awaitable);
+    BOOST_TEST(seq == 2);
+
+    // get: the line that aborted on g++ 12 before session_key had a constructor.
+    auto got = co_await store.async_get(lb::session_key{"app", "u", "s"}, lb::get_options{}, asio::use_awaitable);
+    BOOST_TEST_REQUIRE(got.has_value());
+    BOOST_TEST(got->events.size() == 2u);
+    BOOST_TEST(got->id == "s");
+
+    // docs/signing.md's form: both arguments as bare braced lists.
+    got = co_await store.async_get({"app", "u", "s"}, {}, asio::use_awaitable);
+    BOOST_TEST_REQUIRE(got.has_value());
+    BOOST_TEST(got->events.size() == 2u);
+
+    // The default token (deferred), a parenthesised key, designated get_options.
+    got = co_await store.async_get(lb::session_key{"app", "u", "s"});
+    BOOST_TEST_REQUIRE(got.has_value());
+    BOOST_TEST(got->events.size() == 2u);
+    got = co_await store.async_get(lb::session_key("app", "u", "s"), lb::get_options{.num_recent_events = 1},
+                                   asio::use_awaitable);
+    BOOST_TEST_REQUIRE(got.has_value());
+    BOOST_TEST_REQUIRE(got->events.size() == 1u);
+    BOOST_TEST(got->events[0].sequence == 2);
+    got = co_await store.async_get(lb::session_key{long_app, long_user, std::string(120, 's')},
+                                   lb::get_options{.from_sequence = 1}, asio::use_awaitable);
+    BOOST_TEST_REQUIRE(got.has_value());
+    BOOST_TEST(got->app_name == long_app);
+    BOOST_TEST(got->events.empty());
+
+    // as_tuple, unpacked by a structured binding; and the caller's diagnostics.
+    auto [ec, missing] = co_await store.async_get(lb::session_key{"app", "u", "nobody"}, lb::get_options{},
+                                                  asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST(!ec);
+    BOOST_TEST(!missing.has_value());
+    lb::diagnostics diag;
+    auto [bad_ec, bad] = co_await store.async_get(lb::session_key{"app", "u", "../etc"}, lb::get_options{}, diag,
+                                                  asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST(bad_ec == lb::errc::invalid_argument);
+    BOOST_TEST(!bad.has_value());
+    BOOST_TEST(diag.message().find("..") != std::string::npos, diag.message());
+
+    // list: by app, and by app and user.
+    lb::list_page page = co_await store.async_list(lb::list_options{"app"}, asio::use_awaitable);
+    BOOST_TEST(page.sessions.size() == 2u);
+    page = co_await store.async_list(lb::list_options{"app", "u"}, asio::use_awaitable);
+    BOOST_TEST_REQUIRE(page.sessions.size() == 1u);
+    BOOST_TEST(page.sessions[0].id == "s");
+    page = co_await store.async_list({"app", "u2"});
+    BOOST_TEST_REQUIRE(page.sessions.size() == 1u);
+    BOOST_TEST(page.sessions[0].id == fresh.id);
+
+    // A failure thrown through the co_await destroys the temporaries once as well, and
+    // changes nothing stored.
+    bool threw = false;
+    try {
+        co_await store.async_create(lb::create_options{"app", "u", "s"}, asio::use_awaitable);
+    } catch (const boost::system::system_error& e) {
+        threw = true;
+        BOOST_TEST(e.code() == lb::errc::already_exists);
+    }
+    BOOST_TEST(threw);
+    got = co_await store.async_get(lb::session_key{"app", "u", "s"}, lb::get_options{}, asio::use_awaitable);
+    BOOST_TEST_REQUIRE(got.has_value());
+    BOOST_TEST(got->events.size() == 2u);
+
+    // delete, then the session is gone.
+    co_await store.async_delete(lb::session_key{"app", "u", "s"}, asio::use_awaitable);
+    got = co_await store.async_get(lb::session_key{"app", "u", "s"}, lb::get_options{}, asio::use_awaitable);
+    BOOST_TEST(!got.has_value());
+    page = co_await store.async_list(lb::list_options{"app"}, asio::use_awaitable);
+    BOOST_TEST(page.sessions.size() == 1u);
+}
+
+/// docs/stores.md's end of a turn: the key built from the session inside the co_await.
+template <class Store>
+asio::awaitable<void> flush_form(Store& store) {
+    lb::session s = co_await store.async_create(lb::create_options{"app", "u", "flushed"}, asio::use_awaitable);
+    lb::event ev = lb::event::make(lb::event_type::user_message, "user", lb::content::from_text("kept"));
+    co_await store.async_append(s, std::move(ev));
+    co_await store.async_flush(lb::session_key{s.app_name, s.user_id, s.id});   // the turn ended
+    auto got = co_await store.async_get(lb::session_key{"app", "u", "flushed"}, lb::get_options{}, asio::use_awaitable);
+    BOOST_TEST_REQUIRE(got.has_value());
+    BOOST_TEST(got->events.size() == 1u);
+    // A flush of a session that does not exist fails and names nothing stored away.
+    auto [ec] = co_await store.async_flush(lb::session_key{"app", "u", "never-created"},
+                                           asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST(ec == lb::errc::not_found);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(gxx12_natural_calls)
+
+BOOST_AUTO_TEST_CASE(memory_store_natural_forms) {
+    asio::io_context io;
+    lb::memory_store store{io.get_executor()};
+    run_on(store, io, [](lb::memory_store& st) { return natural_forms(st); });
+}
+
+BOOST_AUTO_TEST_CASE(jsonl_store_natural_forms) {
+    temp_dir d;
+    asio::io_context io;
+    lb::jsonl_store store{io.get_executor(), {.directory = d.path}};
+    run_on(store, io, [](lb::jsonl_store& st) { return natural_forms(st); });
+}
+
+BOOST_AUTO_TEST_CASE(jsonl_store_flush_form) {
+    temp_dir d;
+    asio::io_context io;
+    lb::jsonl_store store{io.get_executor(), {.directory = d.path, .durability = lb::durability::per_turn}};
+    run_on(store, io, [](lb::jsonl_store& st) { return flush_form(st); });
+}
+
+BOOST_AUTO_TEST_CASE(any_store_over_memory_natural_forms) {
+    asio::io_context io;
+    lb::any_store store{lb::memory_store{io.get_executor()}};
+    run_on(store, io, [](lb::any_store& st) { return natural_forms(st); });
+}
+
+BOOST_AUTO_TEST_CASE(any_store_over_jsonl_natural_forms) {
+    temp_dir d;
+    asio::io_context io;
+    lb::any_store store{lb::jsonl_store{io.get_executor(), {.directory = d.path}}};
+    run_on(store, io, [](lb::any_store& st) { return natural_forms(st); });
+    asio::io_context io2;
+    lb::any_store again{lb::jsonl_store{io2.get_executor(), {.directory = d.path}}};
+    run_on(again, io2, [](lb::any_store& st) { return flush_form(st); });
+}
+
+BOOST_AUTO_TEST_SUITE_END()
