@@ -687,29 +687,40 @@ BOOST_AUTO_TEST_CASE(async_next_with_default_token_and_use_awaitable) {
         // A plain callback and asio::deferred (launched with a callback) work too.
         std::optional<int> c;
         bool called = false;
-        s.async_next([&](std::exception_ptr ep, std::optional<int> v) {
-            BOOST_TEST(!ep);
+        s.async_next([&](boost::system::error_code ec, std::optional<int> v) {
+            BOOST_TEST(!ec);
             c = v;
             called = true;
         });
         co_await sleep_for(1ms);
         BOOST_TEST(called);
         BOOST_TEST(*c == 2);
-        std::exception_ptr end_error;
+        boost::system::error_code end_error = libretto::errc::io_error;
         std::optional<int> end_value = 42;
         auto op = s.async_next(asio::deferred);
-        std::move(op)([&](std::exception_ptr ep, std::optional<int> v) {
-            end_error = ep;
+        std::move(op)([&](boost::system::error_code ec, std::optional<int> v) {
+            end_error = ec;
             end_value = v;
         });
         co_await sleep_for(1ms);
         BOOST_TEST(!end_error);
         BOOST_TEST(!end_value.has_value());
-        // Errors are reported through the exception_ptr.
-        std::exception_ptr closed_error;
-        s.async_next([&](std::exception_ptr ep, std::optional<int>) { closed_error = ep; });
+        // Errors are reported through the error_code, their words through diagnostics.
+        boost::system::error_code closed_error;
+        libretto::diagnostics diag;
+        s.async_next(diag, [&](boost::system::error_code ec, std::optional<int>) { closed_error = ec; });
         co_await sleep_for(1ms);
-        BOOST_TEST(is_errc(closed_error, libretto::errc::stream_closed));
+        BOOST_TEST(closed_error == libretto::errc::stream_closed);
+        BOOST_TEST(!diag.message().empty());
+        // use_awaitable throws error_with_diagnostics with the same code.
+        bool threw = false;
+        try {
+            auto again = s.async_next(asio::use_awaitable);
+            co_await std::move(again);
+        } catch (const libretto::error_with_diagnostics& e) {
+            threw = e.code() == libretto::errc::stream_closed;
+        }
+        BOOST_TEST(threw);
     });
 }
 
@@ -719,10 +730,10 @@ BOOST_AUTO_TEST_CASE(async_next_cancelled_through_its_slot) {
     run([&](executor ex) -> asio::awaitable<void> {
         basic_event_stream<int> s(ex, sleeping_producer{0, observed, finished});
         asio::cancellation_signal signal;
-        std::exception_ptr error;
+        boost::system::error_code error;
         bool called = false;
-        s.async_next(asio::bind_cancellation_slot(signal.slot(), [&](std::exception_ptr ep, std::optional<int>) {
-            error = ep;
+        s.async_next(asio::bind_cancellation_slot(signal.slot(), [&](boost::system::error_code ec, std::optional<int>) {
+            error = ec;
             called = true;
         }));
         co_await sleep_for(5ms);
@@ -730,7 +741,7 @@ BOOST_AUTO_TEST_CASE(async_next_cancelled_through_its_slot) {
         signal.emit(asio::cancellation_type::terminal);
         co_await sleep_for(5ms);
         BOOST_TEST(called);
-        BOOST_TEST(is_errc(error, libretto::errc::cancelled));
+        BOOST_TEST(error == libretto::errc::cancelled);
     });
     BOOST_TEST(*observed);
 }

@@ -438,6 +438,32 @@ BOOST_AUTO_TEST_CASE(async_generate_response_takes_a_completion_token) {
     BOOST_TEST(m.request_count() == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(async_generate_response_completes_with_the_responses_error_and_words) {
+    asio::io_context io;
+    scripted_model m{io.get_executor(),
+                     {scripted_reply::text("fine"), scripted_reply::transient("overloaded: try later")}};
+    boost::system::error_code first_ec = lb::errc::io_error;
+    std::string first_text;
+    lb::async_generate_response(m, ask("x"), [&](boost::system::error_code ec, llm_response r) {
+        first_ec = ec;
+        first_text = r.text();
+    });
+    io.run();
+    BOOST_TEST(!first_ec);
+    BOOST_TEST(first_text == "fine");
+    // The failure: its code, the response delivered too, the words in the diagnostics.
+    lb::diagnostics diag;
+    io.restart();
+    asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+        auto [ec, r] = co_await lb::async_generate_response(m, ask("y"), diag, asio::as_tuple(asio::deferred));
+        BOOST_TEST(ec == lb::errc::transient);
+        BOOST_TEST(r.error == lb::errc::transient);
+        BOOST_TEST(diag.message() == "overloaded: try later");
+    }, asio::detached);
+    io.run();
+    BOOST_TEST(m.request_count() == 2u);
+}
+
 BOOST_AUTO_TEST_CASE(a_stream_without_a_final_chunk_is_a_bad_response) {
     // A broken model: deltas, then the end, no final chunk.
     struct broken {

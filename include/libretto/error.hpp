@@ -36,6 +36,7 @@ enum class errc {
     bad_response,         ///< a model's reply is malformed (not JSON, bad tool-call arguments)
     auth_failed,          ///< credentials were missing or rejected (HTTP 401/403)
     limit_exceeded,       ///< a configured per-invocation limit was reached (max_llm_calls)
+    unexpected_exception, ///< an agent, tool, callback or model threw something that is not a system_error
 };
 
 namespace detail {
@@ -73,6 +74,7 @@ public:
         case errc::bad_response: return "malformed model response";
         case errc::auth_failed: return "authentication failed";
         case errc::limit_exceeded: return "limit exceeded";
+        case errc::unexpected_exception: return "unexpected exception";
         }
         return "unknown libretto error";
     }

@@ -17,6 +17,9 @@
 // latest_user_request(), names_request() (the quality check's "does the summary name the
 // latest request"), and async_summarize(ex, s, r, token) for completion tokens.
 
+#include <libretto/async.hpp>
+#include <libretto/detail/async_op.hpp>
+#include <libretto/diagnostics.hpp>
 #include <libretto/event/event_list.hpp>
 #include <libretto/compaction/detail/summary_identifiers.hpp>
 #include <libretto/compaction/detail/summary_text.hpp>
@@ -215,14 +218,40 @@ boost::asio::awaitable<summary> summarize_owned(S s, summary_request r) {
 }
 } // namespace detail
 
-/// s.async_summarize(r) with a completion token, run on `ex`; signature
-/// void(std::exception_ptr, summary). `s` is copied into the operation; the events `r`
-/// points at must outlive it. Default token: asio::use_awaitable.
-template <class Executor, class S, class CompletionToken = boost::asio::use_awaitable_t<>>
+/// The completion signature of async_summarize.
+using summarize_signature = void(boost::system::error_code, summary);
+
+namespace detail {
+template <class Executor, class S, class Token>
+auto start_summarize(Executor ex, S s, summary_request r, diagnostics* d, Token&& token) {
+    return initiate_with_diagnostics<summarize_signature>(
+        d, std::forward<Token>(token),
+        [](auto handler, diagnostics* d, Executor ex, S s, summary_request r) {
+            spawn_with_error_code<summary>(std::move(handler), d, ex, summarize_owned(std::move(s), std::move(r)),
+                                           [](const summary&, diagnostics*) { return boost::system::error_code(); });
+        },
+        std::move(ex), std::move(s), std::move(r));
+}
+} // namespace detail
+
+/// s.async_summarize(r) as an Asio operation with any completion token (default:
+/// libretto::default_completion_token_t), run on `ex`; completes with (error_code, summary).
+/// `s` is copied into the operation; the events `r` points at must outlive it. A summarizer
+/// that throws fails the operation with the exception's code, its words in `diag`
+/// (docs/errors.md); with use_awaitable the error is thrown as error_with_diagnostics.
+template <class Executor, class S,
+          boost::asio::completion_token_for<summarize_signature> CompletionToken = default_completion_token_t>
+    requires summarizer<S>
+auto async_summarize(Executor ex, S s, summary_request r, diagnostics& diag, CompletionToken&& token = {}) {
+    return detail::start_summarize(std::move(ex), std::move(s), std::move(r), &diag,
+                                   std::forward<CompletionToken>(token));
+}
+template <class Executor, class S,
+          boost::asio::completion_token_for<summarize_signature> CompletionToken = default_completion_token_t>
     requires summarizer<S>
 auto async_summarize(Executor ex, S s, summary_request r, CompletionToken&& token = {}) {
-    return boost::asio::co_spawn(std::move(ex), detail::summarize_owned(std::move(s), std::move(r)),
-                                 std::forward<CompletionToken>(token));
+    return detail::start_summarize(std::move(ex), std::move(s), std::move(r), nullptr,
+                                   std::forward<CompletionToken>(token));
 }
 
 } // namespace libretto

@@ -19,6 +19,7 @@
 // closes the socket at once; the operation completes with asio::error::operation_aborted.
 // Copies share the pool; the pool is guarded by a mutex, so copies may run on any threads.
 
+#include <libretto/async.hpp>
 #include <libretto/error.hpp>
 #include <libretto/http/detail/url.hpp>
 #include <libretto/http/error.hpp>
@@ -268,7 +269,8 @@ public:
 
         /// Reads the next body bytes into `buf` (void(error_code, std::size_t); 0 = the end).
         /// On a default-constructed or moved-from response: asio::error::not_connected.
-        template <class CompletionToken = boost::asio::use_awaitable_t<>>
+        template <boost::asio::completion_token_for<void(error_code, std::size_t)> CompletionToken =
+                      default_completion_token_t>
         auto async_read_some(boost::asio::mutable_buffer buf, CompletionToken&& token = {}) {
             return boost::asio::async_initiate<CompletionToken, void(error_code, std::size_t)>(
                 [this](auto handler, boost::asio::mutable_buffer b) {
@@ -396,7 +398,8 @@ public:
 
     /// Sends `request` and reads the response headers: void(error_code, response).
     /// Bad input (not an absolute http(s) URL, an unknown method) is errc::invalid_argument.
-    template <class CompletionToken = boost::asio::use_awaitable_t<>>
+    template <boost::asio::completion_token_for<void(error_code, response)> CompletionToken =
+                  default_completion_token_t>
     auto async_request(http_request request, CompletionToken&& token = {}) {
         return boost::asio::async_initiate<CompletionToken, void(error_code, response)>(
             [st = state_](auto handler, http_request r) {

@@ -11,6 +11,7 @@
 //   t.push({.status = 429, .headers = {{"retry-after", "2"}}, .chunks = {"{...}"}});
 //   ... t.requests()[0].body ...
 
+#include <libretto/async.hpp>
 #include <libretto/error.hpp>
 #include <libretto/http/transport.hpp>
 
@@ -85,7 +86,8 @@ public:
 
         bool done() const noexcept { return done_; }
 
-        template <class CompletionToken = boost::asio::use_awaitable_t<>>
+        template <boost::asio::completion_token_for<void(error_code, std::size_t)> CompletionToken =
+                      default_completion_token_t>
         auto async_read_some(boost::asio::mutable_buffer buf, CompletionToken&& token = {}) {
             return boost::asio::async_initiate<CompletionToken, void(error_code, std::size_t)>(
                 [this](auto handler, boost::asio::mutable_buffer b) {
@@ -169,7 +171,8 @@ public:
     }
 
     /// void(error_code, response). With the script empty: errc::not_found.
-    template <class CompletionToken = boost::asio::use_awaitable_t<>>
+    template <boost::asio::completion_token_for<void(error_code, response)> CompletionToken =
+                  default_completion_token_t>
     auto async_request(http_request request, CompletionToken&& token = {}) {
         return boost::asio::async_initiate<CompletionToken, void(error_code, response)>(
             [st = state_](auto handler, http_request req) {

@@ -20,6 +20,9 @@
 // context overflow, bad credentials, garbage replies) arrive as that final response with
 // `error` set, never as exceptions; next() throws only for cancellation and bugs.
 
+#include <libretto/async.hpp>
+#include <libretto/detail/async_op.hpp>
+#include <libretto/diagnostics.hpp>
 #include <libretto/error.hpp>
 #include <libretto/model/llm_request.hpp>
 #include <libretto/model/llm_response.hpp>
@@ -86,15 +89,42 @@ boost::asio::awaitable<llm_response> generate_response(M m, llm_request request)
     co_return std::move(acc).finish();
 }
 
-/// generate_response with a completion token, run on the model's executor; signature
-/// void(std::exception_ptr, llm_response). Default token: asio::use_awaitable.
-template <class M, class CompletionToken = boost::asio::use_awaitable_t<>>
+/// The completion signature of async_generate_response.
+using generate_signature = void(boost::system::error_code, llm_response);
+
+namespace detail {
+template <class M, class Token>
+auto start_generate(M&& m, llm_request request, diagnostics* d, Token&& token) {
+    using model_type = std::decay_t<M>;
+    return initiate_with_diagnostics<generate_signature>(
+        d, std::forward<Token>(token),
+        [](auto handler, diagnostics* d, model_type m, llm_request request) {
+            auto ex = std::as_const(m).get_executor();
+            spawn_with_error_code<llm_response>(std::move(handler), d, ex, generate_response(std::move(m), std::move(request)),
+                                                [](const llm_response& r, diagnostics* d) {
+                                                    if (r.error && d) d->assign(r.error_message);
+                                                    return r.error;
+                                                });
+        },
+        model_type(std::forward<M>(m)), std::move(request));
+}
+} // namespace detail
+
+/// generate_response as an Asio operation with any completion token (default:
+/// libretto::default_completion_token_t), run on the model's executor. Completes with
+/// (error_code, response): a failed generation's code is the response's `error` (the
+/// response, with what arrived before the failure, is delivered too) and its words, the
+/// response's `error_message`, go to `diag`; an exception the model threw becomes its code
+/// (docs/errors.md). With use_awaitable a failure throws error_with_diagnostics.
+template <class M, boost::asio::completion_token_for<generate_signature> CompletionToken = default_completion_token_t>
+    requires model<std::decay_t<M>>
+auto async_generate_response(M&& m, llm_request request, diagnostics& diag, CompletionToken&& token = {}) {
+    return detail::start_generate(std::forward<M>(m), std::move(request), &diag, std::forward<CompletionToken>(token));
+}
+template <class M, boost::asio::completion_token_for<generate_signature> CompletionToken = default_completion_token_t>
     requires model<std::decay_t<M>>
 auto async_generate_response(M&& m, llm_request request, CompletionToken&& token = {}) {
-    auto ex = std::as_const(m).get_executor();
-    return boost::asio::co_spawn(std::move(ex),
-                                 generate_response(std::decay_t<M>(std::forward<M>(m)), std::move(request)),
-                                 std::forward<CompletionToken>(token));
+    return detail::start_generate(std::forward<M>(m), std::move(request), nullptr, std::forward<CompletionToken>(token));
 }
 
 } // namespace libretto

@@ -6,6 +6,9 @@
 // into a bounded buffer; the consumer pulls them with `co_await stream.next()`.
 // Semantics are specified in docs/event_stream.md.
 
+#include <libretto/async.hpp>
+#include <libretto/detail/async_op.hpp>
+#include <libretto/diagnostics.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/event.hpp>
 #include <libretto/stream/detail/stream_state.hpp>
@@ -293,13 +296,23 @@ public:
         return std::optional<T>(std::move(state_->take()));
     }
 
-    /// next() with a completion token; signature void(std::exception_ptr, std::optional<T>).
-    /// The default token is asio::use_awaitable, so `co_await s.async_next()` works. Not
-    /// asio::deferred: in Asio 1.26 co_await of a deferred void(exception_ptr, T)
-    /// operation does not compile (awaitable_async_op_handler tests `*result`).
-    template <class CompletionToken = boost::asio::use_awaitable_t<>>
+    /// The completion signature of async_next.
+    using next_signature = void(boost::system::error_code, std::optional<T>);
+
+    /// next() as an Asio operation with any completion token (default:
+    /// libretto::default_completion_token_t): completes with (error_code, item), std::nullopt
+    /// at the end. A failure next() would throw becomes its code, and its words go to `diag`
+    /// (docs/errors.md): a system_error keeps its code, another exception is
+    /// errc::unexpected_exception. With use_awaitable the error is thrown as
+    /// error_with_diagnostics. Cancellation through the token's bound slot cancels the wait
+    /// (errc::cancelled, as cancel()).
+    template <boost::asio::completion_token_for<next_signature> CompletionToken = default_completion_token_t>
+    auto async_next(diagnostics& diag, CompletionToken&& token = {}) {
+        return start_next(&diag, std::forward<CompletionToken>(token));
+    }
+    template <boost::asio::completion_token_for<next_signature> CompletionToken = default_completion_token_t>
     auto async_next(CompletionToken&& token = {}) {
-        return boost::asio::co_spawn(get_executor(), next(), std::forward<CompletionToken>(token));
+        return start_next(nullptr, std::forward<CompletionToken>(token));
     }
 
     /// Cancels the producer and drops buffered items; a pending next() and every later
@@ -312,6 +325,16 @@ public:
     executor_type get_executor() const { return state_->get_executor(); }
 
 private:
+    template <class CompletionToken>
+    auto start_next(diagnostics* d, CompletionToken&& token) {
+        return detail::initiate_with_diagnostics<next_signature>(
+            d, std::forward<CompletionToken>(token), [this](auto handler, diagnostics* d) {
+                detail::spawn_with_error_code<std::optional<T>>(
+                    std::move(handler), d, get_executor(), next(),
+                    [](const std::optional<T>&, diagnostics*) { return boost::system::error_code(); });
+            });
+    }
+
     friend struct detail::stream_access;
     explicit basic_event_stream(std::shared_ptr<detail::stream_state<T>> st) noexcept : state_(std::move(st)) {}
 
