@@ -158,6 +158,9 @@ agent_tool<std::remove_cvref_t<A>> agent_tool_of(A&& a, agent_tool_options o = {
     return agent_tool<std::remove_cvref_t<A>>(std::forward<A>(a), std::move(o));
 }
 
+static_assert(tool<agent_tool<any_agent>>);
+static_assert(tool<agent_tool<agent_ref>>);
+
 } // namespace libretto
 
 #endif

@@ -205,6 +205,8 @@ template <class Name>
 loop_agent(Name&&, std::vector<any_agent>) -> loop_agent<>;
 loop_agent(loop_options, std::vector<any_agent>) -> loop_agent<>;
 
+static_assert(agent<loop_agent<>>);
+
 } // namespace libretto
 
 #endif

@@ -158,6 +158,8 @@ template <class Name>
 parallel_agent(Name&&, std::vector<any_agent>) -> parallel_agent<>;
 parallel_agent(parallel_options, std::vector<any_agent>) -> parallel_agent<>;
 
+static_assert(agent<parallel_agent<>>);
+
 } // namespace libretto
 
 #endif

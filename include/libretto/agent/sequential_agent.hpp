@@ -142,6 +142,8 @@ template <class Name>
 sequential_agent(Name&&, std::vector<any_agent>) -> sequential_agent<>;
 sequential_agent(sequential_options, std::vector<any_agent>) -> sequential_agent<>;
 
+static_assert(agent<sequential_agent<>>);
+
 } // namespace libretto
 
 #endif

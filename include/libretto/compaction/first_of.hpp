@@ -23,6 +23,11 @@ struct first_of {
         requires(sizeof...(A) == sizeof...(S) && sizeof...(S) > 0)
     explicit first_of(A&&... s) : strategies(std::forward<A>(s)...) {}
 
+    /// True if any of the strategies does.
+    bool plans_from_newest_range() const {
+        return std::apply([](const auto&... s) { return (libretto::plans_from_newest_range(s) || ...); }, strategies);
+    }
+
     std::optional<compaction_plan> plan(const session_view& v) const {
         std::optional<compaction_plan> out;
         std::apply([&](const auto&... s) { (void)((out = s.plan(v)).has_value() || ...); }, strategies);
@@ -32,6 +37,8 @@ struct first_of {
 
 template <class... S>
 first_of(S...) -> first_of<S...>;
+
+static_assert(compaction_strategy<first_of<no_compaction>>);
 
 } // namespace libretto
 

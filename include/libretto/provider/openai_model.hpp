@@ -13,6 +13,7 @@
 // response's `error` (classified by provider_error.hpp); transient ones are retried by the
 // retry policy while nothing has been delivered to the caller.
 
+#include <libretto/http/fake_transport.hpp>
 #include <libretto/http/transport.hpp>
 #include <libretto/model/model.hpp>
 #include <libretto/provider/detail/http_generation.hpp>
@@ -37,6 +38,8 @@ public:
     openai_model(Transport transport, openai_options options, provider_http_options http = {})
         : detail::http_model<Transport, openai_options, openai_stream_decoder>(std::move(transport), std::move(options), http) {}
 };
+
+static_assert(model<openai_model<http::fake_transport>>);
 
 } // namespace libretto
 
