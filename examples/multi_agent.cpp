@@ -20,9 +20,9 @@
 #include <libretto/agent/parallel_agent.hpp>
 #include <libretto/agent/sequential_agent.hpp>
 #include <libretto/libretto.hpp>
+#include <libretto/run_to_end.hpp>
 #include <libretto/session/memory_store.hpp>
 
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 
 #include <exception>
@@ -45,37 +45,31 @@ json::value approve(lb::tool_context& ctx) {
     return json::value("approved");
 }
 
+// One turn, run to its end (lb::run_to_end runs the io_context until the turn is over),
+// then what it stored. False if the turn failed.
 template <class Runner>
-asio::awaitable<void> turn(Runner& runner, std::string question) {
+bool turn(Runner& runner, std::string question) {
     std::cout << "\nuser> " << question << "\n";
     lb::run_options o;
     o.app = "multi_agent";
     o.user = "u1";
     o.session = "trip";
-    lb::event_stream events = runner.run(std::move(o), std::move(question));
-    while (auto ev = co_await events.next()) {
-        if (ev->partial) continue; // streamed chunks; the final event repeats the text
-        std::cout << "  #" << ev->sequence << " [" << (ev->branch.empty() ? "-" : ev->branch) << "] " << ev->author
-                  << ": ";
-        if (ev->has_tool_calls()) {
-            for (const auto& c : ev->tool_calls()) std::cout << "calls " << c.tool_name << json::serialize(c.args) << " ";
-        } else if (!ev->tool_responses().empty()) {
-            for (const auto& r : ev->tool_responses()) std::cout << r.tool_name << " -> " << json::serialize(r.result) << " ";
+    lb::turn_result r = lb::run_to_end(runner, std::move(o), std::move(question));
+    for (const lb::event& ev : r.events) { // the stored events; partials were streamed, not kept
+        std::cout << "  #" << ev.sequence << " [" << (ev.branch.empty() ? "-" : ev.branch) << "] " << ev.author << ": ";
+        if (ev.has_tool_calls()) {
+            for (const auto& c : ev.tool_calls()) std::cout << "calls " << c.tool_name << json::serialize(c.args) << " ";
+        } else if (!ev.tool_responses().empty()) {
+            for (const auto& t : ev.tool_responses()) std::cout << t.tool_name << " -> " << json::serialize(t.result) << " ";
         } else {
-            std::cout << ev->text();
+            std::cout << ev.text();
         }
-        if (ev->actions.transfer_to_agent) std::cout << "  (transfer to " << *ev->actions.transfer_to_agent << ")";
-        if (ev->actions.escalate.value_or(false)) std::cout << "  (escalate)";
+        if (ev.actions.transfer_to_agent) std::cout << "  (transfer to " << *ev.actions.transfer_to_agent << ")";
+        if (ev.actions.escalate.value_or(false)) std::cout << "  (escalate)";
         std::cout << "\n";
     }
-}
-
-template <class Runner>
-asio::awaitable<void> conversation(Runner& runner) {
-    auto t1 = turn(runner, "Plan a weekend in Oslo for me.");
-    co_await std::move(t1);
-    auto t2 = turn(runner, "What about Sunday morning?");
-    co_await std::move(t2);
+    if (!r.ok()) std::cerr << "multi_agent: the turn failed: " << r.error.message() << ": " << r.message() << "\n";
+    return r.ok();
 }
 
 int main() {
@@ -130,10 +124,8 @@ int main() {
         lb::memory_store store{io.get_executor()};
         lb::runner runner{front_desk, store};
 
-        std::exception_ptr failure;
-        asio::co_spawn(io, conversation(runner), [&](std::exception_ptr e) { failure = e; });
-        io.run();
-        if (failure) std::rethrow_exception(failure);
+        if (!turn(runner, "Plan a weekend in Oslo for me.")) return 1;
+        if (!turn(runner, "What about Sunday morning?")) return 1;
         return 0;
     } catch (const std::exception& e) {
         std::cerr << "multi_agent: " << e.what() << "\n";

@@ -17,6 +17,7 @@
 // Build and run: scripts/demo      (sessions in $LIBRETTO_SESSIONS, default /tmp/libretto-quickstart)
 #include <libretto/agent/llm_agent.hpp>
 #include <libretto/libretto.hpp>
+#include <libretto/run_to_end.hpp>
 #include <libretto/session/jsonl_store.hpp>
 // Defined by examples/CMakeLists.txt when libretto::openssl exists (and links OpenSSL),
 // which also builds quickstart without it.
@@ -133,44 +134,38 @@ chosen_model choose_model(asio::io_context& io) {
 
 // ---- one turn -----------------------------------------------------------------------------
 
+// Runs one turn to its end (lb::run_to_end runs the io_context until the turn is over),
+// printing the events as they arrive. False if the turn failed.
 template <class Runner>
-asio::awaitable<void> turn(Runner& runner, lb::run_options options, std::string question) {
+bool turn(Runner& runner, const lb::run_options& options, std::string question) {
     std::cout << "user> " << question << "\n";
-    lb::event_stream events = runner.run(std::move(options), std::move(question));
     bool streaming = false;
-    while (auto ev = co_await events.next()) {
-        if (ev->partial) { // streamed text: shown, never stored
-            if (!streaming) std::cout << ev->author << "> ";
-            std::cout << ev->text() << std::flush;
+    lb::run_to_end_options o;
+    o.on_event = [&streaming](const lb::event& ev) {
+        if (ev.partial) { // streamed text: shown, never stored
+            if (!streaming) std::cout << ev.author << "> ";
+            std::cout << ev.text() << std::flush;
             streaming = true;
-            continue;
+            return;
         }
         if (streaming) std::cout << "\n";
         streaming = false;
-        for (const auto& call : ev->tool_calls())
-            std::cout << "  [#" << ev->sequence << " call " << call.tool_name << json::serialize(call.args) << "]\n";
-        for (const auto& r : ev->tool_responses())
-            std::cout << "  [#" << ev->sequence << " " << r.tool_name << " -> "
+        for (const auto& call : ev.tool_calls())
+            std::cout << "  [#" << ev.sequence << " call " << call.tool_name << json::serialize(call.args) << "]\n";
+        for (const auto& r : ev.tool_responses())
+            std::cout << "  [#" << ev.sequence << " " << r.tool_name << " -> "
                       << (r.error ? "error: " + *r.error : json::serialize(r.result)) << "]\n";
-        if (ev->is_final_response()) std::cout << "  [#" << ev->sequence << " final answer stored]\n";
-        else if (ev->tool_responses().empty() && ev->error()) // the model failed (network, key, quota)
-            std::cout << "  [#" << ev->sequence << " error: " << *ev->error() << "]\n";
-    }
+        if (ev.is_final_response()) std::cout << "  [#" << ev.sequence << " final answer stored]\n";
+    };
+    lb::turn_result r = lb::run_to_end(runner, options, std::move(question), std::move(o));
+    if (streaming) std::cout << "\n";
+    // The model failed (network, key, quota) or the store did: the code and the words.
+    if (!r.ok()) std::cerr << "quickstart: the turn failed: " << r.error.message() << ": " << r.message() << "\n";
+    return r.ok();
 }
 
-asio::awaitable<void> conversation(lb::runner<lb::llm_agent<lb::any_model>, lb::jsonl_store>& runner,
-                                   lb::jsonl_store& store) {
-    lb::run_options options;
-    options.app = "quickstart";
-    options.user = "u1";
-    options.session = "weather";
-
-    auto t1 = turn(runner, options, "What's the weather in Oslo, in Fahrenheit?");
-    co_await std::move(t1);
-    auto t2 = turn(runner, options, "And in Bergen?");
-    co_await std::move(t2);
-
-    // What is stored: the whole session, as the next run (or another process) loads it.
+// What is stored: the whole session, as the next run (or another process) loads it.
+asio::awaitable<void> show_session(lb::jsonl_store& store, const lb::run_options& options) {
     lb::session_key key{options.app, options.user, options.session};
     auto get = store.async_get(std::move(key), lb::get_options{}, asio::use_awaitable);
     std::optional<lb::session> s = co_await std::move(get);
@@ -200,8 +195,16 @@ int main() {
         lb::runner runner{assistant, store};
         std::cout << "sessions in " << so.directory.string() << " (run again to continue the session)\n\n";
 
+        lb::run_options options;
+        options.app = "quickstart";
+        options.user = "u1";
+        options.session = "weather";
+        if (!turn(runner, options, "What's the weather in Oslo, in Fahrenheit?")) return 1;
+        if (!turn(runner, options, "And in Bergen?")) return 1;
+
         std::exception_ptr failure;
-        asio::co_spawn(io, conversation(runner, store), [&](std::exception_ptr e) { failure = e; });
+        asio::co_spawn(io, show_session(store, options), [&](std::exception_ptr e) { failure = e; });
+        io.restart();
         io.run();
         if (failure) std::rethrow_exception(failure);
         if (chosen.script) std::cout << "model calls: " << chosen.script->request_count() << "\n";

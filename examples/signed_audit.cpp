@@ -57,12 +57,12 @@ asio::awaitable<int> audit(audit_runner& runner, lb::jsonl_store& store, std::st
     options.yield_user_message = true; // show the stored (and signed) user message too
 
     std::cout << "user> What is the balance of account 42?\n";
-    lb::event_stream turn = runner.run(options, "What is the balance of account 42?");
-    while (auto ev = co_await turn.next()) {
-        if (ev->partial) continue;
-        std::cout << "  #" << ev->sequence << " " << lb::to_string(ev->type) << " by " << ev->author << "  sig "
-                  << short_sig(ev->signature) << "  prev " << short_sig(ev->prev_signature) << "\n";
-    }
+    // The turn run to its end; co_await throws system_error if it fails.
+    auto op = lb::async_run_to_end(runner, options, "What is the balance of account 42?");
+    lb::turn_result r = co_await std::move(op);
+    for (const lb::event& ev : r.events)
+        std::cout << "  #" << ev.sequence << " " << lb::to_string(ev.type) << " by " << ev.author << "  sig "
+                  << short_sig(ev.signature) << "  prev " << short_sig(ev.prev_signature) << "\n";
 
     // 1. The stored transcript, as an auditor (or another process) reads it.
     lb::session_key key{options.app, options.user, options.session};
