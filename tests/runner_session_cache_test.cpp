@@ -2,6 +2,7 @@
 // from the store (what other writers appended, a deletion, a compaction) and the agent sees
 // exactly what a full load would give it; the cache's bound; refresh_cached_session's checks.
 #include <libretto/runner.hpp>
+#include <libretto/run_to_end.hpp>
 
 #include <libretto/detail/session_cache.hpp>
 #include <libretto/session/jsonl_store.hpp>
@@ -61,11 +62,12 @@ struct seeing_agent {
     }
 };
 
+/// Runs a turn to its end on the runner's io_context (run_to_end); a failure is thrown (an
+/// agent's own exception as it is).
 template <class Runner>
-void turn(asio::io_context& io, Runner& r, std::string session, std::string text) {
-    runner_support::turn_outcome o =
-        runner_support::run_turn(io, r.run(runner_support::run_opts(std::move(session)), std::move(text)));
-    if (o.error) std::rethrow_exception(o.error);
+void turn(asio::io_context&, Runner& r, std::string session, std::string text) {
+    lb::turn_result res = lb::run_to_end(r, runner_support::run_opts(std::move(session)), std::move(text));
+    if (!res.ok()) throw lb::error_with_diagnostics(res.error, res.diag);
 }
 
 template <class Store>

@@ -6,6 +6,7 @@
 #include <libretto/sign/ed25519_openssl.hpp>
 
 #include <libretto/runner.hpp>
+#include <libretto/run_to_end.hpp>
 #include <libretto/agent/sequential_agent.hpp>
 #include <libretto/sign/per_agent_signer.hpp>
 #include <libretto/session/detail/jsonl_format.hpp>
@@ -95,10 +96,15 @@ struct every_turn_compaction {
     }
 };
 
-std::vector<lb::event> run_turn(asio::io_context& io, lb::event_stream s) {
-    runner_support::turn_outcome o = runner_support::run_turn(io, std::move(s));
-    if (o.error) std::rethrow_exception(o.error);
-    return std::move(o.events);
+/// Every event of the turn, partial ones included (run_to_end's on_event sees them all); a
+/// failure is thrown.
+std::vector<lb::event> run_turn(asio::io_context&, lb::event_stream s) {
+    std::vector<lb::event> all;
+    lb::run_to_end_options o;
+    o.on_event = [&all](const lb::event& e) { all.push_back(e); };
+    lb::turn_result r = lb::run_to_end(std::move(s), std::move(o));
+    if (!r.ok()) throw lb::error_with_diagnostics(r.error, r.diag);
+    return all;
 }
 
 template <class Store>
