@@ -113,56 +113,28 @@ public:
         if (auto ec = core_->open(params_of(std::move(o)), &d)) throw error_with_diagnostics(ec, std::move(d));
     }
 
+    /// The completion signature of async_open.
+    using open_signature = void(boost::system::error_code, std::optional<sqlite_store>);
+
     /// Opens the database as the constructor does, on the store's blocking executor (the
     /// options' blocking_executor, else the store's own thread): the calling thread never
     /// waits for the file, a migration or another connection's lock. Completes with
-    /// void(std::exception_ptr, std::optional<sqlite_store>) through the handler's
-    /// associated executor (default `ex`): on failure, the system_error the constructor would
-    /// throw (use_awaitable rethrows it) and no store; on success, no exception and the store.
+    /// (error_code, store) through the handler's associated executor (default `ex`): on
+    /// failure the code the constructor would throw, no store, and in `diag` the file and
+    /// the reason (use_awaitable throws error_with_diagnostics with them); on success the
+    /// store.
     ///
     /// Cancellation (any type, through the handler's cancellation slot): an open waiting for
     /// another connection's lock stops waiting within ~10 ms and fails with
     /// operation_aborted; nothing was written, and no store is made. An open that is past
     /// its waits finishes as if not cancelled.
-    template <class Token = boost::asio::deferred_t>
+    template <boost::asio::completion_token_for<open_signature> Token = default_completion_token_t>
+    static auto async_open(executor_type ex, sqlite_store_options o, diagnostics& diag, Token&& token = {}) {
+        return open_start(&diag, std::move(ex), std::move(o), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<open_signature> Token = default_completion_token_t>
     static auto async_open(executor_type ex, sqlite_store_options o, Token&& token = {}) {
-        return boost::asio::async_initiate<Token, void(std::exception_ptr, std::optional<sqlite_store>)>(
-            [](auto handler, executor_type ex, sqlite_store_options o) {
-                const auto handler_ex = boost::asio::get_associated_executor(handler, ex);
-                auto guard = boost::asio::make_work_guard(handler_ex);
-                auto abandon = std::make_shared<std::atomic<bool>>(false);
-                auto slot = boost::asio::get_associated_cancellation_slot(handler);
-                if (slot.is_connected())
-                    slot.assign([abandon](boost::asio::cancellation_type) { abandon->store(true); });
-                auto pp = std::make_unique<parts>(parts::make(ex, o));
-                const executor_type worker = pp->strand;
-                boost::asio::post(worker, [pp = std::move(pp), p = params_of(std::move(o)), ex = std::move(ex),
-                                           guard = std::move(guard), handler = std::move(handler),
-                                           abandon = std::move(abandon)]() mutable {
-                    std::exception_ptr failure;
-                    try {
-                        diagnostics d;
-                        if (auto ec = pp->core->open(p, &d, abandon.get()))
-                            failure = std::make_exception_ptr(error_with_diagnostics(ec, std::move(d)));
-                    } catch (...) {
-                        failure = std::current_exception();
-                    }
-                    // The store, or on failure its parts, go to the caller's executor to be
-                    // destroyed there: a pool must never be joined from its own thread.
-                    std::optional<sqlite_store> st;
-                    if (!failure) st.emplace(sqlite_store(std::move(*pp)));
-                    else boost::asio::post(ex, [pp = std::move(pp)] {});
-                    // The slot is cleared where cancellation is emitted (the handler's
-                    // executor), before the handler runs, as Asio requires.
-                    const auto handler_ex = guard.get_executor();
-                    boost::asio::post(handler_ex, [handler = std::move(handler), failure, st = std::move(st)]() mutable {
-                        boost::asio::get_associated_cancellation_slot(handler).clear();
-                        std::move(handler)(failure, std::move(st));
-                    });
-                    guard.reset();
-                });
-            },
-            token, std::move(ex), std::move(o));
+        return open_start(nullptr, std::move(ex), std::move(o), std::forward<Token>(token));
     }
 
     sqlite_store(const sqlite_store&) = delete;
@@ -284,6 +256,47 @@ public:
     }
 
 private:
+    template <class Token>
+    static auto open_start(diagnostics* d, executor_type ex, sqlite_store_options o, Token&& token) {
+        return detail::initiate_store_op<open_signature>(
+            d, std::forward<Token>(token),
+            [](auto handler, diagnostics* d, executor_type ex, sqlite_store_options o) {
+                if (d) d->clear();
+                const auto handler_ex = boost::asio::get_associated_executor(handler, ex);
+                auto guard = boost::asio::make_work_guard(handler_ex);
+                auto abandon = std::make_shared<std::atomic<bool>>(false);
+                auto slot = boost::asio::get_associated_cancellation_slot(handler);
+                if (slot.is_connected())
+                    slot.assign([abandon](boost::asio::cancellation_type) { abandon->store(true); });
+                auto pp = std::make_unique<parts>(parts::make(ex, o));
+                const executor_type worker = pp->strand;
+                boost::asio::post(worker, [pp = std::move(pp), p = params_of(std::move(o)), ex = std::move(ex), d,
+                                           guard = std::move(guard), handler = std::move(handler),
+                                           abandon = std::move(abandon)]() mutable {
+                    boost::system::error_code ec;
+                    try {
+                        ec = pp->core->open(p, d, abandon.get());
+                    } catch (...) {
+                        ec = detail::exception_to_error(std::current_exception(), d);
+                    }
+                    // The store, or on failure its parts, go to the caller's executor to be
+                    // destroyed there: a pool must never be joined from its own thread.
+                    std::optional<sqlite_store> st;
+                    if (!ec) st.emplace(sqlite_store(std::move(*pp)));
+                    else boost::asio::post(ex, [pp = std::move(pp)] {});
+                    // The slot is cleared where cancellation is emitted (the handler's
+                    // executor), before the handler runs, as Asio requires.
+                    const auto handler_ex = guard.get_executor();
+                    boost::asio::post(handler_ex, [handler = std::move(handler), ec, st = std::move(st)]() mutable {
+                        boost::asio::get_associated_cancellation_slot(handler).clear();
+                        std::move(handler)(ec, std::move(st));
+                    });
+                    guard.reset();
+                });
+            },
+            std::move(ex), std::move(o));
+    }
+
     static std::vector<event> one(event e) {
         std::vector<event> v;
         v.push_back(std::move(e));
