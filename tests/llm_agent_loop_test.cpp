@@ -28,8 +28,9 @@ lb::detail::llm_loop_config config() {
     lb::tool_declaration add{"add", "Adds", obj(R"({"type":"object"})"), false};
     lb::tool_declaration approve{"approve", "Asks a human", obj(R"({"type":"object"})"), true};
     c.tools = {add, approve};
-    c.retry = {.max_attempts = 3, .initial_delay = ms(100), .multiplier = 2.0, .max_delay = ms(150),
-               .jitter = lb::retry_jitter::none};
+    static const lb::retry_options retry{.max_attempts = 3, .initial_delay = ms(100), .multiplier = 2.0,
+                                         .max_delay = ms(150), .jitter = lb::retry_jitter::none};
+    c.retry = &retry;
     return c;
 }
 
@@ -302,8 +303,9 @@ BOOST_AUTO_TEST_CASE(retry_pauses_follow_the_retry_options) {
     // the exponential backoff, and a provider's Retry-After waited for exactly, cut to
     // max_retry_after.
     auto c = config();
-    c.retry = {.max_attempts = 5, .initial_delay = ms(500), .multiplier = 2.0, .max_delay = ms(3000),
-               .jitter = lb::retry_jitter::none, .max_retry_after = ms(10'000)};
+    const lb::retry_options retry{.max_attempts = 5, .initial_delay = ms(500), .multiplier = 2.0, .max_delay = ms(3000),
+                                  .jitter = lb::retry_jitter::none, .max_retry_after = ms(10'000)};
+    c.retry = &retry;
     lb::detail::llm_loop loop(c);
     auto h = history("x");
     loop.begin_step(h, "");
@@ -326,7 +328,7 @@ BOOST_AUTO_TEST_CASE(the_default_config_does_not_retry) {
     // What the driver gives a model that retries itself: one attempt per step.
     auto c = config();
     c.retry = lb::detail::llm_loop_config{}.retry;
-    BOOST_TEST(c.retry.max_attempts == 1u);
+    BOOST_TEST(c.retry == nullptr);
     lb::detail::llm_loop loop(c);
     auto h = history("x");
     loop.begin_step(h, "");
@@ -339,8 +341,9 @@ BOOST_AUTO_TEST_CASE(the_default_config_does_not_retry) {
 
 BOOST_AUTO_TEST_CASE(jittered_pauses_stay_under_the_backoff) {
     auto c = config();
-    c.retry = {.max_attempts = 4, .initial_delay = ms(400), .multiplier = 2.0, .max_delay = ms(30'000)};
-    c.retry_seed = 7; // full jitter: uniform in [0, 400 x 2^(n-1))
+    const lb::retry_options retry{.max_attempts = 4, .initial_delay = ms(400), .multiplier = 2.0,
+                                  .max_delay = ms(30'000)}; // full jitter: uniform in [0, 400 x 2^(n-1))
+    c.retry = &retry;
     lb::detail::llm_loop loop(c);
     auto h = history("x");
     loop.begin_step(h, "");

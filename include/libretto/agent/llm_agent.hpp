@@ -401,10 +401,7 @@ private:
         c.output_key = o_.output_key;
         c.max_steps = o_.max_steps;
         // One layer retries: the model, if it does; else this agent.
-        if (!model_retries_transient(model_)) {
-            c.retry = o_.retry;
-            c.retry_seed = 0; // the jitter seeded from the clock, at the first retry
-        }
+        if (!model_retries_transient(model_)) c.retry = &o_.retry;
         c.history = o_.history;
         c.resumable = ctx_.is_resumable();
         return c;

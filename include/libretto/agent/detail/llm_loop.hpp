@@ -145,12 +145,10 @@ struct llm_loop_config {
     // The loop.
     std::optional<std::string> output_key{};
     std::size_t max_steps = 10;
-    /// Retries of a transient model failure (max_attempts 1: none). The driver gives a
-    /// model that retries itself max_attempts 1 (model_retries_transient).
-    retry_options retry{.max_attempts = 1};
-    /// Seeds the jitter of the retry pauses: a fixed seed gives a fixed schedule; 0 seeds
-    /// from the steady clock at the first retry.
-    std::uint32_t retry_seed = 1;
+    /// Retries of a transient model failure; nullptr: none. Must outlive the loop (the
+    /// driver points at its agent's options). The driver gives a model that retries itself
+    /// none (model_retries_transient). A pointer: a run of an llm_agent stays under 1 KB.
+    const retry_options* retry = nullptr;
     history_scope history = history_scope::branch;
     bool resumable = false;
 };
@@ -322,13 +320,12 @@ public:
         actions_.merge(std::move(callback_actions));
         if (!r.ok()) {
             ++failed_;
-            if (is_transient(r.error)) {
-                if (!rng_seeded_) {
+            if (cfg_.retry && is_transient(r.error)) {
+                if (!rng_seeded_) { // the jitter of clients that failed together must differ
                     rng_seeded_ = true;
-                    const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
-                    rng_.seed(cfg_.retry_seed ? cfg_.retry_seed : static_cast<std::uint32_t>(now));
+                    rng_.seed(static_cast<std::uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
                 }
-                if (auto pause = next_delay(cfg_.retry, static_cast<std::size_t>(failed_), r.retry_after, rng_,
+                if (auto pause = next_delay(*cfg_.retry, static_cast<std::size_t>(failed_), r.retry_after, rng_,
                                             previous_delay_)) {
                     previous_delay_ = *pause;
                     a.kind = llm_action_kind::retry_model;
