@@ -34,4 +34,12 @@ BOOST_AUTO_TEST_CASE(every_strategy_works_with_postgres_store) {
     compaction_cases::every_strategy_on<postgres_env>(postgres_env::name);
 }
 
+BOOST_AUTO_TEST_CASE(older_summaries_stay_in_the_models_context) {
+    compaction_cases::older_summaries_stay_on<postgres_env>(postgres_env::name);
+}
+
+BOOST_AUTO_TEST_CASE(a_reload_after_a_rolling_summary_reads_only_what_the_view_needs) {
+    compaction_cases::reload_after_rolling_summary_on<postgres_env>(postgres_env::name);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

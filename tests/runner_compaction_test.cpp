@@ -13,7 +13,10 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <libretto/session/detail/jsonl_format.hpp>
+
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,8 +35,9 @@ struct memory_env {
 struct jsonl_env {
     static constexpr const char* name = "jsonl_store";
     asio::io_context io;
+    lb::jsonl_store_options options_used = options();
     lb::jsonl_store store;
-    jsonl_env() : store(io.get_executor(), options()) {}
+    jsonl_env() : store(io.get_executor(), options_used) {}
     static lb::jsonl_store_options options() {
         lb::jsonl_store_options o;
         o.directory = scratch("jsonl");
@@ -121,10 +125,23 @@ BOOST_AUTO_TEST_CASE(prepare_compaction_splits_a_turn_cut_in_the_middle) {
     BOOST_REQUIRE_EQUAL(in->request.turn_prefix.size(), 2u);
     BOOST_TEST(in->request.turn_prefix.front().text() == "new request");
 
-    // Bad input: an empty or inverted range gives nothing.
-    BOOST_TEST(!lb::prepare_compaction(events, lb::compaction_plan{7, 9}));
-    BOOST_TEST(!lb::prepare_compaction(events, lb::compaction_plan{4, 2}));
-    BOOST_TEST(!lb::prepare_compaction({}, lb::compaction_plan{1, 1}));
+    // Bad input is refused with invalid_argument and a message naming the field: a range
+    // past the last event, a reversed one, one starting before 1, events that lack the range.
+    auto refused = [&](lb::event_span evs, lb::compaction_plan p, std::string_view names) {
+        try {
+            (void)lb::prepare_compaction(evs, p);
+            BOOST_ERROR("no refusal for " << p.first_sequence << ".." << p.last_sequence);
+        } catch (const boost::system::system_error& e) {
+            BOOST_TEST((e.code() == lb::errc::invalid_argument));
+            BOOST_TEST(std::string(e.what()).find(names) != std::string::npos, e.what());
+        }
+    };
+    refused(events, lb::compaction_plan{7, 9}, "last_sequence 9 is past the session's last stored sequence 5");
+    refused(events, lb::compaction_plan{4, 2}, "first_sequence 4 is after last_sequence 2");
+    refused(events, lb::compaction_plan{0, 2}, "first_sequence is 0");
+    refused({}, lb::compaction_plan{1, 1}, "last_sequence 1 is past the session's last stored sequence 0");
+    std::vector<lb::event> holey{events[0], events[3], events[4]}; // 1, 4, 5
+    refused(holey, lb::compaction_plan{1, 4}, "do not hold sequences 1 to 4");
 }
 
 BOOST_AUTO_TEST_CASE(make_compaction_event_records_range_usage_and_provenance) {
@@ -146,6 +163,42 @@ BOOST_AUTO_TEST_CASE(make_compaction_event_records_range_usage_and_provenance) {
     BOOST_TEST(e.metadata.at("fallback_reason").as_string() == "attempt 1: timeout");
     BOOST_TEST(e.author == "compaction");
     BOOST_TEST(e.sequence == 0); // not stored
+    // An empty or blank summary is refused: the event would hide its range for nothing.
+    for (const char* text : {"", " \n\t"}) {
+        try {
+            (void)lb::make_compaction_event(*in, lb::summary{text});
+            BOOST_ERROR("no refusal for '" << text << "'");
+        } catch (const boost::system::system_error& x) {
+            BOOST_TEST((x.code() == lb::errc::invalid_argument));
+            BOOST_TEST(std::string(x.what()).find("actions.compaction.summary") != std::string::npos, x.what());
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(prepare_compaction_rolls_up_a_summary_from_a_context_load) {
+    // What a runner holds after a context load of a session rolled up to 1..4: the summary
+    // (5) and the events after it, not the covered ones.
+    lb::event c = ev(5, lb::event_type::agent_message, "");
+    c.actions.compaction = lb::event_compaction{1, 4, 100, 400, "OLD SUMMARY", 4};
+    std::vector<lb::event> events{c, ev(6, lb::event_type::user_message, "new question"),
+                                  ev(7, lb::event_type::agent_message, "new answer"),
+                                  ev(8, lb::event_type::user_message, "current")};
+    events[1].timestamp = 600;
+    events[2].timestamp = 700;
+    const lb::compaction_plan plan{1, 7};
+    BOOST_TEST(lb::holds_plan_events(events, plan));
+    BOOST_TEST(!lb::holds_plan_events(events, lb::compaction_plan{2, 7})); // no summary rolls into it
+    auto in = lb::prepare_compaction(events, plan);
+    BOOST_REQUIRE(in);
+    BOOST_TEST(in->request.previous_summary.value_or("") == "OLD SUMMARY");
+    BOOST_REQUIRE_EQUAL(in->request.events.size(), 2u); // 6 and 7
+    BOOST_TEST(in->request.events.front().sequence == 6);
+    BOOST_TEST(in->event_count == 6); // the 4 the summary stands for, and 6, 7
+    BOOST_TEST(in->start_timestamp == 100);
+    BOOST_TEST(in->end_timestamp == 700);
+    // A bad summary is no summary to roll up: the events it claims to cover are needed.
+    events[0].actions.compaction->summary = "";
+    BOOST_TEST(!lb::holds_plan_events(events, plan));
 }
 
 BOOST_AUTO_TEST_CASE(forced_plan_keeps_the_current_turn_and_never_splits_a_call_from_its_result) {
@@ -348,6 +401,101 @@ BOOST_AUTO_TEST_CASE(sliding_window_reproduces_the_worked_example_through_the_ru
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(every_strategy_works_with_every_store, Env, envs) {
     compaction_cases::every_strategy_on<Env>(Env::name);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(older_summaries_stay_in_the_models_context, Env, envs) {
+    compaction_cases::older_summaries_stay_on<Env>(Env::name);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_reload_after_a_rolling_summary_reads_only_what_the_view_needs, Env, envs) {
+    compaction_cases::reload_after_rolling_summary_on<Env>(Env::name);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(sliding_window_overlap_holds_with_a_fresh_runner_every_turn, Env, envs) {
+    // The overlap invocations lie inside the newest summary's range: a runner that did not
+    // make it (another process) loads that range too (plans_from_newest_range), and plans
+    // the worked example's ranges all the same.
+    Env env;
+    const lb::any_strategy window{lb::sliding_window{2, 1}};
+    BOOST_TEST(lb::plans_from_newest_range(window));
+    BOOST_TEST(!lb::plans_from_newest_range(lb::any_strategy{lb::sliding_window{2, 0}}));
+    BOOST_TEST(!lb::plans_from_newest_range(lb::token_budget{}));
+    std::vector<lb::event_compaction> ranges;
+    for (int i = 1; i <= 4; ++i) {
+        auto model = answering_model(env.io.get_executor(), 1);
+        auto agent = make_agent(model);
+        lb::runner r{agent, env.store, window};
+        auto t = run_turn(env.io, r.run(opts(), "q" + std::to_string(i)));
+        BOOST_TEST(t.what() == "");
+        for (const auto* c : t.compactions()) ranges.push_back(*c->actions.compaction);
+    }
+    lb::session s = load(env.io, env.store);
+    std::vector<std::string> invocations;
+    for (const auto& e : s.events)
+        if (e.type == lb::event_type::user_message) invocations.push_back(e.invocation_id);
+    auto inv_of = [&](std::int64_t seq) { return s.events.at(static_cast<std::size_t>(seq - 1)).invocation_id; };
+    BOOST_REQUIRE_EQUAL(ranges.size(), 2u);
+    BOOST_TEST(inv_of(ranges[0].first_sequence) == invocations[0]);
+    BOOST_TEST(inv_of(ranges[1].first_sequence) == invocations[1]); // the overlap
+    BOOST_TEST(inv_of(ranges[1].last_sequence) == invocations[3]);
+    check_transcript(s, 4);
+}
+
+BOOST_AUTO_TEST_CASE(compactions_another_tool_stored_badly_hide_nothing_from_the_runner) {
+    // Two turns, then lines another tool appended to the transcript: a summary with an empty
+    // text over everything, and a reversed one. A fresh runner ignores both: its model
+    // is shown every earlier message, and its strategy plans around them.
+    jsonl_env env; // its directory; the stores below take turns on it (the other tool
+                   // writes while none holds the session's lock)
+    {
+        lb::jsonl_store first(env.io.get_executor(), env.options_used);
+        auto model = answering_model(env.io.get_executor(), 2);
+        auto agent = make_agent(model);
+        lb::runner r{agent, first};
+        BOOST_TEST(run_turn(env.io, r.run(opts(), "first about ORD-1")).what() == "");
+        BOOST_TEST(run_turn(env.io, r.run(opts(), "second")).what() == "");
+        lb::session before = load(env.io, first);
+        BOOST_REQUIRE_EQUAL(before.last_sequence, 4);
+    }
+    {
+        auto line = [&](std::int64_t seq, lb::event_compaction c) {
+            lb::event e = lb::event::make(lb::event_type::agent_message, "other-tool");
+            e.sequence = seq;
+            e.session_id = "s1";
+            e.actions.compaction = std::move(c);
+            std::string text = lb::serialize_event(e);
+            lb::detail::jsonl::frame_line(text);
+            return text;
+        };
+        const auto path = env.options_used.directory / "apps" / "app" / "users" / "u1" / "sessions" / "s1" /
+                          "transcript.jsonl";
+        BOOST_REQUIRE(std::filesystem::exists(path));
+        std::ofstream f(path, std::ios::binary | std::ios::app);
+        f << line(5, lb::event_compaction{1, 4, 0, 0, "", 4});
+        f << line(6, lb::event_compaction{4, 2, 0, 0, "reversed", 3});
+    }
+    auto model = answering_model(env.io.get_executor(), 1);
+    auto agent = make_agent(model);
+    lb::jsonl_store second(env.io.get_executor(), env.options_used);
+    lb::runner fresh{agent, second, lb::any_strategy{lb::char_budget{.threshold_chars = 100000}}};
+    auto t = run_turn(env.io, fresh.run(opts(), "third"));
+    BOOST_TEST(t.what() == "");
+    BOOST_REQUIRE_EQUAL(model.requests().size(), 1u);
+    const std::string sent = request_text(model.requests().front());
+    BOOST_TEST(contains(sent, "first about ORD-1"));
+    BOOST_TEST(contains(sent, "answer 2"));
+    BOOST_TEST(!contains(sent, "[Summary of"));
+    BOOST_TEST(t.compactions().empty());
+    // And the store's context load reads them all: nothing is covered.
+    lb::get_options go;
+    go.context_only = true;
+    std::optional<lb::session> after;
+    lb::diagnostics d;
+    boost::system::error_code ec = second.get(lb::session_key{"app", "u1", "s1"}, go, after, &d);
+    BOOST_TEST(!ec, d.message());
+    BOOST_REQUIRE(after.has_value());
+    BOOST_TEST(after->last_sequence == 8);
+    BOOST_TEST(after->events.size() == 8u);
 }
 
 // ---- context overflow ---------------------------------------------------------------------

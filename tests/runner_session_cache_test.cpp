@@ -183,14 +183,20 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(a_compaction_by_another_writer_trims_the_cached_ev
     turn(env.io, r, "s1", "two");
     lb::event c = lb::event::make(lb::event_type::agent_message, "compactor", lb::content::from_text("summary"));
     c.actions.compaction = lb::event_compaction{1, 2, 0, 0, "summary of one", 2};
-    append_outside(env.io, env.store, std::move(c)); // sequence 5, covers 1..2: the loads start at 1
+    append_outside(env.io, env.store, std::move(c)); // sequence 5, covers 1..2
     lb::event c2 = lb::event::make(lb::event_type::agent_message, "compactor", lb::content::from_text("summary 2"));
     c2.actions.compaction = lb::event_compaction{3, 4, 0, 0, "summary of two", 2};
-    append_outside(env.io, env.store, std::move(c2)); // sequence 6, covers 3..4: the loads start at 3
+    append_outside(env.io, env.store, std::move(c2)); // sequence 6, covers 3..4
     turn(env.io, r, "s1", "three");
     BOOST_REQUIRE(log.size() == 3u);
-    BOOST_TEST(log[2].sequences == (seqs{3, 4, 5, 6, 7}), boost::test_tools::per_element());
-    BOOST_TEST(log[2].texts == (texts{"two", "ok", "summary", "summary 2", "three"}), boost::test_tools::per_element());
+    // Both summaries stay (neither covers the other); the events they cover go, as from a
+    // load (a fresh runner sees the same).
+    BOOST_TEST(log[2].sequences == (seqs{5, 6, 7}), boost::test_tools::per_element());
+    BOOST_TEST(log[2].texts == (texts{"summary", "summary 2", "three"}), boost::test_tools::per_element());
+    lb::runner fresh{agent, env.store};
+    turn(env.io, fresh, "s1", "four");
+    BOOST_REQUIRE(log.size() == 4u);
+    BOOST_TEST(log[3].sequences == (seqs{5, 6, 7, 8, 9}), boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(the_cache_is_bounded_and_can_be_disabled) {
@@ -294,11 +300,28 @@ BOOST_AUTO_TEST_CASE(rejects_what_does_not_continue_the_copy) {
     BOOST_TEST(!lb::detail::refresh_cached_session(stale, sess(3, {ev(3, "c")})));
 }
 
-BOOST_AUTO_TEST_CASE(a_compaction_reaching_before_the_copy_is_rejected) {
-    lb::session cached = sess(4, {ev(3, "c"), ev(4, "d")});
+BOOST_AUTO_TEST_CASE(a_compaction_reaching_before_the_copy_needs_a_load_only_for_its_range) {
     lb::event c = ev(5, "e");
     c.actions.compaction = lb::event_compaction{1, 2, 0, 0, "s", 2};
-    BOOST_TEST(!lb::detail::refresh_cached_session(cached, sess(5, {ev(4, "d"), std::move(c)})));
+    // A context load needs 3..5 only: the copy has them.
+    lb::session cached = sess(4, {ev(3, "c"), ev(4, "d")});
+    BOOST_TEST(lb::detail::refresh_cached_session(cached, sess(5, {ev(4, "d"), c})));
+    BOOST_TEST(cached.events.size() == 3u);
+    BOOST_TEST(cached.last_sequence == 5);
+    // With the newest range (sliding_window's overlap) it needs 1 and 2 as well: load again.
+    lb::session lacking = sess(4, {ev(3, "c"), ev(4, "d")});
+    BOOST_TEST(!lb::detail::refresh_cached_session(lacking, sess(5, {ev(4, "d"), c}), true));
+    // A copy that holds covered events drops them.
+    lb::session whole = sess(4, {ev(1, "a"), ev(2, "b"), ev(3, "c"), ev(4, "d")});
+    BOOST_TEST(lb::detail::refresh_cached_session(whole, sess(5, {ev(4, "d"), c})));
+    BOOST_REQUIRE_EQUAL(whole.events.size(), 3u);
+    BOOST_TEST(whole.events.front().sequence == 3);
+    // A bad compaction (another tool's) drops nothing.
+    lb::event bad = ev(5, "e");
+    bad.actions.compaction = lb::event_compaction{1, 2, 0, 0, "", 2};
+    lb::session kept = sess(4, {ev(1, "a"), ev(2, "b"), ev(3, "c"), ev(4, "d")});
+    BOOST_TEST(lb::detail::refresh_cached_session(kept, sess(5, {ev(4, "d"), bad})));
+    BOOST_TEST(kept.events.size() == 5u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

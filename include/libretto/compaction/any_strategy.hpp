@@ -36,6 +36,9 @@ public:
         return impl_->plan(v);
     }
 
+    /// The held strategy's plans_from_newest_range (false when empty).
+    bool plans_from_newest_range() const { return impl_ && impl_->plans_from_newest_range(); }
+
     /// True if a strategy is held.
     explicit operator bool() const noexcept { return static_cast<bool>(impl_); }
 
@@ -50,11 +53,13 @@ private:
     struct concept_ {
         virtual ~concept_() = default;
         virtual std::optional<compaction_plan> plan(const session_view& v) const = 0;
+        virtual bool plans_from_newest_range() const = 0;
     };
     template <class S>
     struct model final : concept_ {
         explicit model(S x) : s(std::move(x)) {}
         std::optional<compaction_plan> plan(const session_view& v) const override { return s.plan(v); }
+        bool plans_from_newest_range() const override { return libretto::plans_from_newest_range(s); }
         S s;
     };
     std::shared_ptr<const concept_> impl_;

@@ -24,9 +24,11 @@
 #include <libretto/compaction/extractive_summarizer.hpp>
 #include <libretto/compaction/no_compaction.hpp>
 #include <libretto/compaction/summarizer.hpp>
+#include <libretto/event/compaction_check.hpp>
 #include <libretto/event/event.hpp>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -69,6 +71,8 @@ public:
         : strategy_(std::move(s)), summarizer_(std::move(m)), options_(std::move(o)) {}
 
     std::optional<compaction_plan> plan(const session_view& v) const { return strategy_.plan(v); }
+    /// The strategy's (compaction_strategy's plans_from_newest_range).
+    bool plans_from_newest_range() const { return libretto::plans_from_newest_range(strategy_); }
 
     const Strategy& strategy() const noexcept { return strategy_; }
     /// A copy the runner calls (summarizers are cheap handles).
@@ -98,39 +102,102 @@ struct compaction_input {
     std::int64_t event_count = 0; ///< events of the range, compaction events not counted
 };
 
-/// The summary_request for `plan` over `events` (sorted by sequence; must hold every event of
-/// the plan's range). nullopt when the range holds no event.
+namespace detail {
+
+/// The compaction a plan rolls up: the newest valid compaction event inside the plan's range
+/// whose range starts where the plan starts and ends inside it; nullptr if none.
+inline const event* rolled_compaction(event_span events, const compaction_plan& plan) {
+    const std::size_t lo = index_from(events, plan.first_sequence);
+    for (std::size_t i = index_after(events, plan.last_sequence); i-- > lo;) {
+        const auto& c = events[i].actions.compaction;
+        if (c && c->first_sequence == plan.first_sequence && c->last_sequence <= plan.last_sequence &&
+            is_valid_compaction(events[i]))
+            return &events[i];
+    }
+    return nullptr;
+}
+
+/// True if `events` (sorted by sequence, each sequence once) hold every sequence of [first, last].
+inline bool holds_sequences(event_span events, std::int64_t first, std::int64_t last) {
+    if (first > last) return true;
+    const std::size_t n = index_after(events, last) - index_from(events, first);
+    return static_cast<std::int64_t>(n) == last - first + 1;
+}
+
+/// The newest sequence of `events` (0: none stored).
+inline std::int64_t newest_sequence(event_span events) {
+    for (std::size_t i = events.size(); i-- > 0;)
+        if (events[i].sequence > 0) return events[i].sequence;
+    return 0;
+}
+
+[[noreturn]] inline void refuse_compaction(const std::string& message) {
+    throw boost::system::system_error(make_error_code(errc::invalid_argument), message);
+}
+
+} // namespace detail
+
+/// True if `events` (sorted by sequence) hold what prepare_compaction needs for `plan`: every
+/// event of its range, or, for a plan that rolls up a compaction (same first sequence), that
+/// compaction and every event after its range. A runner's session loaded with
+/// get_options::context_only holds the latter for a rolling summary: no read of the
+/// covered events.
+inline bool holds_plan_events(event_span events, const compaction_plan& plan) {
+    if (detail::holds_sequences(events, plan.first_sequence, plan.last_sequence)) return true;
+    const event* prev = detail::rolled_compaction(events, plan);
+    return prev && detail::holds_sequences(events, prev->actions.compaction->last_sequence + 1, plan.last_sequence);
+}
+
+/// The summary_request for `plan` over `events` (sorted by sequence; holds_plan_events must
+/// hold). nullopt when the range holds no event.
 ///
+/// - Refused with boost::system::system_error(errc::invalid_argument) and a message naming
+///   the field: a plan that check_compaction refuses for a session whose newest event is
+///   the newest of `events` (reversed, starting before 1, ending past the last event), or
+///   events that do not hold what the plan needs.
 /// - Rolling: when a compaction event in `events` covers a range that starts where the plan
 ///   starts and ends inside it, its summary becomes `previous_summary` and only the events
-///   after its range are summarised (the new summary updates and subsumes it).
+///   after its range are summarised (the new summary updates and subsumes it). Only that
+///   compaction and the events after its range need to be given.
 /// - Split turn: when the event after the range is not a user message and the range holds
 ///   the start of that turn (a user message), the turn's start goes to `turn_prefix`.
 /// - Identifiers: critical_identifiers() of the range.
 inline std::optional<compaction_input> prepare_compaction(event_span events, const compaction_plan& plan,
                                                           const identifier_options& ids = {}) {
-    if (plan.first_sequence > plan.last_sequence) return std::nullopt;
+    {
+        event_compaction c; // the plan as the event will record it (the summary comes later)
+        c.first_sequence = plan.first_sequence;
+        c.last_sequence = plan.last_sequence;
+        c.summary = "-";
+        if (auto bad = check_compaction(c, detail::newest_sequence(events))) detail::refuse_compaction(bad.message);
+    }
+    if (!holds_plan_events(events, plan))
+        detail::refuse_compaction("prepare_compaction: the events given do not hold sequences " +
+                                  std::to_string(plan.first_sequence) + " to " + std::to_string(plan.last_sequence) +
+                                  " of the plan (nor a compaction it rolls up and the events after it)");
     const std::size_t lo = detail::index_from(events, plan.first_sequence);
     const std::size_t hi = detail::index_after(events, plan.last_sequence);
     if (lo >= hi) return std::nullopt;
 
     compaction_input in;
     in.plan = plan;
-    in.start_timestamp = events[lo].timestamp;
     in.end_timestamp = events[hi - 1].timestamp;
-    for (std::size_t i = lo; i < hi; ++i)
-        if (!events[i].is_compaction()) ++in.event_count;
+    const event* prev = detail::rolled_compaction(events, plan);
+    const bool whole = detail::holds_sequences(events, plan.first_sequence, plan.last_sequence);
+    if (whole) {
+        in.start_timestamp = events[lo].timestamp;
+        for (std::size_t i = lo; i < hi; ++i)
+            if (!events[i].is_compaction()) ++in.event_count;
+    } else { // a context load: the rolled-up summary stands for its range
+        const auto& pc = *prev->actions.compaction;
+        in.start_timestamp = pc.start_timestamp;
+        in.event_count = pc.event_count;
+        for (std::size_t i = detail::index_after(events, pc.last_sequence); i < hi; ++i)
+            if (!events[i].is_compaction()) ++in.event_count;
+    }
 
     // The newest compaction inside the plan that starts where it starts: rolled into this one.
     std::size_t from = lo;
-    const event* prev = nullptr;
-    for (std::size_t i = hi; i-- > lo;) {
-        const auto& c = events[i].actions.compaction;
-        if (c && c->first_sequence == plan.first_sequence && c->last_sequence <= plan.last_sequence) {
-            prev = &events[i];
-            break;
-        }
-    }
     if (prev) {
         in.request.previous_summary = prev->actions.compaction->summary;
         from = detail::index_after(events, prev->actions.compaction->last_sequence);
@@ -156,8 +223,10 @@ inline std::optional<compaction_input> prepare_compaction(event_span events, con
 }
 
 /// The compaction event for `in`, recording `s` (not stored: no sequence, id or signature).
+/// Refused with boost::system::system_error(errc::invalid_argument) and a message naming the
+/// field when check_compaction refuses it: an empty (or whitespace) summary, a reversed
+/// range or one starting before 1.
 inline event make_compaction_event(const compaction_input& in, summary s, std::string author = "compaction") {
-    event e = event::make(event_type::agent_message, std::move(author));
     event_compaction c;
     c.first_sequence = in.plan.first_sequence;
     c.last_sequence = in.plan.last_sequence;
@@ -165,6 +234,8 @@ inline event make_compaction_event(const compaction_input& in, summary s, std::s
     c.end_timestamp = in.end_timestamp;
     c.summary = std::move(s.text);
     c.event_count = in.event_count;
+    if (auto bad = check_compaction(c)) detail::refuse_compaction(bad.message);
+    event e = event::make(event_type::agent_message, std::move(author));
     e.actions.compaction = std::move(c);
     e.usage = std::move(s.usage); // the summarizer's own tokens; never a trigger (token_budget)
     if (!s.produced_by.empty()) e.metadata["produced_by"] = s.produced_by;
@@ -174,7 +245,8 @@ inline event make_compaction_event(const compaction_input& in, summary s, std::s
 
 /// Summarises `plan` over `events` with `s` and returns the compaction event; nullopt when
 /// the range holds no event. The events must outlive the operation. Summarizer failures
-/// propagate (boost::system::system_error).
+/// and refusals (prepare_compaction, make_compaction_event) propagate
+/// (boost::system::system_error).
 template <summarizer S>
 boost::asio::awaitable<std::optional<event>> async_compact(event_span events, compaction_plan plan, S s,
                                                            compactor_options o = {}) {

@@ -27,8 +27,10 @@
 
 namespace libretto {
 
-/// What a strategy plans from: the session as the runner holds it after a turn (the
-/// events from the newest compaction on, plus the turn's own).
+/// What a strategy plans from: the session as the runner holds it after a turn (what a
+/// context view of it needs — the shown summaries and the events after the newest covered
+/// range, plus the newest range's events for a strategy that plans_from_newest_range — and
+/// the turn's own events).
 struct session_view {
     const libretto::session& session;
 };
@@ -44,6 +46,19 @@ template <class C>
 concept compaction_strategy = requires(const C& c, const session_view& v) {
     { c.plan(v) } -> std::same_as<std::optional<compaction_plan>>;
 };
+
+/// True if strategy `c` plans from the events of the newest compaction's range too, not only
+/// from what a context view shows (sliding_window with an overlap starts its next range
+/// inside the previous one): a runner then loads those events as well
+/// (get_options::with_newest_range). A strategy says so with a member
+/// `bool plans_from_newest_range() const`; without one it does not.
+template <class C>
+bool plans_from_newest_range(const C& c) {
+    if constexpr (requires { { c.plans_from_newest_range() } -> std::convertible_to<bool>; })
+        return c.plans_from_newest_range();
+    else
+        return false;
+}
 
 /// Never compacts; costs nothing (the runner does not even build a view for it).
 struct no_compaction {

@@ -29,6 +29,9 @@ struct sliding_window {
     std::size_t compaction_interval = 2;
     std::size_t overlap_size = 1;
 
+    /// The overlap invocations lie in the newest compaction's range: a runner loads it.
+    bool plans_from_newest_range() const noexcept { return compaction_interval > 0 && overlap_size > 0; }
+
     std::optional<compaction_plan> plan(const session_view& v) const {
         if (compaction_interval == 0) return std::nullopt;
         event_span events(v.session.events);

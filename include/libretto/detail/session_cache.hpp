@@ -4,12 +4,13 @@
 
 // session_cache: the runner's sessions between turns, so that a turn loads only what
 // changed since its previous turn (one event to check, plus whatever another writer
-// appended) instead of copying every event from the newest compaction on. Least recently
+// appended) instead of loading what its context needs again. Least recently
 // used first out; a turn takes its session out (so a failed turn leaves nothing behind)
 // and puts it back when it ends well. Thread-safe (a mutex): turns may run on a pool.
 
 #include <libretto/detail/string_map.hpp>
 #include <libretto/event/event.hpp>
+#include <libretto/session/detail/context_load.hpp>
 #include <libretto/session/session.hpp>
 
 #include <cstddef>
@@ -79,9 +80,10 @@ private:
 /// metadata and state, the last cached event again, then what other writers appended.
 /// Returns false, leaving `cached` unspecified, when `fresh` does not continue `cached`
 /// (the session was deleted or re-created, the cached copy is not the store's, or a newer
-/// compaction reaches before the cached events): the caller then loads the session whole.
-/// On success `cached` holds what a get with from_newest_compaction would return.
-inline bool refresh_cached_session(session& cached, session&& fresh) {
+/// compaction's range reaches before the cached events and `with_newest_range` asks for
+/// it): the caller then loads the session again. On success `cached` holds what a get with
+/// context_only (and `with_newest_range`) would return.
+inline bool refresh_cached_session(session& cached, session&& fresh, bool with_newest_range = false) {
     if (cached.events.empty() || fresh.events.empty()) return false;
     const event& last = cached.events.back();
     const event& again = fresh.events.front();
@@ -92,29 +94,13 @@ inline bool refresh_cached_session(session& cached, session&& fresh) {
         if (fresh.events[i].sequence != fresh.events[i - 1].sequence + 1) return false;
     }
     if (fresh.events.back().sequence != fresh.last_sequence) return false;
-    // From the newest compaction on, as a full load would select.
-    std::int64_t from = 0;
-    for (auto it = fresh.events.rbegin(); it != fresh.events.rend(); ++it)
-        if (it->actions.compaction) {
-            from = it->actions.compaction->first_sequence;
-            break;
-        }
-    if (from == 0)
-        for (auto it = cached.events.rbegin(); it != cached.events.rend(); ++it)
-            if (it->actions.compaction) {
-                from = it->actions.compaction->first_sequence;
-                break;
-            }
-    if (from > 0 && cached.events.front().sequence > from) return false; // not all cached
     const std::size_t added = fresh.events.size() - 1;
     if (cached.events.capacity() < cached.events.size() + added)
         cached.events.reserve(cached.events.size() + added + cached.events.size() / 2);
     for (std::size_t i = 1; i < fresh.events.size(); ++i) cached.events.push_back(fresh.events.shared(i));
-    if (from > 0 && cached.events.front().sequence < from) {
-        std::size_t drop = 0;
-        while (drop < cached.events.size() && cached.events[drop].sequence < from) ++drop;
-        cached.events.erase(cached.events.begin(), cached.events.begin() + static_cast<std::ptrdiff_t>(drop));
-    }
+    // A compaction appended since (by this runner's last turn or another writer) hides
+    // some of them: keep what a load would now return.
+    if (!select_context(cached.events, fresh.last_sequence, with_newest_range)) return false;
     cached.state = std::move(fresh.state);
     cached.last_update_time = fresh.last_update_time;
     cached.last_sequence = fresh.last_sequence;

@@ -18,6 +18,7 @@
 // (O(shown) when some events have no sequence yet: they are never hidden).
 // docs/context_view.md, "Incremental views".
 
+#include <libretto/event/compaction_check.hpp>
 #include <libretto/event/event_list.hpp>
 #include <libretto/event/event.hpp>
 #include <libretto/event/filters.hpp>
@@ -85,7 +86,7 @@ private:
         const event& e = events[i];
         const auto& c = e.actions.compaction;
         if (e.sequence == 0) unsequenced_ = true;
-        if (!c || c->first_sequence > c->last_sequence) {
+        if (!c || !is_valid_compaction(e)) { // apply_compaction ignores (and reports) a bad one
             items_.push_back(i);
             return;
         }

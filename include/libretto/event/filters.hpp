@@ -14,6 +14,7 @@
 // new event and points at it.
 
 #include <libretto/detail/small_id_map.hpp>
+#include <libretto/event/compaction_check.hpp>
 #include <libretto/event/event_list.hpp>
 #include <libretto/event/event.hpp>
 
@@ -49,6 +50,13 @@ inline bool should_include_event(const event& e) noexcept {
     }
     return true;
 }
+
+/// A compaction event a context view ignored, and why (check_compaction's message: a range
+/// that is reversed, starts before 1 or does not end before the event, an empty summary).
+struct ignored_compaction {
+    const event* source = nullptr;
+    std::string reason{};
+};
 
 /// An ordered view of events for a model's context. It points at the caller's events
 /// (which must outlive it) and owns the few events a step had to synthesise. Move-only:
@@ -126,16 +134,23 @@ public:
         return *this;
     }
 
+    /// The compaction events apply_compaction ignored (written by another tool with a bad
+    /// range or an empty summary): a diagnostic. The events such a compaction claims to
+    /// cover stay in the view; the compaction event itself is not shown.
+    const std::vector<ignored_compaction>& ignored_compactions() const noexcept { return ignored_; }
+
     // Used by the steps: the raw item list and a way to own a synthesised event.
     std::vector<const event*>& items() noexcept { return items_; }
     const event* own(event e) {
         owned_.push_back(std::make_unique<event>(std::move(e)));
         return owned_.back().get();
     }
+    void note_ignored(const event* e, std::string reason) { ignored_.push_back({e, std::move(reason)}); }
 
 private:
     std::vector<const event*> items_;
     std::vector<std::unique_ptr<event>> owned_;
+    std::vector<ignored_compaction> ignored_;
 };
 
 /// Applies should_include_event to every event of the view.
@@ -163,7 +178,10 @@ inline std::string summary_text(const event_compaction& c) {
 /// Partially overlapping summaries are both shown, in order of their range ends. Raw
 /// events whose sequence lies in any shown range are hidden; events without a sequence
 /// (0: not yet stored) are never hidden. The compaction events themselves are not shown
-/// in their own position. Input must be in sequence order (a session's order).
+/// in their own position. A compaction that check_compaction refuses (a reversed range,
+/// one starting before 1 or not ending before its own event, an empty summary) hides
+/// nothing and is not shown; ignored_compactions() lists it with the reason. Input must be
+/// in sequence order (a session's order).
 inline context_view apply_compaction(context_view view) {
     struct summary {
         const event* source;
@@ -171,8 +189,9 @@ inline context_view apply_compaction(context_view view) {
     };
     std::vector<summary> all;
     for (std::size_t i = 0; i < view.size(); ++i) {
-        const auto& c = view[i].actions.compaction;
-        if (c && c->first_sequence <= c->last_sequence) all.push_back({&view[i], i});
+        if (!view[i].actions.compaction) continue;
+        if (auto bad = check_compaction(view[i])) view.note_ignored(&view[i], std::move(bad.message));
+        else all.push_back({&view[i], i});
     }
     auto& items = view.items();
     if (all.empty()) {

@@ -281,10 +281,8 @@ inline bool read(const json::value& v, event_compaction& out, decode_error& err)
         !read_member(*o, "summary", out.summary, err, true) ||
         !read_member(*o, "event_count", out.event_count, err))
         return false;
-    if (out.first_sequence > out.last_sequence) {
-        fail(err, errc::invalid_argument, "first_sequence is after last_sequence");
-        return in_field(err, "first_sequence");
-    }
+    // A bad range (reversed, out of the session) still decodes: what it means is
+    // check_compaction's to say, and a stored one is ignored, never a corrupt session.
     return true;
 }
 

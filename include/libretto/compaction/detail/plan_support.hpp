@@ -7,6 +7,7 @@
 
 #include <libretto/event/event_list.hpp>
 #include <libretto/compaction/obligations.hpp>
+#include <libretto/event/compaction_check.hpp>
 #include <libretto/event/event.hpp>
 
 #include <algorithm>
@@ -17,10 +18,11 @@
 
 namespace libretto::detail {
 
-/// The newest compaction event (by position: the last appended), or nullptr.
-inline const event* newest_compaction(event_span events) noexcept {
+/// The newest compaction event (by position: the last appended), or nullptr. One that
+/// check_compaction refuses (written by another tool) is ignored, as the context view does.
+inline const event* newest_compaction(event_span events) {
     for (std::size_t i = events.size(); i-- > 0;)
-        if (events[i].actions.compaction) return &events[i];
+        if (events[i].actions.compaction && is_valid_compaction(events[i])) return &events[i];
     return nullptr;
 }
 

@@ -75,7 +75,7 @@ public:
             return true;
         case frame::part: return finish_part(ec);
         case frame::compaction:
-            if ((seen_[depth_ + 1] & 0x3f) != 0x3f || comp_.first_sequence > comp_.last_sequence) return stop(ec);
+            if ((seen_[depth_ + 1] & 0x3f) != 0x3f) return stop(ec); // any range: check_compaction judges it
             ev_.actions.compaction = std::move(comp_);
             break;
         case frame::usage:

@@ -18,6 +18,7 @@
 
 #include <libretto/event/event.hpp>
 #include <libretto/event/json.hpp>
+#include <libretto/session/detail/context_load.hpp>
 #include <libretto/session/state.hpp>
 #include <libretto/session/store.hpp>
 
@@ -251,6 +252,8 @@ struct line_facts {
     double timestamp = 0;
     std::string id;
     std::int64_t compaction_first = 0; ///< first_sequence of its compaction, 0 if none
+    /// Its compaction, if check_compaction accepts it (one it refuses covers nothing).
+    std::optional<compaction_entry> compaction;
 };
 
 // ---- checkpoint ("meta") ---------------------------------------------------------------------
@@ -272,21 +275,24 @@ struct checkpoint {
     double created = 0;
     double last_update = 0;
     std::int64_t compaction_first = 0; ///< newest compaction's first_sequence, 0: none
+    shown_compactions shown;         ///< what a context_only get reads
     json::object state;              ///< session scope as of `covered`
     std::vector<std::uint64_t> marks;
 
     /// Records the event line of `f` at `offset`, `len` bytes long (with '\n').
     void add(const line_facts& f, std::uint64_t offset, std::uint64_t len) {
-        add(f.sequence, f.timestamp, f.id, f.compaction_first, offset, len);
+        add(f.sequence, f.timestamp, f.id, f.compaction_first, f.compaction ? &*f.compaction : nullptr, offset, len);
     }
+    /// `valid`: the line's compaction if check_compaction accepts it.
     void add(std::int64_t sequence, double timestamp, std::string_view id, std::int64_t first_of_compaction,
-             std::uint64_t offset, std::uint64_t len) {
+             const compaction_entry* valid, std::uint64_t offset, std::uint64_t len) {
         if ((sequence - 1) % mark_interval == 0) marks.push_back(offset);
         last_sequence = sequence;
         last_line = offset;
         last_id.assign(id.data(), id.size());
         last_update = timestamp;
         if (first_of_compaction > 0) compaction_first = first_of_compaction;
+        if (valid) shown.add(*valid);
         covered = offset + len;
     }
 
@@ -298,6 +304,15 @@ struct checkpoint {
         auto j = static_cast<std::size_t>((seq - 1) / mark_interval);
         if (marks.empty()) return {header_end, 1};
         if (j >= marks.size()) j = marks.size() - 1;
+        return {marks[j], static_cast<std::int64_t>(j) * mark_interval + 1};
+    }
+
+    /// A known line offset at or after the end of the line of `seq`, and the sequence of
+    /// the line there (last_sequence + 1 at the end of the covered part).
+    std::pair<std::uint64_t, std::int64_t> seek_after(std::int64_t seq) const {
+        if (seq >= last_sequence) return {covered, last_sequence + 1};
+        const auto j = static_cast<std::size_t>((std::max<std::int64_t>(seq, 0) + mark_interval - 1) / mark_interval);
+        if (j >= marks.size()) return {covered, last_sequence + 1};
         return {marks[j], static_cast<std::int64_t>(j) * mark_interval + 1};
     }
 };
@@ -315,6 +330,9 @@ inline std::string meta_line(const checkpoint& c) {
     o["created"] = c.created;
     o["last_update"] = c.last_update;
     o["compaction_first"] = c.compaction_first;
+    json::array shown;
+    for (const auto& x : c.shown.items()) shown.push_back(json::array{x.sequence, x.first, x.last});
+    o["compactions"] = std::move(shown);
     o["mark_interval"] = mark_interval;
     json::array m;
     m.reserve(c.marks.size());
@@ -374,7 +392,15 @@ inline std::optional<checkpoint> parse_meta(std::string_view text) {
         return std::nullopt;
     const auto* st = o.if_contains("state");
     const auto* m = o.if_contains("marks");
-    if (!st || !st->is_object() || !m || !m->is_array()) return std::nullopt;
+    const auto* shown = o.if_contains("compactions"); // absent before context loads: rescan
+    if (!st || !st->is_object() || !m || !m->is_array() || !shown || !shown->is_array()) return std::nullopt;
+    for (const auto& x : shown->get_array()) {
+        const auto* a = x.if_array();
+        if (!a || a->size() != 3 || !(*a)[0].is_int64() || !(*a)[1].is_int64() || !(*a)[2].is_int64()) return std::nullopt;
+        const compaction_entry e{(*a)[0].get_int64(), (*a)[1].get_int64(), (*a)[2].get_int64()};
+        if (e.first < 1 || e.first > e.last || e.last >= e.sequence || e.sequence > c.last_sequence) return std::nullopt;
+        c.shown.add(e);
+    }
     c.state = st->get_object();
     const auto& arr = m->get_array();
     c.marks.reserve(arr.size());

@@ -25,7 +25,7 @@
 namespace libretto::detail::pg {
 
 /// The schema version this build creates and migrates to.
-inline constexpr int latest_schema_version = 2;
+inline constexpr int latest_schema_version = 3;
 
 /// Replaces every '@' in `sql` with the schema name (validated: [a-z_][a-z0-9_]*).
 inline std::string qualify(std::string_view sql, std::string_view schema) {
@@ -184,7 +184,111 @@ inline constexpr std::string_view migration_v2 = R"sql(
 CREATE INDEX sessions_by_user ON @.sessions (app_name, user_id, last_update DESC, session_id);
 )sql";
 
-inline constexpr std::array<std::string_view, latest_schema_version> migrations = {migration_v1, migration_v2};
+// v3: the compactions a context view shows, per session (compactions: the event's sequence
+// and its range; an append of a compaction removes the rows whose range it contains, and
+// one inside another's range is not recorded), so a get with context_only reads only the
+// ranges they leave out (libretto_context_ranges), never what a rolling summary covers.
+// Backfilled from stored events without the compactions check_compaction refuses.
+// libretto_append takes the batch's compactions.
+inline constexpr std::string_view migration_v3 = R"sql(
+CREATE TABLE @.compactions (
+    app_name text NOT NULL,
+    user_id text NOT NULL,
+    session_id text NOT NULL,
+    sequence bigint NOT NULL,
+    first_sequence bigint NOT NULL,
+    last_sequence bigint NOT NULL,
+    PRIMARY KEY (app_name, user_id, session_id, sequence),
+    FOREIGN KEY (app_name, user_id, session_id) REFERENCES @.sessions ON DELETE CASCADE
+);
+INSERT INTO @.compactions (app_name, user_id, session_id, sequence, first_sequence, last_sequence)
+SELECT x.app_name, x.user_id, x.session_id, x.sequence, (x.c->>'first_sequence')::bigint, (x.c->>'last_sequence')::bigint
+FROM (SELECT e.app_name, e.user_id, e.session_id, e.sequence, (e.data::jsonb)->'actions'->'compaction' AS c
+      FROM @.events AS e WHERE e.data LIKE '%"compaction"%') AS x
+WHERE jsonb_typeof(x.c) = 'object'
+  AND jsonb_typeof(x.c->'first_sequence') = 'number' AND (x.c->>'first_sequence') ~ '^-?[0-9]{1,18}$'
+  AND jsonb_typeof(x.c->'last_sequence') = 'number' AND (x.c->>'last_sequence') ~ '^-?[0-9]{1,18}$'
+  AND jsonb_typeof(x.c->'summary') = 'string' AND btrim(x.c->>'summary', E' \t\r\n') <> ''
+  AND (x.c->>'first_sequence')::bigint >= 1
+  AND (x.c->>'first_sequence')::bigint <= (x.c->>'last_sequence')::bigint
+  AND (x.c->>'last_sequence')::bigint < x.sequence;
+DELETE FROM @.compactions AS c WHERE EXISTS (
+    SELECT 1 FROM @.compactions AS n
+    WHERE n.app_name = c.app_name AND n.user_id = c.user_id AND n.session_id = c.session_id
+      AND n.sequence <> c.sequence AND n.first_sequence <= c.first_sequence AND c.last_sequence <= n.last_sequence
+      AND (n.first_sequence <> c.first_sequence OR n.last_sequence <> c.last_sequence OR n.sequence > c.sequence));
+
+-- What a get with context_only reads of a session, as disjoint sequence ranges: what no
+-- shown compaction covers (the gaps between ranges and everything after the newest
+-- covered range), the shown compaction events the ranges hide, and with p_newest the
+-- range of the newest shown compaction.
+CREATE FUNCTION @.libretto_context_ranges(p_app text, p_user text, p_session text, p_newest boolean)
+RETURNS TABLE (lo bigint, hi bigint) LANGUAGE sql STABLE AS $fn$
+    WITH c AS (
+        SELECT t.sequence, t.first_sequence AS f, t.last_sequence AS l FROM @.compactions AS t
+        WHERE t.app_name = p_app AND t.user_id = p_user AND t.session_id = p_session),
+    reach AS (
+        SELECT c.f, max(c.l) OVER (ORDER BY c.f, c.l ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before FROM c),
+    newest AS (SELECT c.f, c.l FROM c WHERE p_newest ORDER BY c.sequence DESC LIMIT 1)
+    SELECT coalesce(r.before, 0) + 1, r.f - 1 FROM reach AS r WHERE r.f > coalesce(r.before, 0) + 1
+    UNION ALL
+    SELECT coalesce(max(c.l), 0) + 1, 9223372036854775807 FROM c
+    UNION ALL
+    SELECT c.sequence, c.sequence FROM c
+        WHERE EXISTS (SELECT 1 FROM c AS h WHERE h.f <= c.sequence AND c.sequence <= h.l)
+          AND NOT EXISTS (SELECT 1 FROM newest AS n WHERE n.f <= c.sequence AND c.sequence <= n.l)
+    UNION ALL
+    SELECT n.f, n.l FROM newest AS n
+$fn$;
+
+DROP FUNCTION @.libretto_append(text, text, text, bigint, double precision, bigint, bigint[], double precision[],
+    text[], text[], text[], text[], text[], text[], text[]);
+-- Appends events to a session at revision p_expected; returns the new revision. The
+-- batch's compactions (checked by the client): p_cseqs, p_cfirsts, p_clasts.
+CREATE FUNCTION @.libretto_append(p_app text, p_user text, p_session text, p_expected bigint,
+    p_last_update double precision, p_compaction_first bigint,
+    p_seqs bigint[], p_ts double precision[], p_data text[],
+    p_skeys text[], p_svals text[], p_akeys text[], p_avals text[], p_ukeys text[], p_uvals text[],
+    p_cseqs bigint[], p_cfirsts bigint[], p_clasts bigint[])
+RETURNS bigint LANGUAGE plpgsql AS $fn$
+DECLARE
+    v_cur bigint;
+    v_last bigint := p_expected + cardinality(p_seqs);
+BEGIN
+    SELECT s.last_sequence INTO v_cur FROM @.sessions AS s
+        WHERE s.app_name = p_app AND s.user_id = p_user AND s.session_id = p_session FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'session %/%/% does not exist', p_app, p_user, p_session USING ERRCODE = 'LB404';
+    END IF;
+    IF v_cur <> p_expected THEN
+        RAISE EXCEPTION 'session %/%/% is at sequence %, the caller''s copy at %',
+            p_app, p_user, p_session, v_cur, p_expected USING ERRCODE = 'LB409';
+    END IF;
+    INSERT INTO @.events (app_name, user_id, session_id, sequence, timestamp, data)
+        SELECT p_app, p_user, p_session, u.s, u.t, u.d FROM unnest(p_seqs, p_ts, p_data) AS u(s, t, d);
+    FOR i IN 1 .. coalesce(cardinality(p_cseqs), 0) LOOP
+        -- Recorded unless another one's range contains it (an identical range: the newer wins).
+        CONTINUE WHEN EXISTS (SELECT 1 FROM @.compactions AS c
+            WHERE c.app_name = p_app AND c.user_id = p_user AND c.session_id = p_session
+              AND c.first_sequence <= p_cfirsts[i] AND p_clasts[i] <= c.last_sequence
+              AND (c.first_sequence <> p_cfirsts[i] OR c.last_sequence <> p_clasts[i]));
+        DELETE FROM @.compactions AS c WHERE c.app_name = p_app AND c.user_id = p_user AND c.session_id = p_session
+            AND c.first_sequence >= p_cfirsts[i] AND c.last_sequence <= p_clasts[i];
+        INSERT INTO @.compactions (app_name, user_id, session_id, sequence, first_sequence, last_sequence)
+            VALUES (p_app, p_user, p_session, p_cseqs[i], p_cfirsts[i], p_clasts[i]);
+    END LOOP;
+    PERFORM @.libretto_write_session(p_app, p_user, p_session, p_skeys, p_svals);
+    PERFORM @.libretto_write_app(p_app, p_akeys, p_avals);
+    PERFORM @.libretto_write_user(p_app, p_user, p_ukeys, p_uvals);
+    UPDATE @.sessions AS s SET last_sequence = v_last, last_update = p_last_update,
+        compaction_first = CASE WHEN p_compaction_first > 0 THEN p_compaction_first ELSE s.compaction_first END
+        WHERE s.app_name = p_app AND s.user_id = p_user AND s.session_id = p_session;
+    RETURN v_last;
+END $fn$;
+)sql";
+
+inline constexpr std::array<std::string_view, latest_schema_version> migrations = {migration_v1, migration_v2,
+                                                                                    migration_v3};
 
 /// Takes the migration lock (per schema, across processes), creates the schema and the
 /// version table if missing, reads the version. The transaction stays open.
@@ -209,12 +313,12 @@ inline constexpr std::string_view create_sql =
 inline constexpr std::string_view append_sql =
     "SELECT @.libretto_append($1, $2, $3, $4::bigint, $5::double precision, $6::bigint, $7::bigint[], "
     "$8::double precision[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], "
-    "$15::text[])";
+    "$15::text[], $16::bigint[], $17::bigint[], $18::bigint[])";
 
 /// One statement, so one snapshot: the session row (kind 0), its own, app and user state
 /// (1, 2, 3) and the selected events (4), newest first.
 ///   $1 app  $2 user  $3 session  $4 from sequence  $5 from timestamp (NULL: any)
-///   $6 limit (NULL: all)  $7 from the newest compaction  $8 load events at all
+///   $6 limit (NULL: all)  $7 context_only  $8 load events at all  $9 with_newest_range
 inline constexpr std::string_view get_sql = R"sql(
 SELECT 0, NULL::text, NULL::text, s.last_update, s.last_sequence FROM @.sessions AS s
     WHERE s.app_name = $1 AND s.user_id = $2 AND s.session_id = $3
@@ -227,10 +331,17 @@ UNION ALL
 SELECT 3, u.key, u.value, NULL, NULL FROM @.user_state AS u WHERE u.app_name = $1 AND u.user_id = $2
 UNION ALL
 (SELECT 4, NULL, e.data, NULL, e.sequence FROM @.events AS e
-    WHERE $8::boolean AND e.app_name = $1 AND e.user_id = $2 AND e.session_id = $3
-      AND e.sequence >= greatest($4::bigint, CASE WHEN $7::boolean THEN
-            (SELECT c.compaction_first FROM @.sessions AS c
-                WHERE c.app_name = $1 AND c.user_id = $2 AND c.session_id = $3) ELSE 0 END)
+    WHERE $8::boolean AND NOT $7::boolean AND e.app_name = $1 AND e.user_id = $2 AND e.session_id = $3
+      AND e.sequence >= $4::bigint
+      AND ($5::double precision IS NULL OR e.timestamp >= $5::double precision)
+    ORDER BY e.sequence DESC LIMIT $6::bigint)
+UNION ALL
+(SELECT 4, NULL, e.data, NULL, e.sequence
+    FROM @.libretto_context_ranges($1, $2, $3, $9::boolean) AS r
+    CROSS JOIN LATERAL (SELECT v.data, v.sequence, v.timestamp FROM @.events AS v
+        WHERE v.app_name = $1 AND v.user_id = $2 AND v.session_id = $3
+          AND v.sequence >= greatest(r.lo, $4::bigint) AND v.sequence <= r.hi) AS e
+    WHERE $8::boolean AND $7::boolean
       AND ($5::double precision IS NULL OR e.timestamp >= $5::double precision)
     ORDER BY e.sequence DESC LIMIT $6::bigint)
 )sql";

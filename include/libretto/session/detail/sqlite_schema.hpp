@@ -24,7 +24,7 @@ struct migration {
 };
 
 // clang-format off
-inline constexpr std::array<migration, 2> migrations{{
+inline constexpr std::array<migration, 3> migrations{{
     // 1: sessions, events (keyed and ordered by sequence), app and user state as key/value rows
     // (values are JSON texts), so shared-scope deltas are per-key upserts. Listing an app's
     // sessions newest first walks sessions_by_app; listing one user's uses the primary key
@@ -77,6 +77,38 @@ UPDATE sessions SET compaction_first = COALESCE((
       AND e.session_id = sessions.session_id
       AND (CASE WHEN json_valid(e.data) THEN json_type(e.data, '$.actions.compaction') END) = 'object'
     ORDER BY e.sequence DESC LIMIT 1), 0);
+)sql"},
+    // 3: the compactions a context view shows, per session (the event's sequence and its
+    // range), so a get with context_only reads them and then only the ranges they leave
+    // out (never the events a rolling summary covers). An append of a compaction removes
+    // the rows whose range the new one contains. Backfilled from stored events: compactions
+    // that check_compaction refuses (a bad range, an empty summary) are left out.
+    {3, R"sql(
+CREATE TABLE compactions (
+    app_name       TEXT    NOT NULL,
+    user_id        TEXT    NOT NULL,
+    session_id     TEXT    NOT NULL,
+    sequence       INTEGER NOT NULL,
+    first_sequence INTEGER NOT NULL,
+    last_sequence  INTEGER NOT NULL,
+    PRIMARY KEY (app_name, user_id, session_id, sequence),
+    FOREIGN KEY (app_name, user_id, session_id)
+        REFERENCES sessions (app_name, user_id, session_id) ON DELETE CASCADE
+) WITHOUT ROWID;
+INSERT INTO compactions (app_name, user_id, session_id, sequence, first_sequence, last_sequence)
+SELECT app_name, user_id, session_id, sequence, f, l FROM (
+    SELECT e.app_name, e.user_id, e.session_id, e.sequence,
+           json_extract(e.data, '$.actions.compaction.first_sequence') AS f,
+           json_extract(e.data, '$.actions.compaction.last_sequence') AS l,
+           json_extract(e.data, '$.actions.compaction.summary') AS s
+    FROM events AS e
+    WHERE (CASE WHEN json_valid(e.data) THEN json_type(e.data, '$.actions.compaction') END) = 'object')
+WHERE typeof(f) = 'integer' AND typeof(l) = 'integer' AND typeof(s) = 'text'
+  AND f >= 1 AND f <= l AND l < sequence AND trim(s, ' ' || char(9, 10, 13)) <> '';
+DELETE FROM compactions AS c WHERE EXISTS (
+    SELECT 1 FROM compactions AS n
+    WHERE n.app_name = c.app_name AND n.user_id = c.user_id AND n.session_id = c.session_id
+      AND n.sequence > c.sequence AND n.first_sequence <= c.first_sequence AND c.last_sequence <= n.last_sequence);
 )sql"},
 }};
 // clang-format on

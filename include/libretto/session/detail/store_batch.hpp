@@ -35,6 +35,7 @@ struct prepared_batch {
     std::vector<std::string> rows;  ///< serialized events, parallel to result.events
     json::object app, user, session; ///< merged deltas (unprefixed app/user keys; null deletes)
     std::int64_t compaction_first = 0; ///< of the last compaction in the batch; 0: none
+    std::vector<compaction_entry> compactions; ///< the batch's (checked) compactions, in order
     double last_update = 0;
     append_result result; ///< events and routed deltas; last_sequence still 0
     std::int64_t last_sequence = 0; ///< what the session's revision becomes
@@ -54,15 +55,13 @@ inline boost::system::error_code prepare_batch(const append_target& t, std::vect
     stub.app_name = t.key.app_name;
     stub.user_id = t.key.user_id;
     stub.last_sequence = t.last_sequence;
-    const std::string who = t.key.app_name + "/" + t.key.user_id + "/" + t.key.session_id;
     for (std::size_t i = 0; i < events.size(); ++i) {
         event& e = events[i];
         if (e.partial) continue; // streaming chunks are never stored
         routed_delta routed;
         if (auto ec = prepare_append(stub, e, stub.last_sequence, routed)) {
             out = {};
-            detail = "event " + std::to_string(i) + " of the append belongs to session '" + e.session_id +
-                     "', not to " + who;
+            detail = "event " + std::to_string(i) + " of the append: " + append_refusal(stub, e, stub.last_sequence);
             return ec;
         }
         std::string row, why;
@@ -81,7 +80,10 @@ inline boost::system::error_code prepare_batch(const append_target& t, std::vect
         for (const auto& kv : routed.app) out.app[kv.key()] = kv.value();
         for (const auto& kv : routed.user) out.user[kv.key()] = kv.value();
         for (const auto& kv : routed.session) out.session[kv.key()] = kv.value();
-        if (e.actions.compaction) out.compaction_first = e.actions.compaction->first_sequence;
+        if (const auto& c = e.actions.compaction) {
+            out.compaction_first = c->first_sequence;
+            out.compactions.push_back({e.sequence, c->first_sequence, c->last_sequence});
+        }
         stub.last_sequence = e.sequence;
         out.last_update = e.timestamp;
         out.rows.push_back(std::move(row));

@@ -6,6 +6,8 @@
 // routing, event selection for get_options, page tokens. Backends only do the I/O.
 
 #include <libretto/error.hpp>
+#include <libretto/event/compaction_check.hpp>
+#include <libretto/session/detail/context_load.hpp>
 #include <libretto/session/session.hpp>
 #include <libretto/session/state.hpp>
 #include <libretto/session/store.hpp>
@@ -65,11 +67,15 @@ inline std::string event_name(const event& e) {
 
 /// Checks an append and prepares the event to store. On success: the event has its
 /// sequence and session id, its state_delta holds no temp: keys, and `routed` says where
-/// each key goes. The caller's session is not touched yet (see commit_append).
+/// each key goes. The caller's session is not touched yet (see commit_append). On failure
+/// the event is unchanged and append_refusal says why. `appended_before`: events of the
+/// same batch stored before this one (a compaction may cover them).
 inline boost::system::error_code prepare_append(const session& caller, event& e, std::int64_t stored_last_sequence,
-                                                routed_delta& routed) {
+                                                routed_delta& routed, std::int64_t appended_before = 0) {
     if (caller.last_sequence != stored_last_sequence) return errc::stale_session;
     if (!e.session_id.empty() && e.session_id != caller.id) return errc::invalid_argument;
+    if (e.actions.compaction && check_compaction(*e.actions.compaction, stored_last_sequence + appended_before))
+        return errc::invalid_argument;
     e.session_id = caller.id;
     if (e.id.empty()) e.id = event::new_id();
     if (e.timestamp == 0) e.timestamp = event::now();
@@ -87,6 +93,23 @@ inline boost::system::error_code prepare_append(const session& caller, event& e,
     return {};
 }
 
+/// Why prepare_append refused `e` (the same arguments), naming the session, the event and
+/// the field: "session demo/u1/s1 is at sequence 7, the caller's copy at 5", "event <id>
+/// names session 's2', not demo/u1/s1", "event <id>: actions.compaction.summary is empty".
+inline std::string append_refusal(const session& caller, const event& e, std::int64_t stored_last_sequence,
+                                  std::int64_t appended_before = 0) {
+    const std::string name = caller.app_name + "/" + caller.user_id + "/" + caller.id;
+    if (caller.last_sequence != stored_last_sequence)
+        return "session " + name + " is at sequence " + std::to_string(stored_last_sequence) + ", the caller's copy at " +
+               std::to_string(caller.last_sequence);
+    if (!e.session_id.empty() && e.session_id != caller.id)
+        return event_name(e) + " names session '" + e.session_id + "', not " + name;
+    if (e.actions.compaction)
+        if (auto c = check_compaction(*e.actions.compaction, stored_last_sequence + appended_before))
+            return event_name(e) + " in session " + name + ": " + c.message;
+    return {};
+}
+
 /// After the store has written the event: the caller's session sees the delta (temp:
 /// keys included), the event, and the new revision.
 inline void commit_append(session& caller, event_list::pointer_type e, const routed_delta& routed) {
@@ -101,14 +124,12 @@ inline void commit_append(session& caller, event&& e, const routed_delta& routed
 }
 
 /// The index range [first, last) of `events` (sorted by sequence) that `o` selects,
-/// before the timestamp filter and num_recent_events. `Events` is any container with
-/// size() and operator[] (a span, a vector, a chunked store).
+/// before context_only, the timestamp filter and num_recent_events. `Events` is any
+/// container with size() and operator[] (a span, a vector, a chunked store).
 template <class Events>
-std::pair<std::size_t, std::size_t> select_range(const Events& events, const get_options& o,
-                                                 std::int64_t newest_compaction_first) {
+std::pair<std::size_t, std::size_t> select_range(const Events& events, const get_options& o) {
     std::int64_t from = 0;
     if (o.from_sequence) from = *o.from_sequence;
-    if (o.from_newest_compaction && newest_compaction_first > 0) from = std::max(from, newest_compaction_first);
     // lower_bound by sequence, through operator[] only
     std::size_t lo = 0, n = events.size();
     while (n > 0) {
@@ -132,13 +153,26 @@ void push_selected(const Events& events, std::size_t i, event_list& out) {
 
 /// Copies the events `o` selects from a sequence-sorted container into `out`, with room
 /// for `spare` more (what the caller will append: a vector filled exactly full moves
-/// every event at its next push_back).
+/// every event at its next push_back). `shown`: the session's shown compactions (for
+/// context_only).
 template <class Events>
-void select_events(const Events& events, const get_options& o, std::int64_t newest_compaction_first,
-                   event_list& out, std::size_t spare = 0) {
+void select_events(const Events& events, const get_options& o, const shown_compactions& shown, event_list& out,
+                   std::size_t spare = 0) {
     out.clear();
     if (o.num_recent_events && *o.num_recent_events == 0) return;
-    auto [first, last] = select_range(events, o, newest_compaction_first);
+    if (o.context_only && !shown.empty()) {
+        std::vector<std::size_t> keep;
+        for_each_in_ranges(events, clip_ranges(shown.load_ranges(o.with_newest_range), o.from_sequence.value_or(0)),
+                           [&](std::size_t i) {
+                               if (!o.from_timestamp || events[i].timestamp >= *o.from_timestamp) keep.push_back(i);
+                           });
+        std::size_t skip = 0;
+        if (o.num_recent_events && keep.size() > *o.num_recent_events) skip = keep.size() - *o.num_recent_events;
+        out.reserve(keep.size() - skip + spare);
+        for (std::size_t k = skip; k < keep.size(); ++k) push_selected(events, keep[k], out);
+        return;
+    }
+    auto [first, last] = select_range(events, o);
     if (o.from_timestamp) {
         std::vector<std::size_t> keep;
         for (std::size_t i = first; i < last; ++i)
