@@ -2,6 +2,7 @@
 // recovery (truncation and flipped bytes at every offset of the last record, a writer
 // killed with SIGKILL), the writer lock (busy, stale reclaim), reading only the tail,
 // maintenance, corrupt lines, oversize events.
+#include <libretto/event/filters.hpp>
 #include <libretto/session/jsonl_store.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -944,7 +945,7 @@ BOOST_AUTO_TEST_CASE(appends_under_a_held_lock_complete_at_once_for_coroutines) 
     }
 }
 
-BOOST_AUTO_TEST_CASE(from_newest_compaction_reads_only_the_tail) {
+BOOST_AUTO_TEST_CASE(context_only_reads_only_the_ranges_the_view_needs) {
     temp_dir d;
     const lb::session_key k{"app", "u", "long"};
     {
@@ -966,24 +967,28 @@ BOOST_AUTO_TEST_CASE(from_newest_compaction_reads_only_the_tail) {
         BOOST_REQUIRE(!st.flush(k)); // checkpoint
     }
     const fs::path tp = session_path(d.path, k) / "transcript.jsonl";
-    const auto bytes = read_bytes(tp);
-    const auto lines = line_offsets(bytes); // lines[s] is the line of sequence s
+    auto bytes = read_bytes(tp);
+    auto lines = line_offsets(bytes); // lines[s] is the line of sequence s
     asio::io_context io;
     lb::jsonl_store st(io.get_executor(), opts(d.path));
     lb::get_options o;
-    o.from_newest_compaction = true;
+    o.context_only = true;
     std::optional<lb::session> g;
+    // Both summaries are shown: read 401..699 (with 600) and 851..1000 (with 900).
     BOOST_REQUIRE(!st.get(k, o, g));
-    BOOST_REQUIRE_EQUAL(g->events.size(), 301u);
-    BOOST_TEST(g->events.front().sequence == 700);
+    BOOST_REQUIRE_EQUAL(g->events.size(), 449u);
+    BOOST_TEST(g->events.front().sequence == 401);
+    BOOST_TEST(g->events[298].sequence == 699);
+    BOOST_TEST(g->events[299].sequence == 851);
     BOOST_TEST(g->last_sequence == 1000);
     auto stats = st.last_read_stats();
     BOOST_TEST(stats.file_bytes == bytes.size());
-    BOOST_TEST(stats.scanned_bytes == 0u);              // the checkpoint was current
-    BOOST_TEST(stats.parse_offset == lines[700]);       // decoding starts at sequence 700
-    BOOST_TEST(stats.read_offset == lines[641]);        // the offset mark at or before it
-    BOOST_TEST(stats.bytes_read == bytes.size() - lines[641]);
-    BOOST_TEST(stats.events_decoded == 301u);
+    BOOST_TEST(stats.scanned_bytes == 0u);        // the checkpoint (with the summaries) was current
+    BOOST_TEST(stats.parse_offset == lines[401]); // decoding starts at sequence 401
+    BOOST_TEST(stats.read_offset == lines[385]);  // the offset mark at or before it
+    // Each range from the mark before it to the mark after it: 385..704, then 833..1000.
+    BOOST_TEST(stats.bytes_read == (lines[705] - lines[385]) + (bytes.size() - lines[833]));
+    BOOST_TEST(stats.events_decoded == 449u);
     // num_recent_events reads only the tail too.
     o = {};
     o.num_recent_events = 10;
@@ -992,17 +997,60 @@ BOOST_AUTO_TEST_CASE(from_newest_compaction_reads_only_the_tail) {
     stats = st.last_read_stats();
     BOOST_TEST(stats.parse_offset == lines[991]);
     BOOST_TEST(stats.read_offset == lines[961]);
-    // Without the checkpoint, opening scans the transcript once; the read is still the tail.
+    // A rolling summary of 1..995 (it subsumes both): the summary and the 5 events before it.
+    {
+        o = {};
+        BOOST_REQUIRE(!st.get(k, o, g));
+        auto c = text_event("rolled");
+        c.actions.compaction = lb::event_compaction{1, 995, 0, 0, "everything so far", 993};
+        std::int64_t seq = 0;
+        BOOST_REQUIRE(!st.append(*g, std::move(c), seq));
+        BOOST_REQUIRE(!st.append(*g, text_event("after"), seq));
+        BOOST_REQUIRE(!st.flush(k));
+    }
+    bytes = read_bytes(tp);
+    lines = line_offsets(bytes);
+    o = {};
+    o.context_only = true;
+    BOOST_REQUIRE(!st.get(k, o, g));
+    BOOST_REQUIRE_EQUAL(g->events.size(), 7u); // 996..1000, the summary 1001, 1002
+    BOOST_TEST(g->events.front().sequence == 996);
+    BOOST_TEST(g->events[5].is_compaction());
+    stats = st.last_read_stats();
+    BOOST_TEST(stats.parse_offset == lines[996]);
+    BOOST_TEST(stats.bytes_read == bytes.size() - lines[961]);
+    // Without the checkpoint, opening scans the transcript once (and finds the summaries);
+    // the read is the same.
     fs::remove(session_path(d.path, k) / "meta.json");
     lb::jsonl_store cold(io.get_executor(), opts(d.path));
-    o = {};
-    o.from_newest_compaction = true;
     BOOST_REQUIRE(!cold.get(k, o, g));
-    BOOST_TEST(g->events.size() == 301u);
+    BOOST_TEST(g->events.size() == 7u);
     stats = cold.last_read_stats();
     BOOST_TEST(stats.scanned_bytes > 0u);
-    BOOST_TEST(stats.parse_offset == lines[700]);
+    BOOST_TEST(stats.parse_offset == lines[996]);
     BOOST_TEST(fs::exists(session_path(d.path, k) / "meta.json")); // written back by the scan
+    // The checkpoint keeps the shown summaries; one of an earlier version (without them) is
+    // not trusted: the next store rescans, and reads the same.
+    const fs::path meta = session_path(d.path, k) / "meta.json";
+    auto cp = lb::detail::jsonl::parse_meta(read_bytes(meta));
+    BOOST_REQUIRE(cp.has_value());
+    BOOST_REQUIRE_EQUAL(cp->shown.items().size(), 1u);
+    BOOST_TEST((cp->shown.items().front() == lb::detail::compaction_entry{1001, 1, 995}));
+    {
+        std::string text = read_bytes(meta);
+        text.pop_back();
+        auto old = lb::json::parse(text).as_object();
+        old.erase("compactions");
+        old.erase("crc32c");
+        std::string line = lb::json::serialize(old);
+        lb::detail::jsonl::frame_line(line);
+        BOOST_TEST(!lb::detail::jsonl::parse_meta(line).has_value());
+        write_bytes(meta, line);
+    }
+    lb::jsonl_store upgraded(io.get_executor(), opts(d.path));
+    BOOST_REQUIRE(!upgraded.get(k, o, g));
+    BOOST_TEST(g->events.size() == 7u);
+    BOOST_TEST(upgraded.last_read_stats().scanned_bytes > 0u);
 }
 
 // Reads over 1 MiB are decoded on several threads, 8 MiB at a time: the events come back in
@@ -1560,6 +1608,64 @@ BOOST_AUTO_TEST_CASE(list_sees_other_instances_and_keeps_the_index) {
     // The index lists what a listing found.
     auto idx = boost::json::parse(read_bytes(d.path / "apps" / "app" / "index.json")).as_object();
     BOOST_TEST(idx.at("sessions").as_array().size() == 2u);
+}
+
+// A compaction another tool wrote with a bad range or an empty summary covers nothing: the
+// store's context load reads the events it claims to cover, the context view ignores it
+// and says why, whether the store learns of it from its checkpoint or from a scan.
+BOOST_AUTO_TEST_CASE(bad_compactions_written_by_another_tool_hide_nothing) {
+    for (const bool with_meta : {true, false}) {
+        BOOST_TEST_CONTEXT((with_meta ? "checkpoint" : "no checkpoint")) {
+            temp_dir d;
+            auto k = make_session(d.path, 5);
+            const fs::path sdir = session_path(d.path, k);
+            {
+                auto bad = [](std::int64_t first, std::int64_t last, std::string summary) {
+                    auto e = text_event("");
+                    e.actions.compaction = lb::event_compaction{first, last, 0, 0, std::move(summary), 1};
+                    return e;
+                };
+                std::ofstream f(sdir / "transcript.jsonl", std::ios::binary | std::ios::app);
+                f << old_line(bad(5, 2, "reversed"), 6);
+                f << old_line(bad(1, 9, "past its own event"), 7);
+                f << old_line(bad(1, 5, " "), 8);
+                f << old_line(bad(0, 5, "before 1"), 9);
+                f << old_line(bad(2, 3, "a good one"), 10);
+                f << old_line(text_event("e11"), 11);
+            }
+            if (with_meta) {
+                asio::io_context io; // scans the new lines once, then checkpoints them
+                lb::jsonl_store st(io.get_executor(), opts(d.path));
+                std::optional<lb::session> g;
+                BOOST_REQUIRE(!st.get(k, {}, g));
+                BOOST_REQUIRE(!st.flush(k));
+            } else {
+                fs::remove(sdir / "meta.json");
+            }
+            asio::io_context io;
+            lb::jsonl_store st(io.get_executor(), opts(d.path));
+            lb::get_options o;
+            o.context_only = true;
+            std::optional<lb::session> g;
+            BOOST_REQUIRE(!st.get(k, o, g));
+            std::vector<std::int64_t> seqs;
+            for (const auto& e : g->events) seqs.push_back(e.sequence);
+            // Only 2..3 is covered: 1, 4..11 are read (the bad ones among them).
+            BOOST_TEST(seqs == (std::vector<std::int64_t>{1, 4, 5, 6, 7, 8, 9, 10, 11}), boost::test_tools::per_element());
+            auto view = lb::make_context_view(g->events);
+            BOOST_REQUIRE_EQUAL(view.ignored_compactions().size(), 4u);
+            BOOST_TEST(view.ignored_compactions()[0].reason.find("reversed") != std::string::npos);
+            BOOST_TEST(view.ignored_compactions()[1].reason.find("last_sequence 9") != std::string::npos);
+            BOOST_TEST(view.ignored_compactions()[2].reason.find("summary") != std::string::npos);
+            BOOST_TEST(view.ignored_compactions()[3].reason.find("first_sequence is 0") != std::string::npos);
+            std::vector<std::string> texts;
+            for (const auto& e : view) texts.push_back(e.text());
+            BOOST_REQUIRE_EQUAL(texts.size(), 5u); // e1, the summary of 2..3, e4, e5, e11
+            BOOST_TEST(texts[0] == "e1");
+            BOOST_TEST(texts[1].find("a good one") != std::string::npos);
+            BOOST_TEST(texts[4] == "e11");
+        }
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

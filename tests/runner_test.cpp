@@ -400,12 +400,19 @@ static_assert(lb::session_store<failing_store<lb::memory_store>>);
 
 // ---- a compaction strategy and a signer, to see the runner's hooks ---------------------
 
-/// Plans a summary of everything but the turn's last two events, every turn.
+/// Plans a summary of everything but the turn's last two events, every turn, rolling up the
+/// previous one (its range starts where the newest summary's starts).
 struct every_turn_compaction {
     std::optional<lb::compaction_plan> plan(const lb::session_view& v) const {
         const auto& ev = v.session.events;
         if (ev.size() < 3) return std::nullopt;
-        return lb::compaction_plan{ev.front().sequence, ev[ev.size() - 3].sequence};
+        std::int64_t first = ev.front().sequence;
+        for (std::size_t i = ev.size(); i-- > 0;)
+            if (ev[i].is_compaction()) {
+                first = ev[i].actions.compaction->first_sequence;
+                break;
+            }
+        return lb::compaction_plan{first, ev[ev.size() - 3].sequence};
     }
     asio::awaitable<std::optional<lb::event>> async_compact(const lb::session_view& v, lb::compaction_plan p) const {
         lb::event e = lb::event::make(lb::event_type::agent_message, "compaction",
@@ -1008,13 +1015,14 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(a_transfer_older_than_the_newest_compaction_still_
         const json::value* recorded = summary.metadata.if_contains("active_agent");
         BOOST_TEST((recorded && recorded->is_string() && recorded->get_string() == "helper"));
     }
-    // What a new runner (another process) loads no longer holds the transfer event...
+    // What a new runner (another process) loads no longer holds the transfer event (only the
+    // two summaries, 5 of 1..2 and 8 of 3..5, and the events after them)...
     lb::get_options go;
-    go.from_newest_compaction = true;
+    go.context_only = true;
     auto s = load(env.io, env.store, "s1", go);
     BOOST_REQUIRE(s);
     BOOST_REQUIRE(!s->events.empty());
-    BOOST_TEST(s->events.front().sequence == 3);
+    BOOST_TEST(s->events.front().sequence == 5);
     for (std::size_t i = 0; i < s->events.size(); ++i) BOOST_TEST(!s->events[i].actions.transfer_to_agent);
     // ...and its turn still starts at the agent the session transferred to.
     lb::runner fresh{root, env.store, incremental_compaction{}};
@@ -1537,16 +1545,20 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(compaction_runs_after_the_turn_and_the_next_turn_l
     BOOST_TEST(t1.events[2].is_compaction());
     BOOST_TEST(t1.events[2].text() == "summary of 1..1");
     BOOST_TEST(t1.events[2].sequence == 4);
-    // The next turn loads from the newest compaction's first sequence on: everything here.
+    // The next turn holds what the context needs: not event 1 (covered), but 2, 3, the
+    // summary, and its own user message.
     auto t2 = run_turn(env.io, r.run(opts(), "two"));
-    BOOST_TEST(t2.texts().at(0) == "seen 5");
+    BOOST_TEST(t2.texts().at(0) == "seen 4");
     BOOST_TEST(t2.events.at(2).text() == "summary of 1..5");
-    // ...and after that only from sequence 1 again (the newest summary covers 1..5).
+    // ...and after that the summary of 1..5 (which subsumes the first) and what follows it.
     lb::get_options go;
-    go.from_newest_compaction = true;
+    go.context_only = true;
     auto s = load(env.io, env.store, "s1", go);
     BOOST_REQUIRE(s);
-    BOOST_TEST(s->events.size() == 8u);
+    BOOST_REQUIRE_EQUAL(s->events.size(), 3u);
+    BOOST_TEST(s->events[0].sequence == 6);
+    BOOST_TEST(s->events[2].sequence == 8);
+    BOOST_TEST(s->events[2].is_compaction());
 }
 
 BOOST_AUTO_TEST_CASE(a_signer_signs_every_stored_event_and_chains_them) {

@@ -211,6 +211,17 @@ BOOST_AUTO_TEST_CASE(migrates_a_version_1_database) {
         c.actions.compaction = lb::event_compaction{1, 1, 0, 0, "s", 1};
         raw.insert_event("app", "u1", c);
         raw.exec("INSERT INTO events VALUES ('app', 'u1', 's2', 2, 12, '{broken')");
+        // Compactions another tool wrote with a reversed range and an empty summary: the
+        // backfill leaves them out (they cover nothing).
+        raw.exec("INSERT INTO sessions VALUES ('app', 'u1', 's3', '{}', 10, 14, 4)");
+        for (int seq = 1; seq <= 4; ++seq) {
+            lb::event e = text_event("s3 " + std::to_string(seq), 10 + seq);
+            e.sequence = seq;
+            e.session_id = "s3";
+            if (seq == 3) e.actions.compaction = lb::event_compaction{2, 1, 0, 0, "reversed", 1};
+            if (seq == 4) e.actions.compaction = lb::event_compaction{1, 2, 0, 0, "", 2};
+            raw.insert_event("app", "u1", e);
+        }
     }
     run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
         lb::sqlite_store st(ex, db.options());
@@ -218,6 +229,10 @@ BOOST_AUTO_TEST_CASE(migrates_a_version_1_database) {
         BOOST_TEST(raw.integer("SELECT version FROM libretto_schema") == lb::sqlite_store::schema_version);
         BOOST_TEST(raw.integer("SELECT compaction_first FROM sessions WHERE session_id = 's1'") == 1);
         BOOST_TEST(raw.integer("SELECT compaction_first FROM sessions WHERE session_id = 's2'") == 1);
+        // Version 3: the valid compactions (s2's range reaches its own event: left out).
+        BOOST_TEST(raw.text("SELECT sequence || ':' || first_sequence || '-' || last_sequence FROM compactions "
+                            "WHERE session_id = 's1'") == "3:1-2");
+        BOOST_TEST(raw.integer("SELECT count(*) FROM compactions WHERE session_id IN ('s2', 's3')") == 0);
 
         auto g = co_await get(st, "app", "u1", "s1");
         BOOST_REQUIRE(g.has_value());
@@ -230,11 +245,24 @@ BOOST_AUTO_TEST_CASE(migrates_a_version_1_database) {
         c.actions.compaction = lb::event_compaction{2, 3, 0, 0, "s", 2};
         BOOST_TEST(co_await append(st, *g, c) == 4);
         lb::get_options o;
-        o.from_newest_compaction = true;
+        o.context_only = true;
         lb::session_key k{"app", "u1", "s1"};
-        auto tail = co_await get(st, k, o);
-        BOOST_REQUIRE_EQUAL(tail->events.size(), 3u);
-        BOOST_TEST(tail->events.front().sequence == 2);
+        auto tail = co_await get(st, k, o); // both summaries (neither contains the other), nothing else
+        BOOST_REQUIRE_EQUAL(tail->events.size(), 2u);
+        BOOST_TEST(tail->events.front().sequence == 3);
+        BOOST_TEST(raw.integer("SELECT count(*) FROM compactions WHERE session_id = 's1'") == 2);
+        lb::session_key k3{"app", "u1", "s3"};
+        auto whole = co_await get(st, k3, o); // the bad compactions hide nothing
+        BOOST_TEST(whole->events.size() == 4u);
+        // A compaction that contains the others replaces their rows.
+        auto all = text_event("summary of 1-4");
+        all.actions.compaction = lb::event_compaction{1, 4, 0, 0, "s", 4};
+        BOOST_TEST(co_await append(st, *tail, all) == 5);
+        BOOST_TEST(raw.text("SELECT sequence || ':' || first_sequence || '-' || last_sequence FROM compactions "
+                            "WHERE session_id = 's1'") == "5:1-4");
+        tail = co_await get(st, k, o);
+        BOOST_REQUIRE_EQUAL(tail->events.size(), 1u);
+        BOOST_TEST(tail->events.front().sequence == 5);
     });
 }
 

@@ -170,6 +170,187 @@ asio::awaitable<std::vector<std::string>> texts_of(Store& st, const lb::session&
     co_return out;
 }
 
+// ---- compactions: refused when bad, and what a context load reads -------------------------
+
+inline lb::event compaction_event(std::int64_t first, std::int64_t last, std::string summary) {
+    lb::event e = lb::event::make(lb::event_type::agent_message, "compaction");
+    e.actions.compaction = lb::event_compaction{first, last, 0, 0, std::move(summary), last - first + 1};
+    return e;
+}
+
+/// An append with the caller's diagnostics: its code (the message is in `d`).
+template <class Store>
+asio::awaitable<error_code> append_diagnosed(Store& st, lb::session& s, lb::event& e, lb::diagnostics& d) {
+    auto op = st.async_append(s, std::move(e), d, asio::as_tuple(asio::use_awaitable));
+    auto r = co_await std::move(op);
+    co_return std::get<0>(r);
+}
+
+template <class Store>
+asio::awaitable<std::vector<std::int64_t>> sequences_of(Store& st, const lb::session& s, lb::get_options o) {
+    lb::session_key k = key_of(s);
+    auto g = co_await get(st, std::move(k), std::move(o));
+    std::vector<std::int64_t> out;
+    if (g)
+        for (const auto& e : g->events) out.push_back(e.sequence);
+    co_return out;
+}
+
+inline lb::get_options context_load(bool with_newest_range = false) {
+    lb::get_options o;
+    o.context_only = true;
+    o.with_newest_range = with_newest_range;
+    return o;
+}
+
+/// A reversed range, one starting before 1, one ending past the last stored event, an empty
+/// or blank summary: each append fails with invalid_argument and a message naming the
+/// field, and nothing is stored (the caller's copy and a second instance see 3 events).
+template <class Fixture>
+void bad_compactions_case(Fixture& fx) {
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto st = fx.open(ex);
+        auto s = co_await create(st, "app", "u1", "bad-compactions");
+        for (int i = 1; i <= 3; ++i) co_await append_text(st, s, "e" + std::to_string(i));
+        struct bad {
+            std::int64_t first, last;
+            const char* summary;
+            const char* names;
+        };
+        const bad cases[] = {
+            {0, 2, "s", "actions.compaction.first_sequence is 0"},
+            {-4, 2, "s", "actions.compaction.first_sequence is -4"},
+            {3, 2, "s", "actions.compaction.first_sequence 3 is after last_sequence 2"},
+            {2, 4, "s", "actions.compaction.last_sequence 4 is past the session's last stored sequence 3"},
+            {1, 9, "s", "actions.compaction.last_sequence 9 is past"},
+            {1, 3, "", "actions.compaction.summary is empty"},
+            {1, 3, " \n\t", "actions.compaction.summary holds only whitespace"},
+        };
+        for (const auto& b : cases) {
+            BOOST_TEST_CONTEXT("range " << b.first << ".." << b.last << " summary '" << b.summary << "'") {
+                lb::event e = compaction_event(b.first, b.last, b.summary);
+                lb::diagnostics d;
+                const error_code ec = co_await append_diagnosed(st, s, e, d);
+                BOOST_TEST((ec == lb::errc::invalid_argument));
+                BOOST_TEST(d.message().find(b.names) != std::string::npos, d.message());
+                BOOST_TEST(s.last_sequence == 3);
+                BOOST_TEST(s.events.size() == 3u);
+            }
+        }
+        auto st2 = fx.open(ex); // nothing reached the stored data either
+        auto g = co_await get(st2, s);
+        BOOST_REQUIRE(g.has_value());
+        BOOST_TEST(g->last_sequence == 3);
+        BOOST_TEST(g->events.size() == 3u);
+        // The boundary: a range ending at the last stored event is fine, and so is what follows.
+        lb::event ok = compaction_event(1, 3, "summary of 1-3");
+        BOOST_TEST(co_await append(st, s, ok) == 4);
+        BOOST_TEST(co_await append_text(st, s, "e5") == 5);
+        // A batch: a compaction may cover events of the same batch stored before it, never
+        // one after it; a refused batch stores nothing.
+        using Store = std::decay_t<decltype(st)>;
+        if constexpr (requires(Store & x, lb::session & y, std::vector<lb::event> v) {
+                          x.async_append_batch(y, std::move(v), asio::use_awaitable);
+                      }) {
+            std::vector<lb::event> batch{text_event("e6"), text_event("e7"), compaction_event(5, 7, "5-7")};
+            auto op = st.async_append_batch(s, std::move(batch), asio::use_awaitable);
+            BOOST_TEST(co_await std::move(op) == 8);
+            std::vector<lb::event> ahead{text_event("e9"), compaction_event(9, 10, "9-10"), text_event("e10")};
+            auto op2 = st.async_append_batch(s, std::move(ahead), asio::as_tuple(asio::use_awaitable));
+            auto refused = co_await std::move(op2);
+            BOOST_TEST((std::get<0>(refused) == lb::errc::invalid_argument));
+            BOOST_TEST(s.last_sequence == 8);
+            auto g2 = co_await get(st2, s);
+            BOOST_TEST(g2->last_sequence == 8);
+        }
+    });
+}
+/// context_only reads the summaries a view shows and what they leave out, never the
+/// events they cover; the same from a second instance (what the store keeps about its
+/// compactions survives it).
+template <class Fixture>
+void context_load_case(Fixture& fx) {
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        using v = std::vector<std::int64_t>;
+        auto st = fx.open(ex);
+        v r;
+        lb::get_options context = context_load(), with_newest = context_load(true), plain;
+        // A rolling summary: 14 of 1..12 subsumes 11 of 1..6. Read: 13, 14, 15.
+        auto rolling = co_await create(st, "app", "u1", "rolling");
+        for (int i = 1; i <= 10; ++i) co_await append_text(st, rolling, "e" + std::to_string(i), i);
+        lb::event c1 = compaction_event(1, 6, "s1-6");
+        co_await append(st, rolling, c1);
+        co_await append_text(st, rolling, "e12", 12);
+        co_await append_text(st, rolling, "e13", 13);
+        lb::event c2 = compaction_event(1, 12, "s1-12");
+        co_await append(st, rolling, c2);
+        co_await append_text(st, rolling, "e15", 15);
+        auto st2 = fx.open(ex);
+        r = co_await sequences_of(st, rolling, context);
+        BOOST_TEST(r == (v{13, 14, 15}), boost::test_tools::per_element());
+        r = co_await sequences_of(st2, rolling, context);
+        BOOST_TEST(r == (v{13, 14, 15}), boost::test_tools::per_element());
+        // Combined with the other filters.
+        lb::get_options o = context_load();
+        o.num_recent_events = 2;
+        r = co_await sequences_of(st2, rolling, o);
+        BOOST_TEST(r == (v{14, 15}), boost::test_tools::per_element());
+        o = context_load();
+        o.from_sequence = 14;
+        r = co_await sequences_of(st2, rolling, o);
+        BOOST_TEST(r == (v{14, 15}), boost::test_tools::per_element());
+        o = context_load();
+        o.from_timestamp = 13.5; // the summary's timestamp is its append time (now)
+        r = co_await sequences_of(st2, rolling, o);
+        BOOST_TEST(r == (v{14, 15}), boost::test_tools::per_element());
+        o.num_recent_events = 0;
+        r = co_await sequences_of(st2, rolling, o);
+        BOOST_TEST(r.empty());
+
+        // Ranges that follow each other (a sliding window without overlap): both summaries
+        // stay, with what neither covers. with_newest_range adds the newest one's events.
+        auto window = co_await create(st, "app", "u1", "window");
+        for (int i = 1; i <= 4; ++i) co_await append_text(st, window, "w" + std::to_string(i));
+        lb::event w1 = compaction_event(1, 4, "w1-4");
+        co_await append(st, window, w1); // 5
+        co_await append_text(st, window, "w6");
+        co_await append_text(st, window, "w7");
+        lb::event w2 = compaction_event(6, 7, "w6-7");
+        co_await append(st, window, w2); // 8
+        co_await append_text(st, window, "w9");
+        r = co_await sequences_of(st2, window, context);
+        BOOST_TEST(r == (v{5, 8, 9}), boost::test_tools::per_element());
+        r = co_await sequences_of(st2, window, with_newest);
+        BOOST_TEST(r == (v{5, 6, 7, 8, 9}), boost::test_tools::per_element());
+        // A later range over both (1..7) subsumes them: 5 is covered now; 8 (after 1..7)
+        // is still read, the view drops it as subsumed.
+        lb::event w3 = compaction_event(1, 7, "w1-7");
+        co_await append(st, window, w3); // 10
+        r = co_await sequences_of(st2, window, context);
+        BOOST_TEST(r == (v{8, 9, 10}), boost::test_tools::per_element());
+        r = co_await sequences_of(st2, window, with_newest);
+        BOOST_TEST(r == (v{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}), boost::test_tools::per_element());
+
+        // A gap between ranges is read. Of two identical ranges both events lie after the
+        // range, so both are read (the view shows the later).
+        auto gap = co_await create(st, "app", "u1", "gap");
+        for (int i = 1; i <= 6; ++i) co_await append_text(st, gap, "g" + std::to_string(i));
+        lb::event g1 = compaction_event(3, 4, "g3-4 first");
+        co_await append(st, gap, g1); // 7
+        lb::event g2 = compaction_event(3, 4, "g3-4 again");
+        co_await append(st, gap, g2); // 8
+        r = co_await sequences_of(st2, gap, context);
+        BOOST_TEST(r == (v{1, 2, 5, 6, 7, 8}), boost::test_tools::per_element());
+        // A summary of 1..6 hides the rest but leaves 7 and 8 (after its range) visible.
+        lb::event g3 = compaction_event(1, 6, "g1-6");
+        co_await append(st, gap, g3); // 9
+        r = co_await sequences_of(st2, gap, context);
+        BOOST_TEST(r == (v{7, 8, 9}), boost::test_tools::per_element());
+        // Without context_only, a get is unchanged: every event.
+        r = co_await sequences_of(st2, gap, plain);
+        BOOST_TEST(r.size() == 9u);
+    });
+}
 
 // ---- signed transcripts -------------------------------------------------------------------
 // A signed, chained transcript goes into the store and comes back out of a second instance
@@ -246,14 +427,19 @@ void signed_transcript_case(Fixture& fx) {
 
         auto st2 = fx.open(ex); // a second instance on the same data
         lb::get_options tail_only;
-        tail_only.from_newest_compaction = true;
+        tail_only.context_only = true;
         lb::session_key k = key_of(s);
         auto tail = co_await get(st2, std::move(k), tail_only);
         BOOST_REQUIRE(tail.has_value());
-        BOOST_TEST(tail->events.front().sequence == 2); // the compaction covers 2..3
+        // The compaction covers 2..3: event 1 stays (no summary stands for it), 2 and 3 are not read.
+        BOOST_REQUIRE_EQUAL(tail->events.size(), 3u);
+        BOOST_TEST(tail->events[0].sequence == 1);
+        BOOST_TEST(tail->events[1].sequence == 4);
+        lb::session after_summary = *tail; // a context load has gaps: verify its contiguous tail
+        after_summary.events.erase(after_summary.events.begin(), after_summary.events.begin() + 1);
         lb::transcript_options as_tail;
         as_tail.first_sequence = 0;
-        BOOST_TEST(verify_checksums(*tail, as_tail).ok);
+        BOOST_TEST(verify_checksums(after_summary, as_tail).ok);
         for (int i = 6; i <= 7; ++i) co_await append_signed(st2, *tail, signed_case_event(i));
 
         auto g = co_await get(st2, s);
@@ -521,19 +707,21 @@ BOOST_AUTO_TEST_CASE(get_options_select_events) { \
         o = {}; o.from_timestamp = 2.0; o.num_recent_events = 2; r = co_await texts_of(st, s, o); \
         BOOST_TEST(r == (v{"e4", "e5"}), boost::test_tools::per_element()); \
         /* No compaction yet: the whole session. */ \
-        o = {}; o.from_newest_compaction = true; r = co_await texts_of(st, s, o); BOOST_TEST(r.size() == 5u); \
+        o = {}; o.context_only = true; r = co_await texts_of(st, s, o); BOOST_TEST(r.size() == 5u); \
         auto c = text_event("summary", 6); c.actions.compaction = lb::event_compaction{1, 3, 1, 3, "s1-3", 3}; \
         co_await append(st, s, c); \
         co_await append_text(st, s, "e7", 7); \
         auto c2 = text_event("summary2", 8); c2.actions.compaction = lb::event_compaction{2, 4, 2, 4, "s2-4", 3}; \
         co_await append(st, s, c2); \
         co_await append_text(st, s, "e9", 9); \
+        /* Both summaries are shown (neither range contains the other): they and what */ \
+        /* their ranges (1..4) leave out. */ \
         r = co_await texts_of(st, s, o); \
-        BOOST_TEST(r == (v{"e2", "e3", "e4", "e5", "summary", "e7", "summary2", "e9"}), boost::test_tools::per_element()); \
+        BOOST_TEST(r == (v{"e5", "summary", "e7", "summary2", "e9"}), boost::test_tools::per_element()); \
         lb::session_key k = key_of(s); \
         auto tail = co_await get(st, k, o); \
         BOOST_TEST(tail->last_sequence == 9); \
-        BOOST_TEST(tail->events.front().sequence == 2); \
+        BOOST_TEST(tail->events.front().sequence == 5); \
     }); \
 } \
 \
@@ -713,6 +901,14 @@ BOOST_AUTO_TEST_CASE(data_survives_reopen) { \
 \
 BOOST_AUTO_TEST_CASE(signed_transcript_round_trips_and_tampering_is_detected) { \
     conformance::signed_transcript_case(*this); \
+} \
+\
+BOOST_AUTO_TEST_CASE(bad_compactions_are_refused_and_nothing_is_stored) { \
+    conformance::bad_compactions_case(*this); \
+} \
+\
+BOOST_AUTO_TEST_CASE(context_only_reads_the_shown_summaries_and_what_they_leave_out) { \
+    conformance::context_load_case(*this); \
 } \
 \
 BOOST_AUTO_TEST_SUITE_END()
