@@ -581,15 +581,13 @@ BOOST_AUTO_TEST_CASE(corrupt_middle_line_is_corrupt_data_naming_the_line) {
             asio::io_context io;
             lb::jsonl_store st(io.get_executor(), opts(d.path));
             std::optional<lb::session> g;
-            BOOST_TEST(st.get(k, {}, g) == lb::errc::corrupt_data);
+            lb::diagnostics diag;
+            BOOST_TEST(st.get(k, {}, g, &diag) == lb::errc::corrupt_data);
             BOOST_TEST(!g.has_value());
-            auto diag = st.last_diagnostic();
-            BOOST_REQUIRE(diag.has_value());
-            BOOST_TEST(diag->code == lb::errc::corrupt_data);
-            BOOST_TEST(diag->file == tp);
-            BOOST_TEST(diag->line == 5u);
-            BOOST_TEST(diag->offset == lines[4]);
-            BOOST_TEST(diag->message().find(":5:") != std::string::npos);
+            // The file, line 5 (the header is line 1) and the line's first byte.
+            const std::string where = "jsonl_store: " + tp.string() + ":5 (byte " + std::to_string(lines[4]) +
+                                      "): stored data is corrupt (";
+            BOOST_TEST(diag.message().find(where) == 0u, diag.message());
             BOOST_TEST(st.recoveries().empty()); // never moved aside, never skipped
             BOOST_TEST(read_bytes(tp) == bad);
             lb::session s;
@@ -614,8 +612,10 @@ BOOST_AUTO_TEST_CASE(corrupt_header_is_corrupt_data_line_1) {
     asio::io_context io;
     lb::jsonl_store st(io.get_executor(), opts(d.path));
     std::optional<lb::session> g;
-    BOOST_TEST(st.get(k, {}, g) == lb::errc::corrupt_data);
-    BOOST_TEST(st.last_diagnostic()->line == 1u);
+    lb::diagnostics diag;
+    BOOST_TEST(st.get(k, {}, g, &diag) == lb::errc::corrupt_data);
+    // Line 1, at byte 0 (which the message leaves out).
+    BOOST_TEST(diag.message().find("jsonl_store: " + tp.string() + ":1: stored data is corrupt (") == 0u, diag.message());
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -669,15 +669,16 @@ BOOST_AUTO_TEST_CASE(a_second_holder_times_out_with_busy) {
         external_holder h(lock, record(::getpid(), lb::detail::jsonl::self_start_time())); // alive
         std::int64_t seq = 0;
         const auto t0 = std::chrono::steady_clock::now();
-        BOOST_TEST(st.append(*g, text_event("x"), seq) == lb::errc::busy);
+        lb::diagnostics diag;
+        BOOST_TEST(st.append(*g, text_event("x"), seq, &diag) == lb::errc::busy);
         const auto waited = std::chrono::steady_clock::now() - t0;
         BOOST_TEST((waited >= std::chrono::milliseconds(150)));
         BOOST_TEST((waited < std::chrono::seconds(3)));
         BOOST_TEST(g->events.size() == 1u); // nothing appended
-        auto diag = st.last_diagnostic();
-        BOOST_REQUIRE(diag.has_value());
-        BOOST_TEST(diag->code == lb::errc::busy);
-        BOOST_TEST(diag->detail.find(std::to_string(::getpid())) != std::string::npos);
+        // The lock file, the code, and the holder's pid.
+        BOOST_TEST(diag.message().find("jsonl_store: " + lock.string() + ": resource is busy (") == 0u, diag.message());
+        BOOST_TEST(diag.message().find("(held by pid " + std::to_string(::getpid()) + " (instance ") != std::string::npos,
+                   diag.message());
         BOOST_TEST(st.remove(k) == lb::errc::busy);
     }
     std::int64_t seq = 0;
@@ -857,19 +858,17 @@ BOOST_AUTO_TEST_CASE(a_refused_id_is_named_with_its_reason) {
     co.user_id = "u/1";
     co.session_id = "s";
     lb::session s;
-    BOOST_TEST(st.create(co, s) == lb::errc::invalid_argument);
-    auto diag = st.last_diagnostic();
-    BOOST_REQUIRE(diag.has_value());
-    BOOST_TEST((diag->code == lb::errc::invalid_argument));
-    BOOST_TEST(diag->detail == "user id 'u/1' contains a path separator ('/' or '\\')");
+    lb::diagnostics diag;
+    BOOST_TEST(st.create(co, s, &diag) == lb::errc::invalid_argument);
+    BOOST_TEST(diag.message() == "jsonl_store: invalid argument (user id 'u/1' contains a path separator ('/' or '\\'))");
     std::optional<lb::session> g;
-    BOOST_TEST(st.get(lb::session_key{"app", "u", ".."}, {}, g) == lb::errc::invalid_argument);
-    BOOST_TEST(st.last_diagnostic()->detail == "session id '..' contains '..' (or is '.')");
+    BOOST_TEST(st.get(lb::session_key{"app", "u", ".."}, {}, g, &diag) == lb::errc::invalid_argument);
+    BOOST_TEST(diag.message() == "jsonl_store: invalid argument (session id '..' contains '..' (or is '.'))");
     lb::list_options lo;
     lo.app_name = "a\x01";
     lb::list_page page;
-    BOOST_TEST(st.list(lo, page) == lb::errc::invalid_argument);
-    BOOST_TEST(st.last_diagnostic()->detail == "app name contains a control character (0x01 at offset 1)");
+    BOOST_TEST(st.list(lo, page, &diag) == lb::errc::invalid_argument);
+    BOOST_TEST(diag.message() == "jsonl_store: invalid argument (app name contains a control character (0x01 at offset 1))");
 }
 
 // An append that finds the session's lock held by this store (the lease after an append)
@@ -1102,9 +1101,11 @@ BOOST_AUTO_TEST_CASE(large_reads_decode_in_parallel_and_in_chunks) {
             std::optional<lb::session> g;
             lb::get_options go;
             go.from_sequence = 2; // the checkpoint is current: nothing is scanned at open
-            BOOST_TEST(st.get(k, go, g) == lb::errc::corrupt_data);
-            BOOST_TEST(st.last_diagnostic()->line == static_cast<std::uint64_t>(bad_seq) + 1);
-            BOOST_TEST(st.last_diagnostic()->offset == lines[bad_seq]);
+            lb::diagnostics diag;
+            BOOST_TEST(st.get(k, go, g, &diag) == lb::errc::corrupt_data);
+            // Line 1701 (sequence 1700 after the header), at that line's first byte.
+            const std::string where = tp.string() + ":1701 (byte " + std::to_string(lines[bad_seq]) + "): ";
+            BOOST_TEST(diag.message().find(where) != std::string::npos, diag.message());
         }
     }
     write_bytes(tp, orig);
@@ -1127,11 +1128,14 @@ BOOST_AUTO_TEST_CASE(oversize_event_is_rejected_and_nothing_written) {
     std::int64_t seq = 0;
     auto big = text_event(std::string(1000, 'x'));
     big.actions.state_delta["k"] = 1;
-    BOOST_TEST(st.append(s, big, seq) == lb::errc::oversize);
+    lb::diagnostics diag;
+    BOOST_TEST(st.append(s, big, seq, &diag) == lb::errc::oversize);
     BOOST_TEST(fs::file_size(tp) == size);
-    // The diagnostic names the event, its size and the limit.
-    BOOST_TEST(st.last_error_message().find("over max_event_bytes (512)") != std::string::npos, st.last_error_message());
-    BOOST_TEST(st.last_error_message().find("transcript.jsonl") != std::string::npos, st.last_error_message());
+    // The diagnostic names the transcript, the event, its size and the limit.
+    BOOST_TEST(diag.message().find("jsonl_store: " + tp.string() + ": input exceeds the size limit (event " + big.id +
+                                   " ") == 0u,
+               diag.message());
+    BOOST_TEST(diag.message().find("over max_event_bytes (512)") != std::string::npos, diag.message());
     BOOST_TEST(s.events.empty());
     BOOST_TEST(!s.state.contains("k"));
     BOOST_TEST(s.last_sequence == 0);
@@ -1185,15 +1189,14 @@ BOOST_AUTO_TEST_CASE(a_failed_sync_takes_the_event_back) {
     std::int64_t seq = 0;
     auto e = text_event("not on disk");
     e.actions.state_delta["k"] = 99;
-    BOOST_TEST(st.append(*s, e, seq) == lb::errc::io_error);
+    lb::diagnostics diag;
+    BOOST_TEST(st.append(*s, e, seq, &diag) == lb::errc::io_error);
     lb::detail::jsonl::fdatasync_for_tests = nullptr;
     BOOST_TEST(syncs == 1);
     BOOST_TEST(seq == 0);
     BOOST_TEST(fs::file_size(tp) == size);
-    auto diag = st.last_diagnostic();
-    BOOST_REQUIRE(diag);
-    BOOST_TEST(diag->detail.find("fdatasync") != std::string::npos);
-    BOOST_TEST(diag->detail.find("not stored") != std::string::npos);
+    BOOST_TEST(diag.message().find("jsonl_store: " + tp.string() + ": I/O error (fdatasync (the event was taken back: not stored): ") == 0u,
+               diag.message());
     BOOST_TEST(s->last_sequence == 2);
     BOOST_TEST(s->events.size() == 2u);
     BOOST_TEST(s->state.at("k").as_int64() == 2);
@@ -1227,15 +1230,15 @@ BOOST_AUTO_TEST_CASE(a_failed_write_leaves_no_partial_line) {
     lim.rlim_cur = static_cast<rlim_t>(size + 40); // room for 40 bytes of the line
     BOOST_REQUIRE(::setrlimit(RLIMIT_FSIZE, &lim) == 0);
     std::int64_t seq = 0;
-    const auto ec = st.append(*s, text_event(std::string(500, 'x')), seq);
+    lb::diagnostics diag;
+    const auto ec = st.append(*s, text_event(std::string(500, 'x')), seq, &diag);
     ::setrlimit(RLIMIT_FSIZE, &old);
     std::signal(SIGXFSZ, old_handler);
     BOOST_TEST(ec == lb::errc::io_error);
     BOOST_TEST(seq == 0);
     BOOST_TEST(fs::file_size(tp) == size);
-    auto diag = st.last_diagnostic();
-    BOOST_REQUIRE(diag);
-    BOOST_TEST(diag->detail.find("write") != std::string::npos);
+    BOOST_TEST(diag.message().find("jsonl_store: " + tp.string() + ": I/O error (write (the event was not stored): ") == 0u,
+               diag.message());
     BOOST_TEST(s->last_sequence == 2);
     BOOST_REQUIRE(!st.append(*s, text_event("next"), seq));
     BOOST_TEST(seq == 3);
@@ -1272,15 +1275,14 @@ BOOST_AUTO_TEST_CASE(a_failed_shared_scope_write_takes_the_event_back) {
     e.actions.state_delta["app:added"] = 1;
     e.actions.state_delta["user:u1"] = true;
     e.actions.state_delta["k"] = 99;
-    BOOST_TEST(st.append(*s, e, seq) == lb::errc::io_error);
+    lb::diagnostics diag;
+    BOOST_TEST(st.append(*s, e, seq, &diag) == lb::errc::io_error);
     BOOST_TEST(seq == 0);
     BOOST_TEST(fs::file_size(tp) == size);
-    auto diag = st.last_diagnostic();
-    BOOST_REQUIRE(diag);
-    BOOST_TEST(diag->file == user_state);
-    BOOST_TEST(st.last_error_message() == "jsonl_store: " + diag->message());
-    BOOST_TEST(diag->detail.find("app: keys were restored") != std::string::npos, diag->detail);
-    BOOST_TEST(diag->detail.find("not stored") != std::string::npos, diag->detail);
+    // The file that failed, then what became of the app: keys and of the event.
+    BOOST_TEST(diag.message().find("jsonl_store: " + user_state.string() + ": I/O error (") == 0u, diag.message());
+    BOOST_TEST(diag.message().find("): the app: keys were restored: the event was taken back: not stored") != std::string::npos,
+               diag.message());
     const auto app_after = boost::json::parse(read_bytes(app_state)).as_object();
     BOOST_TEST(app_after.at("kept") == boost::json::value("old"));
     BOOST_TEST(!app_after.contains("added"));
@@ -1360,29 +1362,31 @@ BOOST_AUTO_TEST_CASE(invalid_utf8_event_is_refused_and_nothing_written) {
         bad.push_back(text_event("ok"));
         bad.back().id = "id\xed\xa0\x80";
         bad.push_back(text_event("truncated at the end \xe2\x82"));
+        lb::diagnostics diag;
         for (std::size_t i = 0; i < bad.size(); ++i) {
             BOOST_TEST_CONTEXT("event " << i) {
                 const std::string id = bad[i].id;
                 std::int64_t seq = -1;
-                BOOST_TEST(st.append(*g, bad[i], seq) == lb::errc::invalid_argument);
+                BOOST_TEST(st.append(*g, bad[i], seq, &diag) == lb::errc::invalid_argument);
                 BOOST_TEST(read_bytes(tp) == before); // not a byte written
                 BOOST_TEST(g->last_sequence == 3);
                 BOOST_TEST(g->events.size() == 3u);
                 BOOST_TEST(!g->state.contains("k\xc0\xaf"));
-                const auto diag = st.last_diagnostic();
-                BOOST_REQUIRE(diag.has_value());
-                BOOST_TEST(diag->code == lb::errc::invalid_argument);
-                BOOST_TEST(diag->detail.find("not valid UTF-8") != std::string::npos, diag->detail);
-                if (i == 2) BOOST_TEST(diag->detail.find("id is not valid UTF-8") != std::string::npos, diag->detail);
-                else BOOST_TEST(diag->detail.find("event " + id + ":") == 0u, diag->detail);
+                const std::string& m = diag.message();
+                BOOST_TEST(m.find("jsonl_store: " + tp.string() + ": invalid argument (") == 0u, m);
+                BOOST_TEST(m.find("not valid UTF-8") != std::string::npos, m);
+                if (i == 2) BOOST_TEST(m.find("id is not valid UTF-8") != std::string::npos, m);
+                else BOOST_TEST(m.find("(event " + id + ":") != std::string::npos, m);
             }
         }
-        BOOST_TEST(st.last_diagnostic()->detail.find("(byte 0xe2 at offset 21)") != std::string::npos);
+        BOOST_TEST(diag.message().find("(byte 0xe2 at offset 21)") != std::string::npos, diag.message());
         // Through the asynchronous path (inline, since this store holds the lock) too.
         auto last = bad[0];
         bool done = false;
-        st.async_append(*g, last, [&](error_code ec, std::int64_t) {
+        lb::diagnostics async_diag;
+        st.async_append(*g, last, async_diag, [&](error_code ec, std::int64_t) {
             BOOST_TEST(ec == lb::errc::invalid_argument);
+            BOOST_TEST(async_diag.message().find("(byte 0xff at offset 4)") != std::string::npos, async_diag.message());
             done = true;
         });
         io.run();

@@ -356,7 +356,8 @@ static_assert(lb::agent<intruder_agent>);
 
 // ---- a store that fails ----------------------------------------------------------------
 
-/// Forwards to `Inner`, but the `fail_at`-th append (1-based) fails with `code`.
+/// Forwards to `Inner`, but the `fail_at`-th append (1-based) fails with `code`, and says so
+/// in the caller's diagnostics ("failing_store: append <n> failed on purpose").
 template <class Inner>
 struct failing_store {
     using executor_type = typename Inner::executor_type;
@@ -366,34 +367,35 @@ struct failing_store {
     int appends = 0;
 
     executor_type get_executor() const { return inner->get_executor(); }
-    template <class Token = asio::deferred_t>
-    auto async_create(lb::create_options o, Token&& t = {}) {
-        return inner->async_create(std::move(o), std::forward<Token>(t));
+    template <asio::completion_token_for<lb::create_signature> Token = lb::default_completion_token_t>
+    auto async_create(lb::create_options o, lb::diagnostics& d, Token&& t = {}) {
+        return inner->async_create(std::move(o), d, std::forward<Token>(t));
     }
-    template <class Token = asio::deferred_t>
-    auto async_get(lb::session_key k, lb::get_options o = {}, Token&& t = {}) {
-        return inner->async_get(std::move(k), std::move(o), std::forward<Token>(t));
+    template <asio::completion_token_for<lb::get_signature> Token = lb::default_completion_token_t>
+    auto async_get(lb::session_key k, lb::get_options o, lb::diagnostics& d, Token&& t = {}) {
+        return inner->async_get(std::move(k), std::move(o), d, std::forward<Token>(t));
     }
-    template <class Token = asio::deferred_t>
-    auto async_list(lb::list_options o, Token&& t = {}) {
-        return inner->async_list(std::move(o), std::forward<Token>(t));
+    template <asio::completion_token_for<lb::list_signature> Token = lb::default_completion_token_t>
+    auto async_list(lb::list_options o, lb::diagnostics& d, Token&& t = {}) {
+        return inner->async_list(std::move(o), d, std::forward<Token>(t));
     }
-    template <class Token = asio::deferred_t>
-    auto async_delete(lb::session_key k, Token&& t = {}) {
-        return inner->async_delete(std::move(k), std::forward<Token>(t));
+    template <asio::completion_token_for<lb::delete_signature> Token = lb::default_completion_token_t>
+    auto async_delete(lb::session_key k, lb::diagnostics& d, Token&& t = {}) {
+        return inner->async_delete(std::move(k), d, std::forward<Token>(t));
     }
-    template <class Token = asio::deferred_t>
-    auto async_append(lb::session& s, lb::event e, Token&& t = {}) {
-        return asio::async_initiate<Token, void(boost::system::error_code, std::int64_t)>(
-            [this](auto h, lb::session* s, lb::event e) {
+    template <asio::completion_token_for<lb::append_signature> Token = lb::default_completion_token_t>
+    auto async_append(lb::session& s, lb::event e, lb::diagnostics& d, Token&& t = {}) {
+        return asio::async_initiate<Token, lb::append_signature>(
+            [this](auto h, lb::session* s, lb::event e, lb::diagnostics* d) {
                 if (++appends == fail_at) {
+                    d->assign("failing_store: append " + std::to_string(appends) + " failed on purpose");
                     auto ex = inner->get_executor();
                     asio::post(ex, asio::append(std::move(h), make_error_code(code), std::int64_t{0}));
                     return;
                 }
-                inner->async_append(*s, std::move(e), std::move(h));
+                inner->async_append(*s, std::move(e), *d, std::move(h));
             },
-            t, &s, std::move(e));
+            t, &s, std::move(e), &d);
     }
 };
 static_assert(lb::session_store<failing_store<lb::memory_store>>);
@@ -609,20 +611,22 @@ struct counting_memory_store : lb::memory_store {
     static constexpr bool never_blocks = NeverBlocks;
     std::shared_ptr<int> async_calls = std::make_shared<int>(0);
     using lb::memory_store::memory_store;
-    template <class Token = asio::deferred_t>
-    auto async_get(lb::session_key k, lb::get_options o = {}, Token&& token = {}) {
+    using lb::memory_store::async_get; // the forms without diagnostics (not counted)
+    using lb::memory_store::async_create;
+    template <asio::completion_token_for<lb::get_signature> Token = lb::default_completion_token_t>
+    auto async_get(lb::session_key k, lb::get_options o, lb::diagnostics& d, Token&& token = {}) {
         ++*async_calls;
-        return lb::memory_store::async_get(std::move(k), std::move(o), std::forward<Token>(token));
+        return lb::memory_store::async_get(std::move(k), std::move(o), d, std::forward<Token>(token));
     }
-    template <class Token = asio::deferred_t>
-    auto async_create(lb::create_options o, Token&& token = {}) {
+    template <asio::completion_token_for<lb::create_signature> Token = lb::default_completion_token_t>
+    auto async_create(lb::create_options o, lb::diagnostics& d, Token&& token = {}) {
         ++*async_calls;
-        return lb::memory_store::async_create(std::move(o), std::forward<Token>(token));
+        return lb::memory_store::async_create(std::move(o), d, std::forward<Token>(token));
     }
-    template <class Token = asio::deferred_t>
-    auto async_append(lb::session& s, lb::event e, Token&& token = {}) {
+    template <asio::completion_token_for<lb::append_signature> Token = lb::default_completion_token_t>
+    auto async_append(lb::session& s, lb::event e, lb::diagnostics& d, Token&& token = {}) {
         ++*async_calls;
-        return lb::memory_store::async_append(s, std::move(e), std::forward<Token>(token));
+        return lb::memory_store::async_append(s, std::move(e), d, std::forward<Token>(token));
     }
 };
 
@@ -753,8 +757,8 @@ struct racing_memory_store : lb::memory_store {
     using lb::memory_store::memory_store;
     std::shared_ptr<int> gets = std::make_shared<int>(0);
     bool vanish = false;
-    boost::system::error_code get(const lb::session_key& k, const lb::get_options& o,
-                                  std::optional<lb::session>& out) const {
+    boost::system::error_code get(const lb::session_key& k, const lb::get_options& o, std::optional<lb::session>& out,
+                                  lb::diagnostics* d = nullptr) const {
         out.reset();
         if ((*gets)++ == 0 || vanish) {
             lb::create_options co;
@@ -765,17 +769,18 @@ struct racing_memory_store : lb::memory_store {
             (void)const_cast<racing_memory_store*>(this)->lb::memory_store::create(std::move(co), elsewhere);
             return {};
         }
-        return lb::memory_store::get(k, o, out);
+        return lb::memory_store::get(k, o, out, d);
     }
-    template <class Token = asio::deferred_t>
-    auto async_get(lb::session_key k, lb::get_options o = {}, Token&& token = {}) {
-        return asio::async_initiate<Token, void(boost::system::error_code, std::optional<lb::session>)>(
-            [this](auto handler, lb::session_key k, lb::get_options o) {
+    template <asio::completion_token_for<lb::get_signature> Token = lb::default_completion_token_t>
+    auto async_get(lb::session_key k, lb::get_options o, lb::diagnostics& d, Token&& token = {}) {
+        return asio::async_initiate<Token, lb::get_signature>(
+            [this](auto handler, lb::session_key k, lb::get_options o, lb::diagnostics* d) {
+                d->clear();
                 std::optional<lb::session> out;
-                auto ec = get(k, o, out);
+                auto ec = get(k, o, out, d);
                 asio::post(get_executor(), asio::append(std::move(handler), ec, std::move(out)));
             },
-            token, std::move(k), std::move(o));
+            token, std::move(k), std::move(o), &d);
     }
 };
 
@@ -810,7 +815,7 @@ BOOST_AUTO_TEST_CASE(a_session_created_by_another_writer_meanwhile_is_read_and_u
 }
 
 // A store that completes on another thread (jsonl_store's pool): the failure's own detail
-// travels with the completion (store_message.hpp), so each turn's error names its own event,
+// travels in the turn's own diagnostics, so each turn's error names its own event,
 // even when turns of other sessions fail at the same time.
 BOOST_AUTO_TEST_CASE(an_async_append_that_fails_names_what_the_store_said_about_it) {
     asio::io_context io;
@@ -896,7 +901,10 @@ BOOST_AUTO_TEST_CASE(a_failed_session_load_names_the_session_and_the_stores_word
     const std::string what = got.what();
     BOOST_TEST(what.find("loading session 'app/u1/s1' failed: ") != std::string::npos, what);
     BOOST_TEST(what.find("(jsonl_store: ") != std::string::npos, what);
-    BOOST_TEST(what.find("transcript.jsonl:2:") != std::string::npos, what);
+    // The file, line 2 at its first byte, and the cause.
+    BOOST_TEST(what.find("transcript.jsonl:2 (byte " + std::to_string(line2) + "): stored data is corrupt (checksum mismatch)") !=
+                   std::string::npos,
+               what);
     BOOST_TEST(got.events.empty());
 }
 
@@ -1385,6 +1393,8 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(a_failing_append_fails_the_turn_clearly, Env, envs
     BOOST_TEST((got.code() == lb::errc::io_error));
     BOOST_TEST(got.what().find("storing event 3 of the turn (agent_message by 'a')") != std::string::npos, got.what());
     BOOST_TEST(got.what().find("session 'app/u1/s1'") != std::string::npos);
+    // What the store wrote in the turn's diagnostics is in the error.
+    BOOST_TEST(got.what().find("(failing_store: append 3 failed on purpose)") != std::string::npos, got.what());
     BOOST_TEST(got.texts() == (std::vector<std::string>{"one"}));
     auto s = load(env.io, env.store);
     BOOST_REQUIRE(s);

@@ -2,8 +2,8 @@
 // batch appends, locking between connections, corrupt rows and files, size limits, and
 // where the blocking work runs. The shared semantics are in conformance/sqlite_store_test.cpp.
 #include <libretto/event/json.hpp>
+#include <libretto/session/any_store.hpp>
 #include <libretto/session/sqlite_store.hpp>
-#include <libretto/session/detail/store_message.hpp>
 
 #include "conformance/store_conformance.hpp"
 
@@ -104,6 +104,13 @@ asio::awaitable<error_code> batch_ec(Store& st, lb::session& s, std::vector<lb::
 }
 
 template <class Store>
+asio::awaitable<error_code> batch_ec(Store& st, lb::session& s, std::vector<lb::event>& events, lb::diagnostics& d) {
+    auto op = st.async_append_batch(s, std::move(events), d, asio::as_tuple(asio::use_awaitable));
+    auto r = co_await std::move(op);
+    co_return std::get<0>(r);
+}
+
+template <class Store>
 asio::awaitable<std::int64_t> batch(Store& st, lb::session& s, std::vector<lb::event>& events) {
     auto op = st.async_append_batch(s, std::move(events), asio::use_awaitable);
     co_return co_await std::move(op);
@@ -116,9 +123,21 @@ asio::awaitable<error_code> create_in(Store& st, std::string app, std::string us
 }
 
 template <class Store>
+asio::awaitable<error_code> create_in(Store& st, std::string app, std::string user, std::string id, lb::diagnostics& d) {
+    lb::create_options o = create_opts(std::move(app), std::move(user), std::move(id));
+    co_return co_await create_ec(st, std::move(o), d);
+}
+
+template <class Store>
 asio::awaitable<error_code> get_full_ec(Store& st, const lb::session& s) {
     lb::session_key k = key_of(s);
     co_return co_await get_ec(st, k.app_name, k.user_id, k.session_id);
+}
+
+template <class Store>
+asio::awaitable<error_code> get_full_ec(Store& st, const lb::session& s, lb::diagnostics& d) {
+    lb::session_key k = key_of(s);
+    co_return co_await get_ec(st, k.app_name, k.user_id, k.session_id, d);
 }
 
 std::vector<lb::event> turn(int n, const std::string& prefix) {
@@ -403,6 +422,33 @@ BOOST_AUTO_TEST_CASE(a_failing_batch_writes_nothing) {
     });
 }
 
+// any_store of a sqlite_store erases its batch append: still one all-or-nothing
+// transaction (an oversize event in the middle stores none of the batch), with sqlite's words.
+BOOST_AUTO_TEST_CASE(a_batch_through_any_store_is_still_all_or_nothing) {
+    static_assert(lb::batch_session_store<lb::sqlite_store>);
+    temp_db db;
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        lb::sqlite_store_options o = db.options();
+        o.max_event_bytes = 1024;
+        lb::any_store st{lb::sqlite_store(ex, o)};
+        BOOST_TEST(st.supports_batch());
+        auto s = co_await create(st, "app", "u1", "s1");
+        auto big = turn(4, "big");
+        big[2] = text_event(std::string(4096, 'x'));
+        lb::diagnostics diag;
+        BOOST_TEST(co_await batch_ec(st, s, big, diag) == lb::errc::oversize);
+        BOOST_TEST(diag.message().find("sqlite_store: event 2 of the append is ") == 0u, diag.message());
+        BOOST_TEST(diag.message().find("over max_event_bytes (1024)") != std::string::npos, diag.message());
+        BOOST_TEST(s.last_sequence == 0);
+        auto ok = turn(3, "ok");
+        BOOST_TEST(co_await batch(st, s, ok) == 3);
+        auto g = co_await get(st, s);
+        BOOST_REQUIRE(g);
+        BOOST_TEST(g->events.size() == 3u);
+        BOOST_TEST(g->events.front().text() == "ok0");
+    });
+}
+
 BOOST_AUTO_TEST_CASE(stale_batches_across_connections_exactly_one_wins) {
     temp_db db;
     run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
@@ -488,7 +534,8 @@ BOOST_AUTO_TEST_CASE(busy_beyond_busy_timeout_and_the_io_thread_stays_responsive
         io_ticker ticker(ex); // stopped before this frame ends
 
         const auto start = std::chrono::steady_clock::now();
-        auto ec = co_await append_text_ec(st, s, "blocked");
+        lb::diagnostics diag;
+        auto ec = co_await append_text_ec(st, s, "blocked", diag);
         const auto waited = std::chrono::steady_clock::now() - start;
         co_await ticker.stop();
         BOOST_TEST(std::this_thread::get_id() == io_thread); // completes on the caller's executor
@@ -496,9 +543,10 @@ BOOST_AUTO_TEST_CASE(busy_beyond_busy_timeout_and_the_io_thread_stays_responsive
         BOOST_TEST(waited >= std::chrono::milliseconds(250));
         BOOST_TEST(ticker.ticks >= 10); // ~60 expected: the wait happened on another thread
         BOOST_TEST_MESSAGE("io_context ticks while SQLite waited: " << ticker.ticks);
-        BOOST_TEST(st.last_error_message().find("busy_timeout") != std::string::npos);
+        BOOST_TEST(diag.message() == "sqlite_store: the database stayed locked by another connection beyond busy_timeout");
         BOOST_TEST(s.last_sequence == 1);
-        BOOST_TEST(co_await create_in(st, "app", "u1", "s2") == lb::errc::busy);
+        BOOST_TEST(co_await create_in(st, "app", "u1", "s2", diag) == lb::errc::busy);
+        BOOST_TEST(diag.message().find("beyond busy_timeout") != std::string::npos, diag.message());
 
         // Readers are not blocked by the writer.
         auto g = co_await get(st, s);
@@ -734,8 +782,9 @@ BOOST_AUTO_TEST_CASE(blocking_work_runs_on_the_supplied_executor) {
 }
 
 // An append encodes and checks its events on the caller's thread, before its transaction
-// goes to the worker: with the worker held, an oversize event is already refused (the last
-// error names it), yet it completes through the worker, after the append started before it.
+// goes to the worker: with the worker held, an oversize event is already refused, yet it
+// completes through the worker, after the append started before it. Each completion finds
+// its own operation's words in its own diagnostics.
 BOOST_AUTO_TEST_CASE(appends_are_encoded_on_the_callers_thread_and_complete_in_order) {
     temp_db db;
     held_pool worker;
@@ -747,20 +796,19 @@ BOOST_AUTO_TEST_CASE(appends_are_encoded_on_the_callers_thread_and_complete_in_o
         auto s = co_await create(st, "app", "u1", "s1");
         worker.hold();
         std::vector<std::pair<std::string, error_code>> done;
-        std::vector<std::string> said; // what each completion carried (store_message.hpp)
-        st.async_append(s, text_event("fits"), [&](error_code ec, std::int64_t) {
+        std::vector<std::string> said; // what each completion found in its diagnostics
+        lb::diagnostics fits_diag, big_diag;
+        fits_diag.assign("left over from an earlier operation"); // cleared when the append starts
+        st.async_append(s, text_event("fits"), fits_diag, [&](error_code ec, std::int64_t) {
             done.emplace_back("fits", ec);
-            said.push_back(lb::detail::take_store_message());
+            said.push_back(fits_diag.message());
         });
         lb::session other = s; // a copy at the same revision: the refused append is not stale
-        st.async_append(other, text_event(std::string(1000, 'x')), [&](error_code ec, std::int64_t) {
+        st.async_append(other, text_event(std::string(1000, 'x')), big_diag, [&](error_code ec, std::int64_t) {
             done.emplace_back("big", ec);
-            said.push_back(lb::detail::take_store_message());
+            said.push_back(big_diag.message());
         });
-        // Noted on this thread while encoding, and taken for the completion.
-        BOOST_TEST(lb::detail::take_store_message().empty());
         BOOST_TEST(done.empty()); // never inline
-        BOOST_TEST(st.last_error_message().find("max_event_bytes") != std::string::npos, st.last_error_message());
         asio::steady_timer t(ex);
         t.expires_after(std::chrono::milliseconds(20));
         co_await t.async_wait(asio::use_awaitable);
@@ -817,11 +865,11 @@ BOOST_AUTO_TEST_CASE(a_corrupt_event_row_is_reported_with_its_session_and_sequen
         for (int i = 1; i <= 3; ++i) co_await append_text(st, s, "m" + std::to_string(i));
         raw_db raw(db.path);
         raw.exec("UPDATE events SET data = '{\"id\": \"x\", \"sequ' WHERE sequence = 2");
-        BOOST_TEST(co_await get_full_ec(st, s) == lb::errc::corrupt_data);
-        const std::string msg = st.last_error_message();
+        lb::diagnostics diag;
+        BOOST_TEST(co_await get_full_ec(st, s, diag) == lb::errc::corrupt_data);
+        const std::string msg = diag.message();
         BOOST_TEST_MESSAGE(msg);
-        BOOST_TEST(msg.find("app/u1/s1") != std::string::npos);
-        BOOST_TEST(msg.find("sequence 2") != std::string::npos);
+        BOOST_TEST(msg.find("sqlite_store: session app/u1/s1: event at sequence 2 is corrupt: ") == 0u, msg);
         // A range that avoids the bad row still loads.
         lb::get_options o;
         o.from_sequence = 3;
@@ -832,12 +880,13 @@ BOOST_AUTO_TEST_CASE(a_corrupt_event_row_is_reported_with_its_session_and_sequen
         raw.exec("UPDATE events SET data = '{\"id\": 5}' WHERE sequence = 2");
         BOOST_TEST(co_await get_full_ec(st, s) == lb::errc::corrupt_data);
         raw.exec("UPDATE events SET data = (SELECT data FROM events WHERE sequence = 1) WHERE sequence = 2");
-        BOOST_TEST(co_await get_full_ec(st, s) == lb::errc::corrupt_data);
-        BOOST_TEST(st.last_error_message().find("sequence 2") != std::string::npos);
+        BOOST_TEST(co_await get_full_ec(st, s, diag) == lb::errc::corrupt_data);
+        BOOST_TEST(diag.message().find("session app/u1/s1: event at sequence 2 ") != std::string::npos, diag.message());
         // Corrupt session state.
         raw.exec("UPDATE sessions SET state = '[1,2' WHERE session_id = 's1'");
-        BOOST_TEST(co_await get_full_ec(st, s) == lb::errc::corrupt_data);
-        BOOST_TEST(st.last_error_message().find("app/u1/s1") != std::string::npos);
+        BOOST_TEST(co_await get_full_ec(st, s, diag) == lb::errc::corrupt_data);
+        BOOST_TEST(diag.message().find("sqlite_store: session app/u1/s1: stored state is not a JSON object") == 0u,
+                   diag.message());
     });
 }
 
@@ -850,10 +899,12 @@ BOOST_AUTO_TEST_CASE(oversize_events_are_rejected_and_nothing_is_written) {
         auto s = co_await create(st, "app", "u1", "s1");
         auto big = text_event(std::string(1000, 'x'));
         big.actions.state_delta["k"] = 1;
-        BOOST_TEST(co_await append_ec(st, s, big) == lb::errc::oversize);
+        lb::diagnostics diag;
+        BOOST_TEST(co_await append_ec(st, s, big, diag) == lb::errc::oversize);
         BOOST_TEST(s.events.empty());
         BOOST_TEST(!s.state.contains("k"));
-        BOOST_TEST(st.last_error_message().find("max_event_bytes") != std::string::npos);
+        BOOST_TEST(diag.message().find("sqlite_store: event 0 of the append is ") == 0u, diag.message());
+        BOOST_TEST(diag.message().find("over max_event_bytes (512)") != std::string::npos, diag.message());
         BOOST_TEST(co_await append_text_ec(st, s, "small") == error_code{});
         BOOST_TEST(s.last_sequence == 1);
         raw_db raw(db.path);
@@ -861,24 +912,38 @@ BOOST_AUTO_TEST_CASE(oversize_events_are_rejected_and_nothing_is_written) {
     });
 }
 
-BOOST_AUTO_TEST_CASE(a_refused_id_is_named_in_the_last_error_message) {
+BOOST_AUTO_TEST_CASE(a_refused_id_is_named_in_the_callers_diagnostics) {
     temp_db db;
     asio::io_context io;
     lb::sqlite_store st(io.get_executor(), db.options());
     lb::session s;
-    BOOST_TEST(st.create(create_opts("app", "u/1", "s"), s) == lb::errc::invalid_argument);
-    BOOST_TEST(st.last_error_message().find("user id 'u/1' contains a path separator") != std::string::npos,
-               st.last_error_message());
+    lb::diagnostics diag;
+    BOOST_TEST(st.create(create_opts("app", "u/1", "s"), s, &diag) == lb::errc::invalid_argument);
+    BOOST_TEST(diag.message().find("sqlite_store: ") == 0u, diag.message());
+    BOOST_TEST(diag.message().find("user id 'u/1' contains a path separator ('/' or '\\')") != std::string::npos,
+               diag.message());
     std::optional<lb::session> g;
-    BOOST_TEST(st.get(lb::session_key{"app", "u", std::string(200, 'x')}, {}, g) == lb::errc::invalid_argument);
-    BOOST_TEST(st.last_error_message().find("is 200 bytes long (at most 128)") != std::string::npos,
-               st.last_error_message());
+    BOOST_TEST(st.get(lb::session_key{"app", "u", std::string(200, 'x')}, {}, g, &diag) == lb::errc::invalid_argument);
+    BOOST_TEST(diag.message().find("session id '" + std::string(40, 'x') + "...' is 200 bytes long (at most 128)") !=
+                   std::string::npos,
+               diag.message());
     BOOST_REQUIRE(!st.create(create_opts("app", "u", "s"), s));
     s.id = "..";
     std::int64_t seq = 0;
-    BOOST_TEST(st.append(s, text_event("x"), seq) == lb::errc::invalid_argument);
-    BOOST_TEST(st.last_error_message().find("session id '..' contains '..'") != std::string::npos,
-               st.last_error_message());
+    BOOST_TEST(st.append(s, text_event("x"), seq, &diag) == lb::errc::invalid_argument);
+    BOOST_TEST(diag.message().find("session id '..' contains '..' (or is '.')") != std::string::npos, diag.message());
+    // Through the asynchronous form, with a plain callback.
+    bool done = false;
+    lb::diagnostics async_diag;
+    st.async_create(create_opts("app", "u", "a\x01"), async_diag, [&](error_code ec, lb::session) {
+        BOOST_TEST(ec == lb::errc::invalid_argument);
+        BOOST_TEST(async_diag.message().find("session id contains a control character (0x01 at offset 1)") !=
+                       std::string::npos,
+                   async_diag.message());
+        done = true;
+    });
+    io.run();
+    BOOST_TEST(done);
 }
 
 // A string that is not UTF-8 would be stored as is, and every later get would fail on it
@@ -891,16 +956,17 @@ BOOST_AUTO_TEST_CASE(invalid_utf8_events_are_refused_and_nothing_is_stored) {
         co_await append_text(st, s, "first");
         auto bad = text_event("bad \xff");
         bad.actions.state_delta["app:k"] = 1;
-        BOOST_TEST(co_await append_ec(st, s, bad) == lb::errc::invalid_argument);
-        const std::string msg = st.last_error_message();
+        lb::diagnostics diag;
+        BOOST_TEST(co_await append_ec(st, s, bad, diag) == lb::errc::invalid_argument);
+        const std::string msg = diag.message();
         BOOST_TEST_MESSAGE(msg);
-        BOOST_TEST(msg.find("string is not valid UTF-8 (byte 0xff at offset 4)") != std::string::npos);
+        BOOST_TEST(msg.find("string is not valid UTF-8 (byte 0xff at offset 4)") != std::string::npos, msg);
         // In the middle of a batch, in a tool call's arguments: none of the batch is stored.
         auto events = turn(3, "t");
         events[0].actions.state_delta["user:k"] = 1;
         events[1].content.parts.emplace_back(lb::tool_call_part{"c1", "search", lb::json::object{{"q", "\xed\xa0\x80"}}, {}});
-        BOOST_TEST(co_await batch_ec(st, s, events) == lb::errc::invalid_argument);
-        BOOST_TEST(st.last_error_message().find("(1 of the append)") != std::string::npos);
+        BOOST_TEST(co_await batch_ec(st, s, events, diag) == lb::errc::invalid_argument);
+        BOOST_TEST(diag.message().find("(1 of the append)") != std::string::npos, diag.message());
         BOOST_TEST(s.last_sequence == 1);
         BOOST_TEST(s.events.size() == 1u);
         {

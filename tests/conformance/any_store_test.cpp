@@ -2,9 +2,22 @@
 // change any behaviour.
 #include <libretto/session/any_store.hpp>
 
+#include <libretto/agent/agent.hpp>
+#include <libretto/runner.hpp>
+#include <libretto/session/jsonl_store.hpp>
 #include <libretto/session/memory_store.hpp>
+#include <libretto/stream/event_stream.hpp>
 
+#include "../runner_test_support.hpp"
 #include "store_conformance.hpp"
+
+#include <atomic>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -16,6 +29,81 @@ struct any_memory_fixture {
         return libretto::any_store(*first);
     }
 };
+
+/// Answers every turn with two stored events.
+struct two_events_agent {
+    std::string_view name() const { return "a"; }
+    std::string_view description() const { return "answers with two events"; }
+    std::vector<libretto::agent_ref> sub_agents() const { return {}; }
+    libretto::event_stream run(libretto::invocation_context ctx) const {
+        std::vector<libretto::event> v;
+        for (const char* text : {"thinking", "answer"}) {
+            auto e = libretto::event::make(libretto::event_type::agent_message, "a", libretto::content::from_text(text));
+            e.invocation_id = ctx.invocation_id();
+            e.branch = ctx.branch();
+            v.push_back(std::move(e));
+        }
+        return libretto::make_stream(ctx.get_executor(), std::move(v));
+    }
+};
+static_assert(libretto::agent<two_events_agent>);
+
+/// A fresh directory under the working directory, removed afterwards.
+struct temp_dir {
+    std::filesystem::path path;
+    temp_dir() {
+        static std::atomic<int> counter{0};
+        path = std::filesystem::current_path() /
+               ("any-store-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+        std::filesystem::remove_all(path);
+    }
+    ~temp_dir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+};
+
+/// Every fdatasync jsonl_store makes while installed, by the file it synced (through the
+/// store's fault-injection hook, so the count is of real calls, not of the store's own
+/// bookkeeping). `fail`: each sync fails with EIO instead.
+struct fdatasync_log {
+    static inline std::mutex mu;
+    static inline std::vector<std::string> files;
+    static inline bool fail = false;
+
+    fdatasync_log() {
+        std::lock_guard l(mu);
+        files.clear();
+        fail = false;
+        libretto::detail::jsonl::fdatasync_for_tests = &hook;
+    }
+    ~fdatasync_log() { libretto::detail::jsonl::fdatasync_for_tests = nullptr; }
+
+    static int hook(int fd) {
+        char target[4096] = {};
+        const std::string link = "/proc/self/fd/" + std::to_string(fd);
+        const auto n = ::readlink(link.c_str(), target, sizeof target - 1);
+        std::lock_guard l(mu);
+        files.push_back(n > 0 ? std::filesystem::path(std::string(target, static_cast<std::size_t>(n))).filename().string()
+                              : "?");
+        if (fail) {
+            errno = EIO;
+            return -1;
+        }
+        return ::fdatasync(fd);
+    }
+    static std::vector<std::string> take() {
+        std::lock_guard l(mu);
+        return std::exchange(files, {});
+    }
+};
+
+libretto::jsonl_store jsonl_on(boost::asio::io_context& io, const std::filesystem::path& dir, libretto::durability d) {
+    libretto::jsonl_store_options o;
+    o.directory = dir;
+    o.durability = d;
+    return libretto::jsonl_store(io.get_executor(), o);
+}
 
 } // namespace
 
@@ -43,6 +131,109 @@ BOOST_AUTO_TEST_CASE(copies_share_the_store_and_default_token_works) {
         auto g = co_await get(b, s);
         BOOST_TEST(g.has_value());
     });
+}
+
+// jsonl_store promises one fdatasync of the transcript per turn (durability per_turn): the
+// runner flushes after each turn that stored events. Through any_store the promise holds:
+// one per turn, of the transcript, where the runner over any_store once synced nothing.
+// per_event syncs each stored event instead (3 per turn: the user's message and the
+// agent's two), and the flush has nothing left to sync.
+BOOST_AUTO_TEST_CASE(a_runner_over_any_store_keeps_jsonl_stores_per_turn_flush) {
+    namespace lb = libretto;
+    static_assert(lb::flushable_session_store<lb::jsonl_store>);
+    for (auto durability : {lb::durability::per_turn, lb::durability::per_event}) {
+        BOOST_TEST_CONTEXT((durability == lb::durability::per_turn ? "per_turn" : "per_event")) {
+            temp_dir d;
+            boost::asio::io_context io;
+            lb::any_store st{jsonl_on(io, d.path, durability)};
+            BOOST_TEST(!st.supports_batch());
+            two_events_agent agent;
+            lb::runner r{agent, st};
+            fdatasync_log log;
+            const std::size_t per_turn = durability == lb::durability::per_turn ? 1 : 3;
+            for (int turn = 1; turn <= 3; ++turn) {
+                BOOST_TEST_CONTEXT("turn " << turn) {
+                    auto got = runner_support::run_turn(io, r.run(runner_support::run_opts(), "go"));
+                    BOOST_TEST_REQUIRE(!got.error, got.what());
+                    BOOST_TEST(got.texts() == (std::vector<std::string>{"thinking", "answer"}));
+                    const auto synced = fdatasync_log::take();
+                    BOOST_TEST(synced == std::vector<std::string>(per_turn, "transcript.jsonl"));
+                }
+            }
+            auto s = runner_support::load_session(io, st);
+            BOOST_REQUIRE(s);
+            BOOST_TEST(s->last_sequence == 9);
+        }
+    }
+}
+
+// A flush that fails through any_store fails the turn, with what jsonl_store said.
+BOOST_AUTO_TEST_CASE(a_failed_flush_through_any_store_fails_the_turn_with_the_stores_words) {
+    namespace lb = libretto;
+    temp_dir d;
+    boost::asio::io_context io;
+    lb::any_store st{jsonl_on(io, d.path, lb::durability::per_turn)};
+    two_events_agent agent;
+    lb::runner r{agent, st};
+    fdatasync_log log;
+    fdatasync_log::fail = true;
+    auto got = runner_support::run_turn(io, r.run(runner_support::run_opts(), "go"));
+    BOOST_TEST((got.code() == lb::errc::io_error));
+    BOOST_TEST(got.what().find("at the end of the turn failed") != std::string::npos, got.what());
+    BOOST_TEST(got.what().find("transcript.jsonl: I/O error (fdatasync: ") != std::string::npos, got.what());
+    BOOST_TEST(fdatasync_log::take() == (std::vector<std::string>{"transcript.jsonl"}));
+}
+
+// jsonl_store has no all-or-nothing batch append: any_store refuses one (splitting it would
+// break the promise) with operation_not_supported and says why; nothing is stored.
+BOOST_AUTO_TEST_CASE(a_batch_through_any_store_of_a_store_without_one_is_refused) {
+    namespace lb = libretto;
+    using namespace conformance;
+    static_assert(!lb::batch_session_store<lb::jsonl_store>);
+    static_assert(lb::batch_session_store<lb::memory_store>);
+    temp_dir d;
+    boost::asio::io_context io;
+    lb::any_store st{jsonl_on(io, d.path, lb::durability::none)};
+    lb::any_store mem{lb::memory_store(io.get_executor())};
+    BOOST_TEST(!st.supports_batch());
+    BOOST_TEST(mem.supports_batch());
+    std::exception_ptr failure;
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+            auto s = co_await create(st, "app", "u", "s");
+            std::vector<lb::event> events;
+            events.push_back(text_event("one"));
+            events.push_back(text_event("two"));
+            lb::diagnostics diag;
+            auto op = st.async_append_batch(s, events, diag, asio::as_tuple(asio::use_awaitable));
+            auto [ec, seq] = co_await std::move(op);
+            BOOST_TEST((ec == asio::error::operation_not_supported));
+            BOOST_TEST(seq == 0);
+            BOOST_TEST(diag.message() == "any_store: the wrapped store has no all-or-nothing batch append");
+            // use_awaitable without diagnostics: the thrown error carries the same words.
+            try {
+                auto thrown = st.async_append_batch(s, events, asio::use_awaitable);
+                co_await std::move(thrown);
+                BOOST_TEST(false, "no error thrown");
+            } catch (const lb::error_with_diagnostics& e) {
+                BOOST_TEST((e.code() == asio::error::operation_not_supported));
+                BOOST_TEST(std::string(e.what()).find("no all-or-nothing batch append") != std::string::npos, e.what());
+            }
+            auto g = co_await get(st, s);
+            BOOST_REQUIRE(g);
+            BOOST_TEST(g->events.empty());
+            BOOST_TEST(s.last_sequence == 0);
+            // The same batch through any_store of memory_store is stored whole.
+            auto m = co_await create(mem, "app", "u", "s");
+            auto mop = mem.async_append_batch(m, std::move(events), diag, asio::use_awaitable);
+            const std::int64_t last = co_await std::move(mop);
+            BOOST_TEST(last == 2);
+            BOOST_TEST(diag.empty());
+        },
+        [&](std::exception_ptr e) { failure = e; });
+    io.run();
+    if (failure) std::rethrow_exception(failure);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

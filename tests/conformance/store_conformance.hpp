@@ -170,6 +170,44 @@ asio::awaitable<std::vector<std::string>> texts_of(Store& st, const lb::session&
     co_return out;
 }
 
+// The same with the caller's diagnostics, which the operation fills when it fails.
+
+template <class Store>
+asio::awaitable<error_code> create_ec(Store& st, lb::create_options o, lb::diagnostics& d) {
+    auto op = st.async_create(std::move(o), d, asio::as_tuple(asio::use_awaitable));
+    auto r = co_await std::move(op);
+    co_return std::get<0>(r);
+}
+
+template <class Store>
+asio::awaitable<error_code> get_ec(Store& st, std::string app, std::string user, std::string id, lb::diagnostics& d) {
+    lb::session_key k{std::move(app), std::move(user), std::move(id)};
+    lb::get_options o;
+    auto op = st.async_get(std::move(k), std::move(o), d, asio::as_tuple(asio::use_awaitable));
+    auto r = co_await std::move(op);
+    co_return std::get<0>(r);
+}
+
+template <class Store>
+asio::awaitable<error_code> list_ec(Store& st, lb::list_options o, lb::diagnostics& d) {
+    auto op = st.async_list(std::move(o), d, asio::as_tuple(asio::use_awaitable));
+    auto r = co_await std::move(op);
+    co_return std::get<0>(r);
+}
+
+template <class Store>
+asio::awaitable<error_code> append_ec(Store& st, lb::session& s, lb::event& e, lb::diagnostics& d) {
+    auto op = st.async_append(s, std::move(e), d, asio::as_tuple(asio::use_awaitable));
+    auto r = co_await std::move(op);
+    co_return std::get<0>(r);
+}
+
+template <class Store>
+asio::awaitable<error_code> append_text_ec(Store& st, lb::session& s, std::string text, lb::diagnostics& d) {
+    lb::event e = text_event(std::move(text));
+    co_return co_await append_ec(st, s, e, d);
+}
+
 // ---- compactions: refused when bad, and what a context load reads -------------------------
 
 inline lb::event compaction_event(std::int64_t first, std::int64_t last, std::string summary) {
