@@ -291,6 +291,7 @@ BOOST_AUTO_TEST_CASE(use_awaitable_and_the_default_token) {
     world w({reply::text("one"), reply::text("two"), reply::auth_failed("no key")});
     std::vector<std::string> answers;
     std::optional<boost::system::error_code> thrown;
+    std::string thrown_words;
     asio::co_spawn(
         w.io,
         [&]() -> asio::awaitable<void> {
@@ -303,13 +304,14 @@ BOOST_AUTO_TEST_CASE(use_awaitable_and_the_default_token) {
             auto op2 = lb::async_run_to_end(std::move(turn));
             lb::turn_result r2 = co_await std::move(op2);
             answers.push_back(r2.final_answer);
-            // A failure throws system_error with the code.
+            // A failure throws error_with_diagnostics: the code and the words.
             try {
                 lb::run_options o3 = world::session();
                 auto op3 = lb::async_run_to_end(w.runner, std::move(o3), "third", asio::use_awaitable);
                 co_await std::move(op3);
-            } catch (const boost::system::system_error& e) {
+            } catch (const lb::error_with_diagnostics& e) {
                 thrown = e.code();
+                thrown_words = e.get_diagnostics().message();
             }
         },
         asio::detached);
@@ -317,6 +319,7 @@ BOOST_AUTO_TEST_CASE(use_awaitable_and_the_default_token) {
     BOOST_TEST((answers == std::vector<std::string>{"one", "two"}));
     BOOST_REQUIRE(thrown.has_value());
     BOOST_TEST((*thrown == lb::errc::auth_failed));
+    BOOST_TEST(thrown_words == "model call of agent 'assistant' failed: authentication failed: no key");
 }
 
 BOOST_AUTO_TEST_CASE(as_tuple_keeps_the_result_of_a_failed_turn) {
@@ -388,11 +391,17 @@ BOOST_AUTO_TEST_CASE(blocking_on_a_thread_pool_executor) {
     pool.join();
 }
 
-BOOST_AUTO_TEST_CASE(an_exception_that_is_not_a_system_error_propagates) {
-    world w({reply::text("x")});
+BOOST_AUTO_TEST_CASE(an_exception_that_is_not_a_system_error_is_unexpected_exception) {
+    world w({reply::text("x").in_chunks(2), reply::text("next turn")});
     lb::run_to_end_options o;
     o.on_event = [](const lb::event&) { throw std::logic_error("a bug in on_event"); };
-    BOOST_CHECK_THROW(lb::run_to_end(w.runner, world::session(), "hi", std::move(o)), std::logic_error);
+    lb::turn_result r = lb::run_to_end(w.runner, world::session(), "hi", std::move(o));
+    BOOST_TEST((r.error == lb::errc::unexpected_exception));
+    BOOST_TEST(r.message() == "a bug in on_event");
+    BOOST_TEST(r.events.empty()); // thrown at the first (partial) event
+    // The turn was cancelled with the stream: the session is free for the next one.
+    lb::turn_result next = lb::run_to_end(w.runner, world::session(), "again");
+    BOOST_TEST(next.ok(), next.message());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -63,7 +63,7 @@ struct seeing_agent {
 };
 
 /// Runs a turn to its end on the runner's io_context (run_to_end); a failure is thrown (an
-/// agent's own exception as it is).
+/// agent's own exception as errc::unexpected_exception, a std::runtime_error too).
 template <class Runner>
 void turn(asio::io_context&, Runner& r, std::string session, std::string text) {
     lb::turn_result res = lb::run_to_end(r, runner_support::run_opts(std::move(session)), std::move(text));

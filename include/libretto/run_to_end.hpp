@@ -19,6 +19,7 @@
 
 #include <libretto/agent/detail/llm_loop.hpp> // agent_error_code
 #include <libretto/async.hpp>
+#include <libretto/detail/async_op.hpp>
 #include <libretto/diagnostics.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/event.hpp>
@@ -26,6 +27,7 @@
 #include <libretto/stream/event_stream.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -51,6 +53,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -65,7 +68,7 @@ struct run_to_end_options {
     std::chrono::milliseconds time_limit{0};
     /// Called with every event as it arrives, partial ones included (to show text as the
     /// model writes it), on the turn's executor, before the event is kept. An exception it
-    /// throws propagates as one from the turn (see async_run_to_end).
+    /// throws ends the turn like one from the turn itself (see turn_result::error).
     std::function<void(const event&)> on_event{};
 };
 
@@ -78,9 +81,11 @@ struct turn_result {
     /// The text of the last final response (event::is_final_response), empty if none.
     std::string final_answer;
     /// The failure, if the turn failed: the runner's or the store's (what next() throws),
-    /// errc::limit_exceeded for the time limit, errc::cancelled for a cancellation, or the
+    /// errc::limit_exceeded for the time limit, errc::cancelled for a cancellation, the
     /// code of the error event the agent ended with (a model that failed after its
-    /// retries: errc::transient, context_overflow, auth_failed, ...; agent_error_code).
+    /// retries: errc::transient, context_overflow, auth_failed, ...; agent_error_code), or
+    /// errc::unexpected_exception for an exception that is not a system_error (an agent's
+    /// own, on_event's) with its what().
     boost::system::error_code error;
     /// The words that go with `error` ("libretto::runner: ...", the agent's error event).
     diagnostics diag;
@@ -127,7 +132,6 @@ struct run_to_end_state {
     run_to_end_options options;
     turn_result result;
     std::optional<boost::asio::steady_timer> timer;
-    std::exception_ptr bug; ///< an exception that is not a system_error
     stop stopped = stop::none;
     bool done = false;
 
@@ -186,7 +190,7 @@ inline boost::asio::awaitable<void> drain_turn(std::shared_ptr<run_to_end_state>
             st->fail(e.code(), system_error_words(e));
         }
     } catch (...) {
-        st->bug = std::current_exception();
+        st->result.error = exception_to_error(std::current_exception(), &st->result.diag);
     }
     st->finish();
 }
@@ -223,10 +227,7 @@ struct run_to_end_op {
     }
 
     template <class Self>
-    void operator()(Self& self, std::exception_ptr) {
-        // A bug (an exception that is not a system_error, from the agent or on_event) is
-        // not an error code: it propagates, as from any Asio completion.
-        if (st->bug) std::rethrow_exception(st->bug);
+    void operator()(Self& self, std::exception_ptr) { // drain_turn never throws
         boost::system::error_code ec = st->result.error;
         turn_result r = std::move(st->result);
         st.reset(); // the turn's stream goes before the handler runs
@@ -244,6 +245,19 @@ inline boost::asio::io_context* io_context_of(const boost::asio::any_io_executor
     return nullptr;
 }
 
+/// async_run_to_end with use_awaitable: a failure throws error_with_diagnostics, whose
+/// what() has the words (the library's rule for use_awaitable, docs/errors.md).
+template <class Executor>
+boost::asio::awaitable<turn_result, Executor> run_to_end_throwing(std::shared_ptr<run_to_end_state> st) {
+    auto token = boost::asio::as_tuple(boost::asio::use_awaitable_t<Executor>{});
+    boost::asio::any_io_executor ex = st->ex;
+    auto op = boost::asio::async_compose<decltype(token), run_to_end_signature>(run_to_end_op{std::move(st)}, token,
+                                                                               std::move(ex));
+    std::tuple<boost::system::error_code, turn_result> t = co_await std::move(op);
+    throw_on_error(std::get<0>(t), std::get<1>(t).diag);
+    co_return std::move(std::get<1>(t));
+}
+
 template <class R>
 concept turn_runner = requires(R& r, run_options o, std::string text) {
     { r.run(std::move(o), std::move(text)) } -> std::same_as<event_stream>;
@@ -256,17 +270,21 @@ concept turn_runner = requires(R& r, run_options o, std::string text) {
 /// error_code is the result's `error`. Runs on the stream's executor; the handler runs on
 /// its associated executor, as usual. A bound cancellation slot (any cancellation type)
 /// cancels the turn: errc::cancelled. `options.time_limit` likewise: errc::limit_exceeded.
-/// An exception that is not a system_error (a bug in an agent or in on_event) is not turned
-/// into a code: it propagates from the completion, out of the io_context's run().
 ///
-/// Awaited with the default token (asio::deferred) or use_awaitable, a failure throws
-/// system_error and the result is lost: use as_tuple to keep both.
+/// Awaited with use_awaitable, a failure throws error_with_diagnostics (the words in its
+/// what()); awaited with the default token (asio::deferred), system_error with the code.
+/// Either way the result is lost: use as_tuple to keep both.
 template <boost::asio::completion_token_for<run_to_end_signature> CompletionToken = default_completion_token_t>
 auto async_run_to_end(event_stream turn, run_to_end_options options = {}, CompletionToken&& token = {}) {
     auto st = std::make_shared<detail::run_to_end_state>(std::move(turn), std::move(options));
-    boost::asio::any_io_executor ex = st->ex;
-    return boost::asio::async_compose<CompletionToken, run_to_end_signature>(
-        detail::run_to_end_op{std::move(st)}, token, std::move(ex)); // Asio 1.26 takes the token by lvalue
+    if constexpr (detail::is_throwing_awaitable_token<CompletionToken>) {
+        using executor = typename detail::throwing_awaitable_token<std::decay_t<CompletionToken>>::executor_type;
+        return detail::run_to_end_throwing<executor>(std::move(st));
+    } else {
+        boost::asio::any_io_executor ex = st->ex;
+        return boost::asio::async_compose<CompletionToken, run_to_end_signature>(
+            detail::run_to_end_op{std::move(st)}, token, std::move(ex)); // Asio 1.26 takes the token by lvalue
+    }
 }
 
 /// async_run_to_end(turn, {}, token).
@@ -301,7 +319,7 @@ auto async_run_to_end(Runner& runner, run_options run, std::string text, Complet
 /// that io_context (restarting it if it had stopped) until the turn ends, then returns,
 /// leaving other work queued on it; nothing else may run that io_context meanwhile. On
 /// another executor (a thread_pool's) it waits for the turn, which something else runs.
-/// Failures are in the result, not thrown (except a bug's exception, as above).
+/// Failures are in the result, not thrown.
 inline turn_result run_to_end(event_stream turn, run_to_end_options options = {}) {
     boost::asio::io_context* io = detail::io_context_of(turn.get_executor());
     if (!io) {
