@@ -307,7 +307,8 @@ double run_on_store(Body body) {
         try {
             std::rethrow_exception(failure);
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "sqlite benchmark failed: %s (%s)\n", e.what(), store.last_error_message().c_str());
+            // use_awaitable throws error_with_diagnostics: what() carries the store's words.
+            std::fprintf(stderr, "sqlite benchmark failed: %s\n", e.what());
         }
         return 0;
     }
@@ -354,7 +355,7 @@ double append_batches(bool concurrent) {
                         try {
                             std::rethrow_exception(e);
                         } catch (const std::exception& x) {
-                            std::fprintf(stderr, "sqlite batches: %s (%s)\n", x.what(), store.last_error_message().c_str());
+                            std::fprintf(stderr, "sqlite batches: %s\n", x.what());
                         }
                     }
                     ++done;
