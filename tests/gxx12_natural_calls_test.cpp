@@ -3,7 +3,11 @@
 // session_key, create_options and list_options have constructors so that these calls are
 // safe, and get_options is trivially destructible (docs/building.md, "g++ 12 and
 // coroutines"). Under the gcc-asan preset a regression aborts here with a double free.
+#include <libretto/agent/llm_agent.hpp>
 #include <libretto/diagnostics.hpp>
+#include <libretto/model/scripted_model.hpp>
+#include <libretto/run_to_end.hpp>
+#include <libretto/runner.hpp>
 #include <libretto/session/any_store.hpp>
 #include <libretto/session/jsonl_store.hpp>
 #include <libretto/session/memory_store.hpp>
@@ -230,6 +234,33 @@ BOOST_AUTO_TEST_CASE(any_store_over_jsonl_natural_forms) {
     asio::io_context io2;
     lb::any_store again{lb::jsonl_store{io2.get_executor(), {.directory = d.path}}};
     run_on(again, io2, [](lb::any_store& st) { return flush_form(st); });
+}
+
+// A turn run to its end, with the run and run_to_end options built inside the co_await
+// (run_options and run_to_end_options have constructors for this).
+BOOST_AUTO_TEST_CASE(async_run_to_end_natural_forms) {
+    asio::io_context io;
+    lb::scripted_model model{io.get_executor(),
+                             {lb::scripted_reply::text("first answer"), lb::scripted_reply::text("second answer")}};
+    lb::llm_agent<lb::scripted_model> assistant(lb::llm_agent_options<lb::scripted_model>{.name = "assistant", .model = model});
+    lb::memory_store store{io.get_executor()};
+    lb::runner runner{assistant, store};
+    std::string first, second;
+    boost::system::error_code first_ec = lb::errc::io_error;
+    auto body = [&](lb::memory_store&) -> asio::awaitable<void> {
+        auto [ec, r] = co_await lb::async_run_to_end(runner, {"application-name", "user-identifier-1", "session-identifier-1"},
+                                                     "a question long enough for the heap", asio::as_tuple(asio::use_awaitable));
+        first_ec = ec;
+        first = r.final_answer;
+        lb::turn_result again = co_await lb::async_run_to_end(
+            runner, {"application-name", "user-identifier-1", "session-identifier-1"}, "and another one, also long",
+            {std::chrono::seconds(10), [](const lb::event&) {}}, asio::use_awaitable);
+        second = again.final_answer;
+    };
+    run_on(store, io, body);
+    BOOST_TEST(!first_ec);
+    BOOST_TEST(first == "first answer");
+    BOOST_TEST(second == "second answer");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

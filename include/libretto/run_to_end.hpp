@@ -62,6 +62,12 @@ namespace libretto {
 
 /// How run_to_end runs a turn. Every member has a usable default.
 struct run_to_end_options {
+    // Constructors, so that it is not an aggregate (safe to build inside co_await on
+    // g++ 12: docs/building.md, "g++ 12 and coroutines").
+    run_to_end_options() = default;
+    run_to_end_options(std::chrono::milliseconds time_limit, std::function<void(const event&)> on_event = {})
+        : time_limit(time_limit), on_event(std::move(on_event)) {}
+
     /// The turn's time limit, from the start of the operation; zero (the default): none.
     /// When it passes the turn is cancelled (what was stored stays stored) and the
     /// operation completes with errc::limit_exceeded.

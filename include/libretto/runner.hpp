@@ -6,8 +6,13 @@
 // describes what a turn does; in short:
 //
 //   lb::runner runner{assistant, store};                      // + compaction, signer
-//   auto turn = runner.run({.app = "demo", .user = "u1", .session = "s1"}, "Weather in Oslo?");
+//   auto turn = runner.run({"demo", "u1", "s1"}, "Weather in Oslo?");   // app, user, session
 //   while (auto ev = co_await turn.next()) { ... }            // errors are thrown here
+//
+// or, to run a turn to its end and get what it produced (run_to_end.hpp):
+//
+//   auto [ec, result] = co_await lb::async_run_to_end(runner, {"demo", "u1", "s1"}, "Weather in Oslo?",
+//                                                     asio::as_tuple(asio::use_awaitable));
 //
 // A turn loads the session (what its context view needs: the summaries still shown and the
 // events after the newest covered range, never the covered events) or creates it,
@@ -65,6 +70,15 @@ namespace libretto {
 
 /// What one turn runs on.
 struct run_options {
+    // Constructors, so that run_options is not an aggregate: g++ 12 destroys an aggregate
+    // temporary with non-trivial members twice when it is built inside a co_await
+    // expression (`co_await lb::async_run_to_end(runner, {"demo", "u1", "s1"}, "hi")`), and
+    // spares one built by a constructor (docs/building.md, "g++ 12 and coroutines").
+    run_options() = default;
+    run_options(std::string app, std::string user, std::string session, json::object state_delta = {})
+        : app(std::move(app)), user(std::move(user)), session(std::move(session)),
+          state_delta(std::move(state_delta)) {}
+
     std::string app{};     ///< the app id
     std::string user{};    ///< the user id
     std::string session{}; ///< the session id; created on its first turn
@@ -87,6 +101,7 @@ struct run_options {
     /// Items the turn's stream buffers ahead of the caller (0: rendezvous).
     std::size_t stream_capacity = 2;
 };
+static_assert(!std::is_aggregate_v<run_options>, "run_options temporaries in co_await must be safe on g++ 12");
 
 /// How a runner works, beyond its agent, store, compaction and signer.
 struct runner_options {
