@@ -2,9 +2,9 @@
 // first turn on a long session whose rolling summary (token_budget's: its range starts at
 // sequence 1) covers all but the newest ~400 events.
 //
-// The session: 100,000 events, a rolling summary every 1,000 events covering everything but
-// the newest 400 (each subsumes the previous one), the newest at sequence 99,601 (so 399
-// events follow it). Built once, untimed. Each timed run opens a new store instance on the
+// The session: 100,000 events, a rolling summary every 1,000 events (each subsumes the
+// previous one) covering all but the newest 200 events when it is made; the newest, at
+// sequence 99,801, covers 1..99,600: 400 events lie after its range (itself included). Built once, untimed. Each timed run opens a new store instance on the
 // data (nothing of the session in memory; the page cache is warm), builds a runner
 // (llm_agent on a scripted model answering at once, token_budget with a window the session
 // does not reach) and runs one turn to its end: the load (the summary and the events after
@@ -50,7 +50,7 @@ namespace fs = std::filesystem;
 namespace lb = libretto;
 
 constexpr std::int64_t session_events = 100'000;
-constexpr std::int64_t kept_raw = 400; // events a rolling summary leaves after its range
+constexpr std::int64_t kept_raw = 200; // events a rolling summary leaves raw when it is made
 
 template <class F>
 void run(F f) {
@@ -75,13 +75,13 @@ lb::event conversation_event(std::int64_t i) {
     return e;
 }
 
-/// The session's events in append order: every 1,000th a rolling summary of 1..(n - 400).
+/// The session's events in append order: at 801, 1,801, ... a rolling summary of 1..(n - 200).
 std::vector<lb::event> session_events_list() {
     std::vector<lb::event> out;
     out.reserve(session_events);
     std::int64_t conversation = 0;
     for (std::int64_t seq = 1; seq <= session_events; ++seq) {
-        if (seq % 1000 == 601 && seq > kept_raw + 1) {
+        if (seq % 1000 == 801) {
             lb::event e = lb::event::make(lb::event_type::agent_message, "compaction");
             lb::event_compaction c;
             c.first_sequence = 1;

@@ -533,11 +533,12 @@ public:
             std::size_t want = 0;
             for (const auto& x : spans) want += static_cast<std::size_t>(x.last - x.first + 1);
             decoded.reserve(want);
+            read_buffers buffers; // one buffer and one slab for every range (a summary is one line)
             for (std::size_t i = 0; i < spans.size(); ++i) {
                 const span& x = spans[i];
                 jsonl_read_stats one;
                 if (auto ec = read_events(d, data->get(), transcript, x.start, x.end, x.start_seq, x.end_seq, x.first,
-                                          x.last, decoded, one))
+                                          x.last, decoded, one, buffers))
                     return ec;
                 if (i == 0) {
                     st.read_offset = one.read_offset;
@@ -566,18 +567,25 @@ public:
         return {};
     }
 
+    /// What read_events reads and decodes through, kept across the ranges of one get.
+    struct read_buffers {
+        std::vector<char> buf;
+        std::vector<event_list> scratch;
+        std::vector<event_slab> slabs;
+    };
+
     /// Reads the verified lines [start, end) (the first of sequence start_seq, the one at
     /// `end` of end_seq) and appends the events of sequences `from` to `last` to `out`,
     /// in chunks through one reused buffer.
     error_code read_events(diagnostics* d, int fd, const fs::path& transcript, std::uint64_t start, std::uint64_t end,
                            std::int64_t start_seq, std::int64_t end_seq, std::int64_t from, std::int64_t last,
-                           event_list& out, jsonl_read_stats& st) {
+                           event_list& out, jsonl_read_stats& st, read_buffers& rb) {
         constexpr std::size_t chunk = 8u << 20;
         if (out.capacity() < out.size() + static_cast<std::size_t>(last - from + 1))
             out.reserve(out.size() + static_cast<std::size_t>(last - from + 1));
-        std::vector<char> buf;
-        std::vector<event_list> scratch;
-        std::vector<event_slab> slabs;
+        std::vector<char>& buf = rb.buf;
+        std::vector<event_list>& scratch = rb.scratch;
+        std::vector<event_slab>& slabs = rb.slabs;
         std::size_t carried = 0;        // bytes of an unfinished line at the front of buf
         std::uint64_t pos = start;      // file offset of the next read
         std::int64_t seq = start_seq;   // sequence of the line at the front of buf
