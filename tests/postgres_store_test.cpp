@@ -246,11 +246,13 @@ BOOST_FIXTURE_TEST_CASE(creates_the_schema_at_the_latest_version, schema_fixture
         auto ec = co_await open_ec(st);
         BOOST_TEST(!ec);
         BOOST_TEST(st.found_schema_version() == 0);
-        BOOST_TEST(pg_test::query_value("SELECT version FROM " + schema + ".schema_version") == "2");
+        BOOST_TEST(pg_test::query_value("SELECT version FROM " + schema + ".schema_version") == "3");
         BOOST_TEST(pg_test::query_value("SELECT count(*) FROM pg_indexes WHERE schemaname = '" + schema +
                                         "' AND indexname = 'sessions_by_user'") == "1");
+        BOOST_TEST(pg_test::query_value("SELECT count(*) FROM pg_tables WHERE schemaname = '" + schema +
+                                        "' AND tablename = 'compactions'") == "1");
     });
-    static_assert(lb::postgres_store::schema_version == 2);
+    static_assert(lb::postgres_store::schema_version == 3);
 }
 
 BOOST_FIXTURE_TEST_CASE(migrates_a_version_1_schema_keeping_its_data, schema_fixture) {
@@ -266,20 +268,62 @@ BOOST_FIXTURE_TEST_CASE(migrates_a_version_1_schema_keeping_its_data, schema_fix
     for (std::size_t i = data.find('\''); i != std::string::npos; i = data.find('\'', i + 2)) data.insert(i, 1, '\'');
     pg_test::exec("SELECT " + schema + ".libretto_append('app', 'u', 'old', 0, 6.0, 0, '{1}', '{6.0}', ARRAY['" + data +
                   "'], '{}', '{}', '{}', '{}', '{}', '{}')");
+    // Compactions as the v1 schema stored them: a valid one (2, of 1..1), a reversed one and
+    // one with an empty summary (another tool's): migration 3 indexes only the first.
+    auto compaction_row = [&](std::int64_t seq, lb::event_compaction c) {
+        lb::event x = lb::event::make(lb::event_type::agent_message, "compaction");
+        x.session_id = "old";
+        x.sequence = seq;
+        x.timestamp = 6.0 + static_cast<double>(seq);
+        x.actions.compaction = std::move(c);
+        std::string row = lb::serialize_event(x);
+        for (std::size_t i = row.find('\''); i != std::string::npos; i = row.find('\'', i + 2)) row.insert(i, 1, '\'');
+        pg_test::exec("SELECT " + schema + ".libretto_append('app', 'u', 'old', " + std::to_string(seq - 1) + ", 9.0, 0, '{" +
+                      std::to_string(seq) + "}', '{9.0}', ARRAY['" + row + "'], '{}', '{}', '{}', '{}', '{}', '{}')");
+    };
+    compaction_row(2, lb::event_compaction{1, 1, 0, 0, "hi, summarised", 1});
+    compaction_row(3, lb::event_compaction{2, 1, 0, 0, "reversed", 1});
+    compaction_row(4, lb::event_compaction{1, 3, 0, 0, "", 3});
     run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
         auto st = open(ex);
         auto ec = co_await open_ec(st);
         BOOST_TEST(!ec, st.last_error_message());
         BOOST_TEST(st.found_schema_version() == 1);
-        BOOST_TEST(pg_test::query_value("SELECT version FROM " + schema + ".schema_version") == "2");
+        BOOST_TEST(pg_test::query_value("SELECT version FROM " + schema + ".schema_version") == "3");
         BOOST_TEST(pg_test::query_value("SELECT count(*) FROM pg_indexes WHERE schemaname = '" + schema +
                                         "' AND indexname = 'sessions_by_user'") == "1");
+        BOOST_TEST(pg_test::query_value("SELECT string_agg(sequence || ':' || first_sequence || '-' || last_sequence, "
+                                        "',') FROM " + schema + ".compactions") == "2:1-1");
         auto g = co_await get(st, "app", "u", "old");
         BOOST_REQUIRE(g);
-        BOOST_TEST(g->last_sequence == 1);
-        BOOST_REQUIRE(g->events.size() == 1u);
+        BOOST_TEST(g->last_sequence == 4);
+        BOOST_REQUIRE(g->events.size() == 4u);
         BOOST_TEST(g->events[0].text() == "hi");
         BOOST_TEST(g->state.at("k") == lb::json::value(1));
+        // What a runner loads: the summary of 1..1 and what follows (the bad ones cover nothing).
+        lb::get_options o;
+        o.context_only = true;
+        lb::session_key k{"app", "u", "old"};
+        auto op = st.async_get(std::move(k), std::move(o), asio::use_awaitable);
+        auto tail = co_await std::move(op);
+        BOOST_REQUIRE(tail);
+        BOOST_REQUIRE_EQUAL(tail->events.size(), 3u);
+        BOOST_TEST(tail->events[0].sequence == 2);
+        // Appends maintain the table: a summary containing 1..1 replaces its row.
+        auto c = text_event("summary of 1-4", 10.0);
+        c.actions.compaction = lb::event_compaction{1, 4, 0, 0, "everything", 4};
+        auto ap = st.async_append(*tail, std::move(c), asio::use_awaitable);
+        BOOST_TEST(co_await std::move(ap) == 5);
+        BOOST_TEST(pg_test::query_value("SELECT string_agg(sequence || ':' || first_sequence || '-' || last_sequence, "
+                                        "',') FROM " + schema + ".compactions") == "5:1-4");
+        lb::get_options o2;
+        o2.context_only = true;
+        lb::session_key k2{"app", "u", "old"};
+        auto op2 = st.async_get(std::move(k2), std::move(o2), asio::use_awaitable);
+        auto only = co_await std::move(op2);
+        BOOST_REQUIRE(only);
+        BOOST_REQUIRE_EQUAL(only->events.size(), 1u);
+        BOOST_TEST(only->events[0].sequence == 5);
     });
 }
 
