@@ -44,10 +44,21 @@ struct schema_fixture {
     }
 };
 
-asio::awaitable<error_code> open_ec(lb::postgres_store& st) {
-    auto op = st.async_open(asio::as_tuple(asio::use_awaitable));
+asio::awaitable<error_code> open_ec(lb::postgres_store& st, lb::diagnostics& d) {
+    auto op = st.async_open(d, asio::as_tuple(asio::use_awaitable));
     auto r = co_await std::move(op);
     co_return std::get<0>(r);
+}
+
+asio::awaitable<error_code> open_ec(lb::postgres_store& st) {
+    lb::diagnostics d;
+    co_return co_await open_ec(st, d);
+}
+
+asio::awaitable<std::tuple<error_code, std::int64_t>> append_batch(lb::postgres_store& st, lb::session& s,
+                                                                   std::vector<lb::event> events, lb::diagnostics& d) {
+    auto op = st.async_append_batch(s, std::move(events), d, asio::as_tuple(asio::use_awaitable));
+    co_return co_await std::move(op);
 }
 
 asio::awaitable<std::tuple<error_code, std::int64_t>> append_batch(lb::postgres_store& st, lb::session& s,
@@ -103,14 +114,18 @@ BOOST_AUTO_TEST_CASE(refused_connection_is_an_io_error_naming_the_server) {
     o.conninfo = "host=127.0.0.1 port=" + std::to_string(port) + " user=postgres dbname=x";
     run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
         lb::postgres_store st(ex, o);
-        auto ec = co_await open_ec(st);
+        lb::diagnostics diag;
+        auto ec = co_await open_ec(st, diag);
         BOOST_TEST(ec == lb::errc::io_error);
-        const auto msg = st.last_error_message();
+        const auto msg = diag.message();
+        BOOST_TEST(msg.find("postgres_store: ") == 0u, msg);
         BOOST_TEST(msg.find("cannot connect") != std::string::npos, msg);
         BOOST_TEST(msg.find(std::to_string(port)) != std::string::npos, msg);
         // The operations report the same, and the store stays usable for more attempts.
-        auto gec = co_await get_ec(st, "a", "u", "s");
+        lb::diagnostics get_diag;
+        auto gec = co_await get_ec(st, "a", "u", "s", get_diag);
         BOOST_TEST(gec == lb::errc::io_error);
+        BOOST_TEST(get_diag.message().find("cannot connect") != std::string::npos, get_diag.message());
     });
 }
 
@@ -127,7 +142,8 @@ BOOST_AUTO_TEST_CASE(a_server_that_never_answers_hits_connect_timeout) {
     lb::postgres_store st(io.get_executor(), o);
     error_code result = lb::errc::cancelled;
     const auto start = std::chrono::steady_clock::now();
-    st.async_open([&](error_code ec) {
+    lb::diagnostics diag;
+    st.async_open(diag, [&](error_code ec) {
         result = ec;
         silent.close();
         held.close();
@@ -135,7 +151,7 @@ BOOST_AUTO_TEST_CASE(a_server_that_never_answers_hits_connect_timeout) {
     io.run();
     const auto took = std::chrono::steady_clock::now() - start;
     BOOST_TEST(result == lb::errc::io_error);
-    BOOST_TEST(st.last_error_message().find("within 200 ms") != std::string::npos, st.last_error_message());
+    BOOST_TEST(diag.message().find("within 200 ms") != std::string::npos, diag.message());
     BOOST_TEST(took >= 150ms);
     BOOST_TEST(took < 10s);
 }
@@ -183,10 +199,10 @@ BOOST_FIXTURE_TEST_CASE(pool_exhaustion_waits_then_fails_busy, schema_fixture) {
             append_seq = seq;
         });
         // A second operation finds no free connection within acquire_timeout.
-        auto gec = co_await get_ec(st, "app", "u", "s1");
+        lb::diagnostics diag;
+        auto gec = co_await get_ec(st, "app", "u", "s1", diag);
         BOOST_TEST(gec == lb::errc::busy);
-        BOOST_TEST(st.last_error_message().find("none of the pool's 1 connections") != std::string::npos,
-                   st.last_error_message());
+        BOOST_TEST(diag.message().find("none of the pool's 1 connections") != std::string::npos, diag.message());
         BOOST_TEST(append_result == lb::errc::cancelled); // still waiting for the lock
         PQclear(PQexec(locker.get(), "COMMIT"));
         // Once the lock is released the append completes.
@@ -286,8 +302,10 @@ BOOST_FIXTURE_TEST_CASE(migrates_a_version_1_schema_keeping_its_data, schema_fix
     compaction_row(4, lb::event_compaction{1, 3, 0, 0, "", 3});
     run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
         auto st = open(ex);
-        auto ec = co_await open_ec(st);
-        BOOST_TEST(!ec, st.last_error_message());
+        lb::diagnostics diag;
+        auto ec = co_await open_ec(st, diag);
+        BOOST_TEST(!ec, diag.message());
+        BOOST_TEST(diag.empty());
         BOOST_TEST(st.found_schema_version() == 1);
         BOOST_TEST(pg_test::query_value("SELECT version FROM " + schema + ".schema_version") == "3");
         BOOST_TEST(pg_test::query_value("SELECT count(*) FROM pg_indexes WHERE schemaname = '" + schema +
@@ -332,9 +350,10 @@ BOOST_FIXTURE_TEST_CASE(a_newer_schema_is_refused_and_left_alone, schema_fixture
                   ".schema_version (version integer NOT NULL); INSERT INTO " + schema + ".schema_version VALUES (99);");
     run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
         auto st = open(ex);
-        auto ec = co_await open_ec(st);
+        lb::diagnostics diag;
+        auto ec = co_await open_ec(st, diag);
         BOOST_TEST(ec == boost::system::errc::not_supported);
-        BOOST_TEST(st.last_error_message().find("version 99") != std::string::npos, st.last_error_message());
+        BOOST_TEST(diag.message().find("version 99") != std::string::npos, diag.message());
         BOOST_TEST(pg_test::query_value("SELECT version FROM " + schema + ".schema_version") == "99");
         BOOST_TEST(pg_test::query_value("SELECT count(*) FROM pg_tables WHERE schemaname = '" + schema + "'") == "1");
         auto gec = co_await get_ec(st, "a", "u", "s");
@@ -434,11 +453,11 @@ BOOST_FIXTURE_TEST_CASE(append_batch_is_all_or_nothing, schema_fixture) {
         std::vector<lb::event> bad;
         bad.push_back(text_event("fits"));
         bad.push_back(text_event(std::string(2000, 'x')));
-        auto [ec2, last2] = co_await append_batch(small, s, std::move(bad));
+        lb::diagnostics diag;
+        auto [ec2, last2] = co_await append_batch(small, s, std::move(bad), diag);
         BOOST_TEST(ec2 == lb::errc::oversize);
         BOOST_TEST(last2 == 0);
-        BOOST_TEST(small.last_error_message().find("event 1 of the append") != std::string::npos,
-                   small.last_error_message());
+        BOOST_TEST(diag.message().find("event 1 of the append") != std::string::npos, diag.message());
         BOOST_TEST(s.last_sequence == 2);
         BOOST_TEST(pg_test::query_value("SELECT count(*) FROM " + schema + ".events") == "2");
 
@@ -448,10 +467,9 @@ BOOST_FIXTURE_TEST_CASE(append_batch_is_all_or_nothing, schema_fixture) {
         std::vector<lb::event> late;
         late.push_back(text_event("late 1"));
         late.push_back(text_event("late 2"));
-        auto [ec3, last3] = co_await append_batch(st, stale, std::move(late));
+        auto [ec3, last3] = co_await append_batch(st, stale, std::move(late), diag);
         BOOST_TEST(ec3 == lb::errc::stale_session);
-        BOOST_TEST(st.last_error_message().find("is at sequence 2, the caller's copy at 1") != std::string::npos,
-                   st.last_error_message());
+        BOOST_TEST(diag.message().find("is at sequence 2, the caller's copy at 1") != std::string::npos, diag.message());
         BOOST_TEST(pg_test::query_value("SELECT count(*) FROM " + schema + ".events") == "2");
 
         // An empty batch (or all partial) stores nothing and succeeds.
@@ -474,12 +492,13 @@ BOOST_FIXTURE_TEST_CASE(invalid_utf8_events_are_refused_before_the_server, schem
         bad.push_back(text_event("fits"));
         bad.push_back(text_event("cut short \xe2\x82"));
         bad.back().actions.state_delta["app:k"] = 1;
-        auto [ec, last] = co_await append_batch(st, s, std::move(bad));
+        lb::diagnostics diag;
+        auto [ec, last] = co_await append_batch(st, s, std::move(bad), diag);
         BOOST_TEST(ec == lb::errc::invalid_argument);
         BOOST_TEST(last == 0);
-        BOOST_TEST(st.last_error_message().find("(1 of the append): string is not valid UTF-8 (byte 0xe2 at offset 10)") !=
+        BOOST_TEST(diag.message().find("(1 of the append): string is not valid UTF-8 (byte 0xe2 at offset 10)") !=
                        std::string::npos,
-                   st.last_error_message());
+                   diag.message());
         BOOST_TEST(s.last_sequence == 1);
         BOOST_TEST(pg_test::query_value("SELECT count(*) FROM " + schema + ".events") == "1");
         BOOST_TEST(pg_test::query_value("SELECT count(*) FROM " + schema + ".app_state") == "0");
@@ -492,9 +511,10 @@ BOOST_FIXTURE_TEST_CASE(append_to_a_deleted_session_is_not_found, schema_fixture
         auto st = open(ex);
         auto s = co_await create(st, "app", "u", "s1");
         co_await remove(st, "app", "u", "s1");
-        auto ec = co_await append_text_ec(st, s, "into the void");
+        lb::diagnostics diag;
+        auto ec = co_await append_text_ec(st, s, "into the void", diag);
         BOOST_TEST(ec == lb::errc::not_found);
-        BOOST_TEST(st.last_error_message().find("app/u/s1 does not exist") != std::string::npos, st.last_error_message());
+        BOOST_TEST(diag.message().find("app/u/s1 does not exist") != std::string::npos, diag.message());
     });
 }
 
@@ -505,10 +525,10 @@ BOOST_FIXTURE_TEST_CASE(corrupt_rows_are_reported_not_skipped, schema_fixture) {
         co_await append_text(st, s, "one");
         co_await append_text(st, s, "two");
         pg_test::exec("UPDATE " + schema + ".events SET data = '{\"truncated' WHERE sequence = 2");
-        auto ec = co_await get_ec(st, "app", "u", "s1");
+        lb::diagnostics diag;
+        auto ec = co_await get_ec(st, "app", "u", "s1", diag);
         BOOST_TEST(ec == lb::errc::corrupt_data);
-        BOOST_TEST(st.last_error_message().find("event at sequence 2 is corrupt") != std::string::npos,
-                   st.last_error_message());
+        BOOST_TEST(diag.message().find("event at sequence 2 is corrupt") != std::string::npos, diag.message());
         // Only the intact part requested: fine.
         lb::get_options first;
         first.num_recent_events = 0;
@@ -517,16 +537,16 @@ BOOST_FIXTURE_TEST_CASE(corrupt_rows_are_reported_not_skipped, schema_fixture) {
 
         pg_test::exec("UPDATE " + schema + ".events SET data = '" + lb::serialize_event(s.events[0]) +
                       "' WHERE sequence = 2"); // a valid event, but the wrong sequence
-        ec = co_await get_ec(st, "app", "u", "s1");
+        ec = co_await get_ec(st, "app", "u", "s1", diag);
         BOOST_TEST(ec == lb::errc::corrupt_data);
-        BOOST_TEST(st.last_error_message().find("says it has sequence 1") != std::string::npos, st.last_error_message());
+        BOOST_TEST(diag.message().find("says it has sequence 1") != std::string::npos, diag.message());
 
         pg_test::exec("INSERT INTO " + schema + ".app_state VALUES ('app', 'bad', 'not json')");
         lb::list_options lo;
         lo.app_name = "app";
-        auto lec = co_await list_ec(st, lo);
+        auto lec = co_await list_ec(st, lo, diag);
         BOOST_TEST(lec == lb::errc::corrupt_data);
-        BOOST_TEST(st.last_error_message().find("'bad' holds invalid JSON") != std::string::npos, st.last_error_message());
+        BOOST_TEST(diag.message().find("'bad' holds invalid JSON") != std::string::npos, diag.message());
     });
 }
 
