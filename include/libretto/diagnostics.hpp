@@ -55,7 +55,8 @@ private:
 class error_with_diagnostics : public boost::system::system_error {
 public:
     error_with_diagnostics(boost::system::error_code ec, diagnostics d)
-        : boost::system::system_error(ec, d.message()), diag_(std::move(d)) {}
+        : boost::system::system_error(d.empty() ? boost::system::system_error(ec) : boost::system::system_error(ec, d.message())),
+          diag_(std::move(d)) {}
 
     const diagnostics& get_diagnostics() const noexcept { return diag_; }
 

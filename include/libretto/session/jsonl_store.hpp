@@ -1912,25 +1912,36 @@ public:
     // A failure's words go to *diag when the caller passes one (docs/errors.md).
 
     boost::system::error_code create(create_options o, session& out, diagnostics* diag = nullptr) {
+        if (diag) diag->clear();
         return impl_->create(diag, std::move(o), out);
     }
     boost::system::error_code get(const session_key& k, const get_options& o, std::optional<session>& out,
                                   diagnostics* diag = nullptr) {
+        if (diag) diag->clear();
         return impl_->get(diag, k, o, out);
     }
     boost::system::error_code list(const list_options& o, list_page& out, diagnostics* diag = nullptr) {
+        if (diag) diag->clear();
         return impl_->list(diag, o, out);
     }
-    boost::system::error_code remove(const session_key& k, diagnostics* diag = nullptr) { return impl_->remove(diag, k); }
+    boost::system::error_code remove(const session_key& k, diagnostics* diag = nullptr) {
+        if (diag) diag->clear();
+        return impl_->remove(diag, k);
+    }
     boost::system::error_code append(session& s, event e, std::int64_t& sequence, diagnostics* diag = nullptr) {
+        if (diag) diag->clear();
         return impl_->append(diag, s, std::move(e), sequence);
     }
     /// Ends a turn: fdatasync of the session's transcript if this store wrote to it since
     /// the last flush (durability per_turn), and a checkpoint. not_found if there is no
     /// such session.
-    boost::system::error_code flush(const session_key& k, diagnostics* diag = nullptr) { return impl_->flush(diag, k); }
+    boost::system::error_code flush(const session_key& k, diagnostics* diag = nullptr) {
+        if (diag) diag->clear();
+        return impl_->flush(diag, k);
+    }
     boost::system::error_code maintain(const jsonl_maintenance_options& o, jsonl_maintenance_report& r,
                                        diagnostics* diag = nullptr) {
+        if (diag) diag->clear();
         return impl_->maintain(diag, o, r);
     }
 

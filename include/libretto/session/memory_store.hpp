@@ -56,6 +56,7 @@ public:
     static constexpr bool never_blocks = true;
 
     boost::system::error_code create(create_options o, session& out, diagnostics* d = nullptr) {
+        if (d) d->clear();
         if (o.session_id.empty()) o.session_id = event::new_id();
         if (auto ec = detail::validate_key(o.app_name, o.user_id, o.session_id))
             return fail(d, ec, "create: " + detail::key_problem(o.app_name, o.user_id, o.session_id));
@@ -80,6 +81,7 @@ public:
 
     boost::system::error_code get(const session_key& k, const get_options& o, std::optional<session>& out,
                                   diagnostics* d = nullptr) const {
+        if (d) d->clear();
         out.reset();
         if (auto ec = detail::validate_key(k)) return fail(d, ec, "get: " + detail::key_problem(k));
         std::lock_guard lock(data_->mutex);
@@ -93,6 +95,7 @@ public:
     }
 
     boost::system::error_code list(const list_options& o, list_page& out, diagnostics* d = nullptr) const {
+        if (d) d->clear();
         out = {};
         if (auto ec = validate_id(o.app_name)) return fail(d, ec, "list: app name " + id_problem(o.app_name));
         if (o.user_id)
@@ -132,6 +135,7 @@ public:
     }
 
     boost::system::error_code remove(const session_key& k, diagnostics* d = nullptr) {
+        if (d) d->clear();
         if (auto ec = detail::validate_key(k)) return fail(d, ec, "delete: " + detail::key_problem(k));
         std::lock_guard lock(data_->mutex);
         data_->last.s = nullptr;
@@ -144,6 +148,7 @@ public:
     }
 
     boost::system::error_code append(session& sess, event e, std::int64_t& sequence, diagnostics* d = nullptr) {
+        if (d) d->clear();
         return append_event(sess, std::make_shared<event>(std::move(e)), sequence, d);
     }
 
@@ -153,6 +158,7 @@ public:
     /// oversize, missing session, a null node) the node is left unchanged.
     boost::system::error_code append_shared(session& sess, std::shared_ptr<event> node, std::int64_t& sequence,
                                             diagnostics* d = nullptr) {
+        if (d) d->clear();
         sequence = 0;
         if (!node) return fail(d, errc::invalid_argument, "append: a null event node");
         return append_event(sess, std::move(node), sequence, d);
@@ -163,6 +169,7 @@ public:
     /// last stored event (0 if none was stored). One lock and one look-up for the batch.
     boost::system::error_code append_batch(session& sess, std::vector<event> events, std::int64_t& sequence,
                                            diagnostics* d = nullptr) {
+        if (d) d->clear();
         return append_events(sess, events, sequence, d);
     }
 

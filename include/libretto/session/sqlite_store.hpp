@@ -169,19 +169,25 @@ public:
     // A failure's words go to *diag when the caller passes one (docs/errors.md).
 
     boost::system::error_code create(create_options o, session& out, diagnostics* diag = nullptr) {
+        if (diag) diag->clear();
         return core_->create(diag, std::move(o), out);
     }
 
     boost::system::error_code get(const session_key& k, const get_options& o, std::optional<session>& out,
                                   diagnostics* diag = nullptr) {
+        if (diag) diag->clear();
         return core_->get(diag, k, o, out);
     }
 
     boost::system::error_code list(const list_options& o, list_page& out, diagnostics* diag = nullptr) {
+        if (diag) diag->clear();
         return core_->list(diag, o, out);
     }
 
-    boost::system::error_code remove(const session_key& k, diagnostics* diag = nullptr) { return core_->remove(diag, k); }
+    boost::system::error_code remove(const session_key& k, diagnostics* diag = nullptr) {
+        if (diag) diag->clear();
+        return core_->remove(diag, k);
+    }
 
     boost::system::error_code append(session& sess, event e, std::int64_t& sequence, diagnostics* diag = nullptr) {
         return append_batch(sess, one(std::move(e)), sequence, diag);
@@ -189,6 +195,7 @@ public:
 
     boost::system::error_code append_batch(session& sess, std::vector<event> events, std::int64_t& sequence,
                                            diagnostics* diag = nullptr) {
+        if (diag) diag->clear();
         detail::append_result r;
         auto ec = core_->append(diag, target_of(sess), std::move(events), r);
         sequence = r.last_sequence;
