@@ -18,7 +18,7 @@ using libretto::errc;
 
 namespace {
 constexpr int first_errc = static_cast<int>(errc::invalid_argument);
-constexpr int last_errc = static_cast<int>(errc::limit_exceeded);
+constexpr int last_errc = static_cast<int>(errc::unexpected_exception);
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(error)
@@ -36,7 +36,8 @@ BOOST_AUTO_TEST_CASE(is_error_code_enum_is_specialised) {
 BOOST_AUTO_TEST_CASE(enumerators_are_numbered_from_one) {
     // Zero is reserved for success, and the enumerators are contiguous.
     BOOST_TEST(first_errc == 1);
-    BOOST_TEST(last_errc == 23);
+    BOOST_TEST(last_errc == 24);
+    BOOST_TEST(static_cast<int>(errc::limit_exceeded) == 23);
     BOOST_TEST(static_cast<int>(errc::invalid_json) == 2);
     BOOST_TEST(static_cast<int>(errc::missing_field) == 3);
     BOOST_TEST(static_cast<int>(errc::stale_session) == 9);
@@ -87,6 +88,7 @@ BOOST_AUTO_TEST_CASE(specific_messages) {
     BOOST_TEST(libretto::make_error_code(errc::bad_response).message() == "malformed model response");
     BOOST_TEST(libretto::make_error_code(errc::auth_failed).message() == "authentication failed");
     BOOST_TEST(libretto::make_error_code(errc::context_overflow).message() == "model context window exceeded");
+    BOOST_TEST(libretto::make_error_code(errc::unexpected_exception).message() == "unexpected exception");
 }
 
 BOOST_AUTO_TEST_CASE(is_transient_accepts_retryable_failures_only) {
