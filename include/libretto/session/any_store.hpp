@@ -239,7 +239,7 @@ private:
             [p = p_](auto h, diagnostics* d, session_key k) { p->remove(std::move(k), d, std::move(h)); }, std::move(k));
     }
     template <class Token>
-    auto append_op(diagnostics* d, session& s, event e, Token&& token) {
+    auto append_op(diagnostics* d, session& s, event&& e, Token&& token) {
         return detail::initiate_store_op<append_signature>(
             d, std::forward<Token>(token),
             [p = p_](auto h, diagnostics* d, session* s, event e) { p->append(*s, std::move(e), d, std::move(h)); }, &s,

@@ -2080,7 +2080,7 @@ private:
     }
 
     template <class Token>
-    auto append_op(diagnostics* d, session& s, event e, Token&& token) {
+    auto append_op(diagnostics* d, session& s, event&& e, Token&& token) { // &&: no move before the node
         // Boxed once, in the node the caller's session then keeps: completion tokens
         // move their arguments around, and an event's moves are not cheap.
         auto node = std::make_shared<event>(std::move(e));
