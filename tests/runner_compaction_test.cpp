@@ -477,9 +477,19 @@ BOOST_AUTO_TEST_CASE(compactions_another_tool_stored_badly_hide_nothing_from_the
     auto model = answering_model(env.io.get_executor(), 1);
     auto agent = make_agent(model);
     lb::jsonl_store second(env.io.get_executor(), env.options_used);
-    lb::runner fresh{agent, second, lb::any_strategy{lb::char_budget{.threshold_chars = 100000}}};
+    // The runner says which events it ignores, and why.
+    std::vector<std::string> ignored;
+    lb::runner_options ro;
+    ro.on_ignored_compaction = [&](const lb::session_key& k, const lb::ignored_compaction& ic) {
+        ignored.push_back(k.session_id + " " + std::to_string(ic.source->sequence) + ": " + ic.reason);
+    };
+    lb::runner fresh{agent, second, ro, lb::any_strategy{lb::char_budget{.threshold_chars = 100000}}};
     auto t = run_turn(env.io, fresh.run(opts(), "third"));
     BOOST_TEST(t.what() == "");
+    const std::vector<std::string> expected_ignored{
+        "s1 5: actions.compaction.summary is empty",
+        "s1 6: actions.compaction.first_sequence 4 is after last_sequence 2 (a reversed range)"};
+    BOOST_TEST(ignored == expected_ignored, boost::test_tools::per_element());
     BOOST_REQUIRE_EQUAL(model.requests().size(), 1u);
     const std::string sent = request_text(model.requests().front());
     BOOST_TEST(contains(sent, "first about ORD-1"));

@@ -35,6 +35,8 @@
 #include <libretto/detail/session_cache.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/event.hpp>
+#include <libretto/event/filters.hpp>
+#include <libretto/event/compaction_check.hpp>
 #include <libretto/diagnostics.hpp>
 #include <libretto/session/session.hpp>
 #include <libretto/session/state.hpp>
@@ -58,6 +60,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -113,6 +116,12 @@ struct runner_options {
     /// deleted or re-created, a gap) loads it again. Each cached session holds what a turn
     /// would load.
     std::size_t cached_sessions = 256;
+    /// Called, on the turn's executor, for each stored compaction event a turn's context
+    /// ignores because check_compaction refuses it (a reversed range, an empty summary ...:
+    /// written by another tool; this library's stores refuse such appends). The history
+    /// is not shortened by it: the events it claims to cover stay in the context. Empty:
+    /// nothing is checked. ignored_compaction::source points at the event during the call.
+    std::function<void(const session_key&, const ignored_compaction&)> on_ignored_compaction{};
 };
 
 namespace detail {
@@ -703,6 +712,17 @@ inline void adopt_turn_session(turn_state& t, std::optional<session>& loaded) {
     t.scratch.user_id = t.sess->user_id;
 }
 
+/// Tells runner_options::on_ignored_compaction (if set) of each compaction event in the
+/// turn's session that check_compaction refuses: the context ignores it, and the caller
+/// hears of it rather than of a history silently shortened.
+template <class Core>
+void report_ignored_compactions(const Core& core, const turn_state& t) {
+    if (!core.on_ignored_compaction) return;
+    for (const event& e : t.sess->events)
+        if (e.actions.compaction)
+            if (auto bad = check_compaction(e)) core.on_ignored_compaction(t.key, ignored_compaction{&e, std::move(bad.message)});
+}
+
 /// What a turn loads: what a context view of the session needs (get_options::context_only:
 /// the shown summaries and the events after the newest covered range, never the covered
 /// events), with the newest compaction's range too for a strategy that plans from it.
@@ -743,6 +763,7 @@ void load_turn_session_now(Core& core, turn_state& t, const std::string& cache_k
         take_created_session(t, ec, std::move(created), loaded, created_elsewhere);
     }
     adopt_turn_session(t, loaded);
+    report_ignored_compactions(core, t);
 }
 
 /// Step 2 of a turn (see load_turn_session_now) for a store whose calls complete later: a
@@ -781,6 +802,7 @@ boost::asio::awaitable<void> load_turn_session(Core& core, turn_state& t, const 
         take_created_session(t, ec, std::move(created), loaded, created_elsewhere);
     }
     adopt_turn_session(t, loaded);
+    report_ignored_compactions(core, t);
 }
 
 /// Step 3 of a turn: what the agent starts from. Plain functions (this one and
@@ -1061,7 +1083,7 @@ public:
 
     /// With options (runner_options::cached_sessions).
     runner(const Agent& agent, Store& store, runner_options options, Compaction compaction = {}, Signer signer = {})
-        : core_(std::make_shared<core>(agent, store, options, std::move(compaction), std::move(signer))) {}
+        : core_(std::make_shared<core>(agent, store, std::move(options), std::move(compaction), std::move(signer))) {}
 
     /// The runner refers to its agent: a temporary would dangle.
     runner(const Agent&& agent, Store& store, Compaction compaction = {}, Signer signer = {}) = delete;
@@ -1134,7 +1156,8 @@ private:
 
         core(const Agent& a, Store& s, runner_options o, Compaction c, Signer sg)
             : agent(&a), store(&s), compaction(std::move(c)), signer(std::move(sg)), ex(s.get_executor()),
-              locks(std::make_shared<detail::session_locks>()), cache(o.cached_sessions) {
+              locks(std::make_shared<detail::session_locks>()), cache(o.cached_sessions),
+              on_ignored_compaction(std::move(o.on_ignored_compaction)) {
             agent_ref root(a);
             auto dup = duplicate_agent_names(root);
             if (!dup.empty()) {
@@ -1154,6 +1177,7 @@ private:
         executor_type ex;
         std::shared_ptr<detail::session_locks> locks;
         detail::session_cache cache;
+        std::function<void(const session_key&, const ignored_compaction&)> on_ignored_compaction;
         std::shared_ptr<const agent_node> tree;
         libretto::agent_launcher launcher;
     };
