@@ -12,6 +12,7 @@
 #include <libretto/session/memory_store.hpp>
 #include <libretto/tool/function_tool.hpp>
 
+#include <boost/asio/strand.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>

@@ -284,7 +284,7 @@ template <boost::asio::completion_token_for<run_to_end_signature> CompletionToke
 auto async_run_to_end(event_stream turn, run_to_end_options options = {}, CompletionToken&& token = {}) {
     auto st = std::make_shared<detail::run_to_end_state>(std::move(turn), std::move(options));
     if constexpr (detail::is_throwing_awaitable_token<CompletionToken>) {
-        using executor = typename detail::throwing_awaitable_token<std::decay_t<CompletionToken>>::executor_type;
+        using executor = typename detail::awaitable_token<std::decay_t<CompletionToken>>::executor_type;
         return detail::run_to_end_throwing<executor>(std::move(st));
     } else {
         boost::asio::any_io_executor ex = st->ex;

@@ -42,15 +42,32 @@ struct sig_value<void(Ec, T)> {
     using type = T;
 };
 
+/// Whether a completion token asks for an awaitable: `use_awaitable` (an error throws
+/// system_error) or `as_tuple(use_awaitable)` (the error code comes first in a tuple).
+template <class Token>
+struct awaitable_token : std::false_type {
+    static constexpr bool as_tuple = false;
+};
+
+template <class Executor>
+struct awaitable_token<boost::asio::use_awaitable_t<Executor>> : std::true_type {
+    using executor_type = Executor;
+    static constexpr bool as_tuple = false;
+};
+
+template <class Executor>
+struct awaitable_token<boost::asio::as_tuple_t<boost::asio::use_awaitable_t<Executor>>> : std::true_type {
+    using executor_type = Executor;
+    static constexpr bool as_tuple = true;
+};
+
+template <class Token>
+inline constexpr bool is_awaitable_token = awaitable_token<std::decay_t<Token>>::value;
+
 /// Whether Token is use_awaitable_t<Ex> itself (an error throws).
 template <class Token>
-struct throwing_awaitable_token : std::false_type {};
-template <class Executor>
-struct throwing_awaitable_token<boost::asio::use_awaitable_t<Executor>> : std::true_type {
-    using executor_type = Executor;
-};
-template <class Token>
-inline constexpr bool is_throwing_awaitable_token = throwing_awaitable_token<std::decay_t<Token>>::value;
+inline constexpr bool is_throwing_awaitable_token =
+    awaitable_token<std::decay_t<Token>>::value && !awaitable_token<std::decay_t<Token>>::as_tuple;
 
 template <class Sig, class Executor, class Init, class... Args>
 boost::asio::awaitable<typename sig_value<Sig>::type, Executor> throw_with_diagnostics(diagnostics* caller, Init init,
@@ -70,7 +87,7 @@ boost::asio::awaitable<typename sig_value<Sig>::type, Executor> throw_with_diagn
 template <class Sig, class Token, class Init, class... Args>
 auto initiate_with_diagnostics(diagnostics* d, Token&& token, Init init, Args&&... args) {
     if constexpr (is_throwing_awaitable_token<Token>) {
-        using ex_type = typename throwing_awaitable_token<std::decay_t<Token>>::executor_type;
+        using ex_type = typename awaitable_token<std::decay_t<Token>>::executor_type;
         return throw_with_diagnostics<Sig, ex_type>(d, std::move(init), std::decay_t<Args>(std::forward<Args>(args))...);
     } else {
         return boost::asio::async_initiate<Token, Sig>(std::move(init), token, d, std::forward<Args>(args)...);

@@ -212,14 +212,14 @@ public:
 private:
     template <class Token>
     auto create_op(diagnostics* d, create_options o, Token&& token) {
-        return detail::initiate_store_op<create_signature>(
+        return detail::initiate_with_diagnostics<create_signature>(
             d, std::forward<Token>(token),
             [p = p_](auto h, diagnostics* d, create_options o) { p->create(std::move(o), d, std::move(h)); },
             std::move(o));
     }
     template <class Token>
     auto get_op(diagnostics* d, session_key k, get_options o, Token&& token) {
-        return detail::initiate_store_op<get_signature>(
+        return detail::initiate_with_diagnostics<get_signature>(
             d, std::forward<Token>(token),
             [p = p_](auto h, diagnostics* d, session_key k, get_options o) {
                 p->get(std::move(k), std::move(o), d, std::move(h));
@@ -228,26 +228,26 @@ private:
     }
     template <class Token>
     auto list_op(diagnostics* d, list_options o, Token&& token) {
-        return detail::initiate_store_op<list_signature>(
+        return detail::initiate_with_diagnostics<list_signature>(
             d, std::forward<Token>(token),
             [p = p_](auto h, diagnostics* d, list_options o) { p->list(std::move(o), d, std::move(h)); }, std::move(o));
     }
     template <class Token>
     auto delete_op(diagnostics* d, session_key k, Token&& token) {
-        return detail::initiate_store_op<delete_signature>(
+        return detail::initiate_with_diagnostics<delete_signature>(
             d, std::forward<Token>(token),
             [p = p_](auto h, diagnostics* d, session_key k) { p->remove(std::move(k), d, std::move(h)); }, std::move(k));
     }
     template <class Token>
     auto append_op(diagnostics* d, session& s, event&& e, Token&& token) {
-        return detail::initiate_store_op<append_signature>(
+        return detail::initiate_with_diagnostics<append_signature>(
             d, std::forward<Token>(token),
             [p = p_](auto h, diagnostics* d, session* s, event e) { p->append(*s, std::move(e), d, std::move(h)); }, &s,
             std::move(e));
     }
     template <class Token>
     auto batch_op(diagnostics* d, session& s, std::vector<event> evs, Token&& token) {
-        return detail::initiate_store_op<append_signature>(
+        return detail::initiate_with_diagnostics<append_signature>(
             d, std::forward<Token>(token),
             [p = p_](auto h, diagnostics* d, session* s, std::vector<event> evs) {
                 p->append_batch(*s, std::move(evs), d, std::move(h));
@@ -256,7 +256,7 @@ private:
     }
     template <class Token>
     auto flush_op(diagnostics* d, session_key k, Token&& token) {
-        return detail::initiate_store_op<flush_signature>(
+        return detail::initiate_with_diagnostics<flush_signature>(
             d, std::forward<Token>(token),
             [p = p_](auto h, diagnostics* d, session_key k) { p->flush(std::move(k), d, std::move(h)); }, std::move(k));
     }

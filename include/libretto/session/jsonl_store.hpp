@@ -2141,10 +2141,10 @@ private:
 
     /// Runs `fn(engine, diagnostics*)` on the blocking executor and completes with its tuple
     /// on ex_. With use_awaitable and no caller diagnostics, the error thrown carries the
-    /// operation's words (detail::initiate_store_op).
+    /// operation's words (detail::initiate_with_diagnostics).
     template <class Sig, class Token, class Fn>
     auto run(diagnostics* d, Token&& token, Fn fn) {
-        return detail::initiate_store_op<Sig>(
+        return detail::initiate_with_diagnostics<Sig>(
             d, std::forward<Token>(token),
             [impl = impl_, ex = ex_](auto handler, diagnostics* d, Fn fn) {
                 if (d) d->clear();

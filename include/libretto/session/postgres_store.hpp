@@ -267,11 +267,11 @@ public:
     /// the operation completes.
     template <boost::asio::completion_token_for<append_signature> Token = default_completion_token_t>
     auto async_append(session& sess, event e, diagnostics& diag, Token&& token = {}) {
-        return append_start(&diag, sess, one(std::move(e)), std::forward<Token>(token));
+        return append_start(&diag, sess, detail::one_event(std::move(e)), std::forward<Token>(token));
     }
     template <boost::asio::completion_token_for<append_signature> Token = default_completion_token_t>
     auto async_append(session& sess, event e, Token&& token = {}) {
-        return append_start(nullptr, sess, one(std::move(e)), std::forward<Token>(token));
+        return append_start(nullptr, sess, detail::one_event(std::move(e)), std::forward<Token>(token));
     }
 
     /// Appends a turn's events in one transaction, all or nothing. Completes with the
@@ -286,21 +286,15 @@ public:
     }
 
 private:
-    static std::vector<event> one(event e) {
-        std::vector<event> v;
-        v.push_back(std::move(e));
-        return v;
-    }
-
     template <class Token>
     auto open_start(diagnostics* d, Token&& token) {
-        return detail::initiate_store_op<void(boost::system::error_code)>(
+        return detail::initiate_with_diagnostics<void(boost::system::error_code)>(
             d, std::forward<Token>(token),
             [this](auto handler, diagnostics* d) { this->launch(std::move(handler), d, open_op(pool_, d)); });
     }
     template <class Token>
     auto create_start(diagnostics* d, create_options o, Token&& token) {
-        return detail::initiate_store_op<create_signature>(
+        return detail::initiate_with_diagnostics<create_signature>(
             d, std::forward<Token>(token),
             [this](auto handler, diagnostics* d, create_options o) {
                 this->launch(std::move(handler), d, create_op(pool_, d, std::move(o)));
@@ -309,7 +303,7 @@ private:
     }
     template <class Token>
     auto get_start(diagnostics* d, session_key k, get_options o, Token&& token) {
-        return detail::initiate_store_op<get_signature>(
+        return detail::initiate_with_diagnostics<get_signature>(
             d, std::forward<Token>(token),
             [this](auto handler, diagnostics* d, session_key k, get_options o) {
                 this->launch(std::move(handler), d, get_op(pool_, d, std::move(k), std::move(o)));
@@ -318,7 +312,7 @@ private:
     }
     template <class Token>
     auto list_start(diagnostics* d, list_options o, Token&& token) {
-        return detail::initiate_store_op<list_signature>(
+        return detail::initiate_with_diagnostics<list_signature>(
             d, std::forward<Token>(token),
             [this](auto handler, diagnostics* d, list_options o) {
                 this->launch(std::move(handler), d, list_op(pool_, d, std::move(o)));
@@ -327,7 +321,7 @@ private:
     }
     template <class Token>
     auto delete_start(diagnostics* d, session_key k, Token&& token) {
-        return detail::initiate_store_op<delete_signature>(
+        return detail::initiate_with_diagnostics<delete_signature>(
             d, std::forward<Token>(token),
             [this](auto handler, diagnostics* d, session_key k) {
                 this->launch(std::move(handler), d, delete_op(pool_, d, std::move(k)));
@@ -336,7 +330,7 @@ private:
     }
     template <class Token>
     auto append_start(diagnostics* d, session& sess, std::vector<event> events, Token&& token) {
-        return detail::initiate_store_op<append_signature>(
+        return detail::initiate_with_diagnostics<append_signature>(
             d, std::forward<Token>(token),
             [this](auto handler, diagnostics* d, session* sess, std::vector<event> events) {
                 this->start_append(std::move(handler), d, sess, std::move(events));

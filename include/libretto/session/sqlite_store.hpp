@@ -190,7 +190,7 @@ public:
     }
 
     boost::system::error_code append(session& sess, event e, std::int64_t& sequence, diagnostics* diag = nullptr) {
-        return append_batch(sess, one(std::move(e)), sequence, diag);
+        return append_batch(sess, detail::one_event(std::move(e)), sequence, diag);
     }
 
     boost::system::error_code append_batch(session& sess, std::vector<event> events, std::int64_t& sequence,
@@ -244,11 +244,11 @@ public:
 
     template <boost::asio::completion_token_for<append_signature> Token = default_completion_token_t>
     auto async_append(session& sess, event e, diagnostics& diag, Token&& token = {}) {
-        return append_op(&diag, sess, one(std::move(e)), std::forward<Token>(token));
+        return append_op(&diag, sess, detail::one_event(std::move(e)), std::forward<Token>(token));
     }
     template <boost::asio::completion_token_for<append_signature> Token = default_completion_token_t>
     auto async_append(session& sess, event e, Token&& token = {}) {
-        return append_op(nullptr, sess, one(std::move(e)), std::forward<Token>(token));
+        return append_op(nullptr, sess, detail::one_event(std::move(e)), std::forward<Token>(token));
     }
 
     /// Appends a turn's events in one transaction, all or nothing. Completes with the
@@ -265,7 +265,7 @@ public:
 private:
     template <class Token>
     static auto open_start(diagnostics* d, executor_type ex, sqlite_store_options o, Token&& token) {
-        return detail::initiate_store_op<open_signature>(
+        return detail::initiate_with_diagnostics<open_signature>(
             d, std::forward<Token>(token),
             [](auto handler, diagnostics* d, executor_type ex, sqlite_store_options o) {
                 if (d) d->clear();
@@ -304,15 +304,9 @@ private:
             std::move(ex), std::move(o));
     }
 
-    static std::vector<event> one(event e) {
-        std::vector<event> v;
-        v.push_back(std::move(e));
-        return v;
-    }
-
     template <class Token>
     auto create_op(diagnostics* d, create_options o, Token&& token) {
-        return detail::initiate_store_op<create_signature>(
+        return detail::initiate_with_diagnostics<create_signature>(
             d, std::forward<Token>(token),
             [this](auto handler, diagnostics* d, create_options o) {
                 this->post_work(std::move(handler), d, [o = std::move(o)](detail::sqlite_core& c, diagnostics* d) mutable {
@@ -325,7 +319,7 @@ private:
     }
     template <class Token>
     auto get_op(diagnostics* d, session_key k, get_options o, Token&& token) {
-        return detail::initiate_store_op<get_signature>(
+        return detail::initiate_with_diagnostics<get_signature>(
             d, std::forward<Token>(token),
             [this](auto handler, diagnostics* d, session_key k, get_options o) {
                 this->post_work(std::move(handler), d,
@@ -339,7 +333,7 @@ private:
     }
     template <class Token>
     auto list_op(diagnostics* d, list_options o, Token&& token) {
-        return detail::initiate_store_op<list_signature>(
+        return detail::initiate_with_diagnostics<list_signature>(
             d, std::forward<Token>(token),
             [this](auto handler, diagnostics* d, list_options o) {
                 this->post_work(std::move(handler), d, [o = std::move(o)](detail::sqlite_core& c, diagnostics* d) {
@@ -352,7 +346,7 @@ private:
     }
     template <class Token>
     auto delete_op(diagnostics* d, session_key k, Token&& token) {
-        return detail::initiate_store_op<delete_signature>(
+        return detail::initiate_with_diagnostics<delete_signature>(
             d, std::forward<Token>(token),
             [this](auto handler, diagnostics* d, session_key k) {
                 this->post_work(std::move(handler), d, [k = std::move(k)](detail::sqlite_core& c, diagnostics* d) {
@@ -363,7 +357,7 @@ private:
     }
     template <class Token>
     auto append_op(diagnostics* d, session& sess, std::vector<event> events, Token&& token) {
-        return detail::initiate_store_op<append_signature>(
+        return detail::initiate_with_diagnostics<append_signature>(
             d, std::forward<Token>(token),
             [this](auto handler, diagnostics* d, session* sess, std::vector<event> events) {
                 this->start_append(std::move(handler), d, sess, std::move(events));

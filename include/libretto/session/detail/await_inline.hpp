@@ -2,6 +2,7 @@
 #ifndef LIBRETTO_SESSION_DETAIL_AWAIT_INLINE_HPP
 #define LIBRETTO_SESSION_DETAIL_AWAIT_INLINE_HPP
 
+#include <libretto/detail/async_op.hpp>
 #include <libretto/diagnostics.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -16,25 +17,6 @@
 
 namespace libretto::detail {
 
-/// Whether a completion token asks for an awaitable: `use_awaitable` (an error throws
-/// system_error) or `as_tuple(use_awaitable)` (the error code comes first in a tuple).
-template <class Token>
-struct awaitable_token : std::false_type {};
-
-template <class Executor>
-struct awaitable_token<boost::asio::use_awaitable_t<Executor>> : std::true_type {
-    using executor_type = Executor;
-    static constexpr bool as_tuple = false;
-};
-
-template <class Executor>
-struct awaitable_token<boost::asio::as_tuple_t<boost::asio::use_awaitable_t<Executor>>> : std::true_type {
-    using executor_type = Executor;
-    static constexpr bool as_tuple = true;
-};
-
-template <class Token>
-inline constexpr bool is_awaitable_token = awaitable_token<std::decay_t<Token>>::value;
 
 /// What co_await gives for a result tuple (error_code, T...): the tuple itself for
 /// as_tuple, else void or T.

@@ -9,6 +9,7 @@
 
 #include <libretto/detail/async_op.hpp>
 #include <libretto/diagnostics.hpp>
+#include <libretto/event/event.hpp>
 #include <libretto/session/detail/await_inline.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -21,6 +22,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace libretto::detail {
 
@@ -38,10 +40,11 @@ inline boost::system::error_code note_failure(diagnostics* d, boost::system::err
     return ec;
 }
 
-/// The store operations' initiation: see detail::initiate_with_diagnostics.
-template <class Sig, class Token, class Init, class... Args>
-auto initiate_store_op(diagnostics* d, Token&& token, Init init, Args&&... args) {
-    return initiate_with_diagnostics<Sig>(d, std::forward<Token>(token), std::move(init), std::forward<Args>(args)...);
+/// A single event as the batch the SQL stores append.
+inline std::vector<event> one_event(event e) {
+    std::vector<event> v;
+    v.push_back(std::move(e));
+    return v;
 }
 
 } // namespace libretto::detail
