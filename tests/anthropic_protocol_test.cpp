@@ -6,6 +6,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <cstdint>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -378,6 +379,63 @@ BOOST_AUTO_TEST_CASE(cached_input_counts_and_whole_input_at_block_start) {
     BOOST_TEST(json::value(r.tool_calls().front().args) == json::parse(R"({"a":[1,2]})"));
 }
 
+// input + cache creation + cache read saturate at INT64_MAX instead of wrapping negative.
+BOOST_AUTO_TEST_CASE(usage_sums_saturate) {
+    constexpr std::int64_t max = 9'223'372'036'854'775'807;
+    auto usage_of = [](std::string start_usage, std::string delta_usage) {
+        return run({
+                       {"message_start", R"({"type":"message_start","message":{"model":"claude-x","usage":)" + start_usage + "}}"},
+                       block_start(0, R"({"type":"text","text":"ok"})"),
+                       block_stop(0),
+                       {"message_delta", R"({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":)" + delta_usage + "}"},
+                       message_stop,
+                   })
+            .second;
+    };
+    auto all_max = usage_of(
+        R"({"input_tokens":9223372036854775807,"cache_creation_input_tokens":9223372036854775807,"cache_read_input_tokens":9223372036854775807,"output_tokens":1})",
+        R"({"output_tokens":9223372036854775807})");
+    BOOST_TEST(all_max.ok(), all_max.error_message);
+    BOOST_REQUIRE(all_max.usage.has_value());
+    BOOST_TEST(all_max.usage->input_tokens == max);
+    BOOST_TEST(all_max.usage->output_tokens == max);
+    BOOST_TEST(all_max.usage->total_tokens() == max);
+
+    // Mixed: one count at the limit, small others (saturates); just under the limit (exact).
+    auto one_max = usage_of(R"({"input_tokens":9223372036854775807,"cache_creation_input_tokens":0,"cache_read_input_tokens":1})",
+                            R"({"output_tokens":5})");
+    BOOST_TEST(one_max.usage->input_tokens == max);
+    BOOST_TEST(one_max.usage->output_tokens == 5);
+    BOOST_TEST(one_max.usage->total_tokens() == max);
+    auto under = usage_of(R"({"input_tokens":9223372036854775000,"cache_creation_input_tokens":800,"cache_read_input_tokens":6})",
+                          R"({"output_tokens":1})");
+    BOOST_TEST(under.usage->input_tokens == 9'223'372'036'854'775'806);
+    BOOST_TEST(under.usage->total_tokens() == max);
+    auto over_by_one = usage_of(R"({"input_tokens":9223372036854775000,"cache_creation_input_tokens":800,"cache_read_input_tokens":8})",
+                                R"({"output_tokens":1})");
+    BOOST_TEST(over_by_one.usage->input_tokens == max);
+    // A later report with the cumulative input (message_delta) saturates the same way.
+    auto in_delta = usage_of(R"({"input_tokens":1})",
+                             R"({"input_tokens":4611686018427387904,"cache_read_input_tokens":4611686018427387904,"output_tokens":2})");
+    BOOST_TEST(in_delta.usage->input_tokens == max);
+
+    // A negative or non-integer count is a garbage reply: bad_response naming the field.
+    auto negative = usage_of(R"({"input_tokens":10,"cache_read_input_tokens":-5})", R"({"output_tokens":1})");
+    BOOST_TEST(negative.error == errc::bad_response);
+    BOOST_TEST(negative.error_message ==
+               "Anthropic stream: event #1 (message_start): message.usage.cache_read_input_tokens: expected non-negative integer, got number");
+    auto min = usage_of(R"({"input_tokens":-9223372036854775808})", R"({"output_tokens":1})");
+    BOOST_TEST(min.error_message ==
+               "Anthropic stream: event #1 (message_start): message.usage.input_tokens: expected non-negative integer, got number");
+    auto too_big = usage_of(R"({"input_tokens":1})", R"({"output_tokens":9223372036854775808})");
+    BOOST_TEST(too_big.error == errc::bad_response);
+    BOOST_TEST(too_big.error_message ==
+               "Anthropic stream: event #4 (message_delta): usage.output_tokens: expected non-negative integer, got number");
+    auto fraction = usage_of(R"({"input_tokens":1,"cache_creation_input_tokens":2.5})", R"({"output_tokens":1})");
+    BOOST_TEST(fraction.error_message ==
+               "Anthropic stream: event #1 (message_start): message.usage.cache_creation_input_tokens: expected non-negative integer, got number");
+}
+
 BOOST_AUTO_TEST_CASE(unknown_events_blocks_and_deltas_are_ignored) {
     auto [chunks, r] = run({
         message_start,
@@ -589,6 +647,25 @@ BOOST_AUTO_TEST_CASE(several_thinking_blocks_and_redacted_thinking) {
     BOOST_TEST(parts[2].metadata.at("signature") == "s2");
     BOOST_TEST(r.text() == "Done.");
     BOOST_TEST(r.tool_calls().size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(usage_sums_saturate) {
+    auto r = lb::decode_anthropic_response(R"({"content":[{"type":"text","text":"x"}],"stop_reason":"end_turn",
+        "usage":{"input_tokens":9223372036854775807,"cache_creation_input_tokens":9223372036854775807,
+                 "cache_read_input_tokens":9223372036854775807,"output_tokens":9223372036854775807}})");
+    BOOST_TEST(r.ok(), r.error_message);
+    BOOST_REQUIRE(r.usage.has_value());
+    BOOST_TEST(r.usage->input_tokens == 9'223'372'036'854'775'807);
+    BOOST_TEST(r.usage->output_tokens == 9'223'372'036'854'775'807);
+    BOOST_TEST(r.usage->total_tokens() == 9'223'372'036'854'775'807);
+    auto mixed = lb::decode_anthropic_response(R"({"content":[],"usage":{"input_tokens":3,
+        "cache_creation_input_tokens":9223372036854775805,"cache_read_input_tokens":4,"output_tokens":2}})");
+    BOOST_TEST(mixed.usage->input_tokens == 9'223'372'036'854'775'807);
+    BOOST_TEST(mixed.usage->output_tokens == 2);
+    auto negative = lb::decode_anthropic_response(R"({"content":[],"usage":{"input_tokens":3,"output_tokens":-2}})");
+    BOOST_TEST(negative.error == errc::bad_response);
+    BOOST_TEST(negative.error_message == "Anthropic response: usage.output_tokens: expected non-negative integer, got number");
+    BOOST_TEST(!negative.usage.has_value());
 }
 
 BOOST_AUTO_TEST_CASE(bad_bodies) {

@@ -386,6 +386,38 @@ BOOST_AUTO_TEST_CASE(wrong_shapes_are_named) {
     BOOST_TEST(g.error_message == "OpenAI stream: chunk #1: choices[0]: expected object");
 }
 
+// OpenAI's counts are taken as they come (nothing is added): INT64_MAX stays INT64_MAX, the
+// total saturates, and a negative or out-of-range count is a garbage reply naming the field.
+BOOST_AUTO_TEST_CASE(usage_extremes) {
+    auto usage_of = [](std::string u) {
+        return run({data(R"({"model":"m","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]})"),
+                    data(R"({"model":"m","choices":[],"usage":)" + u + "}"), data("[DONE]")})
+            .second;
+    };
+    auto max = usage_of(R"({"prompt_tokens":9223372036854775807,"completion_tokens":9223372036854775807,"total_tokens":1})");
+    BOOST_TEST(max.ok(), max.error_message);
+    BOOST_REQUIRE(max.usage.has_value());
+    BOOST_TEST(max.usage->input_tokens == 9'223'372'036'854'775'807);
+    BOOST_TEST(max.usage->output_tokens == 9'223'372'036'854'775'807);
+    BOOST_TEST(max.usage->total_tokens() == 9'223'372'036'854'775'807);
+    auto mixed = usage_of(R"({"prompt_tokens":9223372036854775807,"completion_tokens":3})");
+    BOOST_TEST(mixed.usage->output_tokens == 3);
+    BOOST_TEST(mixed.usage->total_tokens() == 9'223'372'036'854'775'807);
+    auto negative = usage_of(R"({"prompt_tokens":4,"completion_tokens":-1})");
+    BOOST_TEST(negative.error == errc::bad_response);
+    BOOST_TEST(negative.error_message ==
+               "OpenAI stream: chunk #2: usage.completion_tokens: expected non-negative integer, got number");
+    auto too_big = usage_of(R"({"prompt_tokens":18446744073709551615})");
+    BOOST_TEST(too_big.error_message ==
+               "OpenAI stream: chunk #2: usage.prompt_tokens: expected non-negative integer, got number");
+    auto body = lb::decode_openai_response(
+        R"({"choices":[],"usage":{"prompt_tokens":9223372036854775807,"completion_tokens":9223372036854775807}})");
+    BOOST_TEST(body.ok(), body.error_message);
+    BOOST_TEST(body.usage->total_tokens() == 9'223'372'036'854'775'807);
+    auto bad_body = lb::decode_openai_response(R"({"choices":[],"usage":{"prompt_tokens":-9223372036854775808}})");
+    BOOST_TEST(bad_body.error_message == "OpenAI response: usage.prompt_tokens: expected non-negative integer, got number");
+}
+
 BOOST_AUTO_TEST_CASE(stream_cut_before_the_end_is_an_error) {
     auto [chunks, r] = run({
         data(R"({"choices":[{"index":0,"delta":{"content":"The answer is"},"finish_reason":null}]})"),

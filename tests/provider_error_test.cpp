@@ -270,6 +270,68 @@ BOOST_AUTO_TEST_CASE(bad_values_give_nothing) {
     BOOST_TEST(!lb::parse_retry_after("Sun Nov  6 08:49:37"));            // asctime without year
 }
 
+// Every path gives a value from 0 to the cap (one day = 86400000 ms), never a wrapped one.
+BOOST_AUTO_TEST_CASE(extremes_saturate) {
+    constexpr std::int64_t day_ms = 86'400'000;
+    // delta-seconds: more digits than an int64 (or a double) holds.
+    BOOST_TEST(lb::parse_retry_after("99999999999999999999")->count() == day_ms);
+    BOOST_TEST(lb::parse_retry_after(std::string(400, '9'))->count() == day_ms);
+    BOOST_TEST(lb::parse_retry_after(std::string(400, '9') + ".5")->count() == day_ms);
+    BOOST_TEST(lb::parse_retry_after("86400")->count() == day_ms);
+    BOOST_TEST(lb::parse_retry_after("86399.5")->count() == 86'399'500);
+    BOOST_TEST(lb::parse_retry_after("0.0000001")->count() == 0);
+    // retry-after-ms: huge, at the cap, negative and garbage (the last two fall back).
+    BOOST_TEST(lb::parse_retry_after("", "99999999999999999999")->count() == day_ms);
+    BOOST_TEST(lb::parse_retry_after("", std::string(400, '9'))->count() == day_ms);
+    BOOST_TEST(lb::parse_retry_after("", "86399999")->count() == 86'399'999);
+    BOOST_TEST(lb::parse_retry_after("", "86400001")->count() == day_ms);
+    BOOST_TEST(lb::parse_retry_after("3", "-5")->count() == 3000);
+    BOOST_TEST(!lb::parse_retry_after("", "-5"));
+    BOOST_TEST(!lb::parse_retry_after("", "-99999999999999999999"));
+    BOOST_TEST(lb::parse_retry_after("3", "1e3")->count() == 3000);
+    BOOST_TEST(lb::parse_retry_after("3", "0x10")->count() == 3000);
+    BOOST_TEST(!lb::parse_retry_after("", "NaN"));
+    BOOST_TEST(!lb::parse_retry_after("", "inf"));
+    BOOST_TEST(!lb::parse_retry_after("-99999999999999999999"));
+
+    // HTTP-dates outside the nanosecond clock's 1678-2262 range.
+    const auto now = at(2024, 1, 1, 0, 0, 0);
+    BOOST_TEST(lb::parse_retry_after("Fri, 31 Dec 9999 23:59:59 GMT", {}, now)->count() == day_ms);
+    BOOST_TEST(lb::parse_retry_after("Fri Dec 31 23:59:59 9999", {}, now)->count() == day_ms);
+    BOOST_TEST(lb::parse_retry_after("Sat, 01 Jan 2263 00:00:00 GMT", {}, now)->count() == day_ms);
+    BOOST_TEST(lb::parse_retry_after("Sat, 01 Jan 1600 00:00:00 GMT", {}, now)->count() == 0);
+    BOOST_TEST(lb::parse_retry_after("Sat, 01 Jan 0000 00:00:00 GMT", {}, now)->count() == 0);
+    BOOST_TEST(lb::parse_retry_after("Thu, 01 Jan 1970 00:00:00 GMT", {}, now)->count() == 0);
+    // Around now: exactly now, one second, the cap and one second over it.
+    BOOST_TEST(lb::parse_retry_after("Mon, 01 Jan 2024 00:00:00 GMT", {}, now)->count() == 0);
+    BOOST_TEST(lb::parse_retry_after("Mon, 01 Jan 2024 00:00:01 GMT", {}, now)->count() == 1000);
+    BOOST_TEST(lb::parse_retry_after("Sun, 31 Dec 2023 23:59:59 GMT", {}, now)->count() == 0);
+    BOOST_TEST(lb::parse_retry_after("Mon, 01 Jan 2024 23:59:59 GMT", {}, now)->count() == 86'399'000);
+    BOOST_TEST(lb::parse_retry_after("Tue, 02 Jan 2024 00:00:00 GMT", {}, now)->count() == day_ms);
+    BOOST_TEST(lb::parse_retry_after("Tue, 02 Jan 2024 00:00:01 GMT", {}, now)->count() == day_ms);
+    // The Unix epoch as the date, and as now (a clock before it, with a fraction of a millisecond).
+    const std::chrono::system_clock::time_point epoch{};
+    BOOST_TEST(lb::parse_retry_after("Thu, 01 Jan 1970 00:00:00 GMT", {}, epoch)->count() == 0);
+    BOOST_TEST(lb::parse_retry_after("Thu, 01 Jan 1970 00:00:07 GMT", {}, epoch)->count() == 7000);
+    BOOST_TEST(lb::parse_retry_after("Thu, 01 Jan 1970 00:00:00 GMT", {}, epoch - 1500ms)->count() == 1500);
+    BOOST_TEST(lb::parse_retry_after("Thu, 01 Jan 1970 00:00:00 GMT", {}, epoch - 2500us)->count() == 2);
+    BOOST_TEST(lb::parse_retry_after("Thu, 01 Jan 1970 00:00:00 GMT", {}, epoch - 500us)->count() == 0);
+    BOOST_TEST(lb::parse_retry_after("Thu, 01 Jan 1970 00:00:00 GMT", {}, epoch + 500us)->count() == 0);
+    // A now with a fraction of a millisecond: the difference is truncated (4.99975 s).
+    BOOST_TEST(lb::parse_retry_after("Mon, 01 Jan 2024 00:00:05 GMT", {}, now + 250us)->count() == 4999);
+    // The clock's own extremes as now.
+    const auto latest = std::chrono::system_clock::time_point::max();  // 2262-04-11
+    const auto earliest = std::chrono::system_clock::time_point::min(); // 1677-09-21
+    BOOST_TEST(lb::parse_retry_after("Fri, 31 Dec 9999 23:59:59 GMT", {}, latest)->count() == day_ms);
+    BOOST_TEST(lb::parse_retry_after("Thu, 01 Jan 1970 00:00:00 GMT", {}, latest)->count() == 0);
+    BOOST_TEST(lb::parse_retry_after("Sat, 01 Jan 1600 00:00:00 GMT", {}, earliest)->count() == 0);
+    BOOST_TEST(lb::parse_retry_after("Thu, 01 Jan 1970 00:00:00 GMT", {}, earliest)->count() == day_ms);
+    // classify_http_error takes the same path.
+    auto e = lb::classify_http_error(503, "", "Fri, 31 Dec 9999 23:59:59 GMT", {}, now);
+    BOOST_REQUIRE(e.retry_after.has_value());
+    BOOST_TEST(e.retry_after->count() == day_ms);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(retry_options_suite)

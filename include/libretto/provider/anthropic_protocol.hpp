@@ -266,13 +266,13 @@ inline finish_reason anthropic_stop_reason(std::string_view r) noexcept {
 }
 
 /// Anthropic's usage object: input counts cache reads and writes too (they all fill the
-/// context window).
+/// context window), the sum saturated at INT64_MAX; a negative count is a bad reply.
 template <class Where>
 std::optional<usage> anthropic_usage(const json::object& u, shape_reader& shape, Where&& where) {
     usage x;
-    x.input_tokens = shape.count(u, "input_tokens", where).value_or(0) +
-                     shape.count(u, "cache_creation_input_tokens", where).value_or(0) +
-                     shape.count(u, "cache_read_input_tokens", where).value_or(0);
+    x.input_tokens = saturating_add(saturating_add(shape.count(u, "input_tokens", where).value_or(0),
+                                                   shape.count(u, "cache_creation_input_tokens", where).value_or(0)),
+                                    shape.count(u, "cache_read_input_tokens", where).value_or(0));
     x.output_tokens = shape.count(u, "output_tokens", where).value_or(0);
     if (!shape.ok()) return std::nullopt;
     return x;

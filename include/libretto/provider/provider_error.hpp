@@ -166,12 +166,14 @@ inline errc classify_provider_error(int status, std::string_view type, std::stri
 /// Retry-After as a duration from `now`: `retry-after-ms` (milliseconds, OpenAI and
 /// Anthropic send it; preferred when valid), else `retry-after` as delta-seconds
 /// (fractions accepted) or an HTTP-date (a date in the past gives 0). nullopt when neither
-/// header is present or parses; values are capped at one day.
+/// header is present or parses; values are capped at one day. Every path saturates: any
+/// number of digits and any date from year 0000 to 9999 give a value from 0 to the cap.
 inline std::optional<std::chrono::milliseconds>
 parse_retry_after(std::string_view retry_after, std::string_view retry_after_ms = {},
                   std::chrono::system_clock::time_point now = std::chrono::system_clock::now()) {
     using std::chrono::milliseconds;
     constexpr double cap_ms = 24.0 * 3600 * 1000;
+    constexpr std::int64_t cap = 24LL * 3600 * 1000;
     auto number = [](std::string_view s, double& out) {
         s = detail::trim(s);
         if (s.empty() || s.front() == '-' || s.front() == '+') return false;
@@ -198,9 +200,16 @@ parse_retry_after(std::string_view retry_after, std::string_view retry_after_ms 
         return milliseconds(static_cast<std::int64_t>(v < cap_ms ? v : cap_ms));
     }
     if (auto when = detail::parse_http_date(retry_after)) {
-        auto d = std::chrono::duration_cast<milliseconds>(*when - now);
-        if (d.count() < 0) return milliseconds(0);
-        return d.count() < cap_ms ? d : milliseconds(static_cast<std::int64_t>(cap_ms));
+        // In milliseconds, not the clock's nanoseconds: a date outside 1678-2262 overflows
+        // those (years 0000-9999 are ±3.2e14 ms). The difference is truncated toward zero,
+        // as duration_cast of `*when - now` would be.
+        const auto since = now.time_since_epoch();
+        const auto now_ms = std::chrono::duration_cast<milliseconds>(since); // toward zero
+        const auto rest = since - now_ms;                                    // |rest| < 1 ms
+        std::int64_t d = (std::chrono::time_point_cast<milliseconds>(*when).time_since_epoch() - now_ms).count();
+        if (rest.count() > 0) --d; // the true difference lies in (d - 1, d)
+        if (d <= 0) return milliseconds(0);
+        return milliseconds(d < cap ? d : cap);
     }
     return std::nullopt;
 }
