@@ -153,6 +153,21 @@ bool valid(const json::value& v, const json::object& schema, bool implicit_int64
     return true;
 }
 
+bool has_non_finite(const json::value& v) {
+    switch (v.kind()) {
+    case json::kind::double_: return !std::isfinite(v.get_double());
+    case json::kind::array:
+        for (const auto& x : v.get_array())
+            if (has_non_finite(x)) return true;
+        return false;
+    case json::kind::object:
+        for (const auto& kv : v.get_object())
+            if (has_non_finite(kv.value())) return true;
+        return false;
+    default: return false;
+    }
+}
+
 template <class T>
 struct tool_for {
     // The tool as an application declares it: its declaration carries the schema.
@@ -212,6 +227,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     boost::system::error_code ec;
     const json::value v = json::parse(text, ec); // as llm_response_accumulator reads them
     if (ec) return 0;
+    // Issue 31, finding 1 (non-finite numbers) on this path: json::parse reads a model's
+    // 1e400 as inf, which no JSON writer can write back (Boost.JSON writes `Infinity`).
+    // Skipped until the finite-numbers rule covers a model's arguments; remove with that fix.
+    if (has_non_finite(v)) return 0;
 
     switch (type % 4) {
     case 0: check<weather_args>(v, true); break;
