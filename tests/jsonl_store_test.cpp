@@ -275,12 +275,22 @@ BOOST_AUTO_TEST_CASE(fast_decoder_agrees_with_parse_event) {
         R"({"id":"a","type":"agent_message","usage":{"model_version":"m","output_tokens":2,"input_tokens":1}})",
         R"({"id":"a","type":"agent_message","content":{"parts":[{"text":"x","type":"text"}],"role":"user"}})",
         R"({"id":"a","type":"agent_message","content":{"parts":[{"type":"file","url":"u"}]}})",
+        // A tool result that is a string with escapes comes in parts: all of it is the result,
+        // none of it leaks into the next string.
+        R"({"id":"a","type":"tool_response","content":{"parts":[{"type":"tool_response","tool_call_id":"c","tool_name":"t","result":"/\n\nZ"}]}})",
+        R"({"id":"a","type":"tool_response","content":{"parts":[{"type":"tool_response","tool_call_id":"c","tool_name":"t","result":"\u00e9/<\nZ\u0000","error":"  /{<\""}]}})",
+        // What parse_event refuses (json_limits.hpp), the fast path declines.
+        R"({"id":"a","type":"agent_message","metadata":{"k":1,"k":2}})",
+        R"({"id":"a","type":"agent_message","content":{"parts":[{"type":"tool_call","tool_call_id":"c","tool_name":"t","args":{"x":{"y":1,"y":1}}}]}})",
+        R"({"id":"a","type":"agent_message","metadata":{"k":1e400}})",
+        R"({"id":"a","type":"agent_message","timestamp":-1e400})",
     };
     for (const auto& l : odd) {
         BOOST_TEST_CONTEXT(l) {
             lb::event fast;
             const bool ok = fast_decode_event(l, fast);
             auto slow = lb::parse_event(l);
+            if (l.find("\"result\":\"") != std::string::npos) BOOST_TEST(ok); // the shape the store writes
             if (ok) {
                 BOOST_TEST(slow.has_value());
                 if (slow) BOOST_TEST((fast == *slow));
@@ -1479,18 +1489,42 @@ BOOST_AUTO_TEST_CASE(invalid_utf8_written_by_an_earlier_version_reads_back) {
 }
 
 BOOST_AUTO_TEST_CASE(invalid_utf8_in_create_state_reads_back) {
-    // Initial state goes into the header line; an earlier version (and this one) write its
-    // strings as they are. The header must still read.
+    // Initial state goes into the header line. This version refuses a string that is not
+    // UTF-8 there (json_limits.hpp); an earlier one wrote it as it was, and that header must
+    // still read.
     temp_dir d;
     {
         asio::io_context io;
         lb::jsonl_store st(io.get_executor(), opts(d.path));
-        lb::create_options co{"app", "u", "s", {}};
-        co.state["k\xff"] = "v\xc0";
+        lb::create_options bad{"app", "u", "s", {}};
+        bad.state["k\xff"] = "v\xc0";
         lb::session s;
+        lb::diagnostics diag;
+        BOOST_TEST((st.create(bad, s, &diag) == lb::errc::invalid_argument));
+        BOOST_TEST(diag.message().find("initial state: string is not valid UTF-8 (byte 0xff at offset 1)") !=
+                       std::string::npos,
+                   diag.message());
+        BOOST_TEST(!fs::exists(session_path(d.path, {"app", "u", "s"}) / "transcript.jsonl"));
+        lb::create_options co{"app", "u", "s", {}};
+        co.state["k"] = "v";
         BOOST_REQUIRE(!st.create(co, s));
     }
-    for (const bool with_meta : {true, false}) {
+    {
+        // The header as the earlier version wrote it.
+        const fs::path t = session_path(d.path, {"app", "u", "s"}) / "transcript.jsonl";
+        std::ifstream in(t, std::ios::binary);
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        in.close();
+        const std::size_t nl = text.find('\n');
+        std::string why;
+        auto h = lb::detail::jsonl::parse_header(std::string_view(text).substr(0, nl), why);
+        BOOST_REQUIRE(h.has_value());
+        h->state.clear();
+        h->state["k\xff"] = "v\xc0";
+        std::ofstream out(t, std::ios::binary | std::ios::trunc);
+        out << lb::detail::jsonl::header_line(*h) << text.substr(nl + 1);
+    }
+    for (const bool with_meta : {false}) {
         if (!with_meta) fs::remove(session_path(d.path, {"app", "u", "s"}) / "meta.json");
         asio::io_context io;
         lb::jsonl_store st(io.get_executor(), opts(d.path));

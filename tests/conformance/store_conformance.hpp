@@ -525,6 +525,8 @@ void signed_transcript_case(Fixture& fx) {
 
 } // namespace conformance
 
+#include "readback_cases.hpp"
+
 // clang-format off
 #define LIBRETTO_STORE_CONFORMANCE(F) \
 BOOST_FIXTURE_TEST_SUITE(conformance_##F, F) \
@@ -947,6 +949,14 @@ BOOST_AUTO_TEST_CASE(bad_compactions_are_refused_and_nothing_is_stored) { \
 \
 BOOST_AUTO_TEST_CASE(context_only_reads_the_shown_summaries_and_what_they_leave_out) { \
     conformance::context_load_case(*this); \
+} \
+\
+BOOST_AUTO_TEST_CASE(values_no_json_text_holds_are_refused_and_the_deepest_allowed_read_back) { \
+    conformance::unreadable_values_are_refused_case(*this); \
+} \
+\
+BOOST_AUTO_TEST_CASE(what_append_acknowledges_a_fresh_store_reads_back_equal) { \
+    conformance::acknowledged_is_readable_case(*this, 2026, 90); \
 } \
 \
 BOOST_AUTO_TEST_SUITE_END()

@@ -11,16 +11,20 @@
 //   parse_event(text)      -> decode_result<event>   never throws
 //   encode(x)              -> json::value
 //   serialize_event(e)     -> std::string            strings are written byte for byte
-//   serialize_event_checked(e, out, why) -> error_code  refuses strings that are not UTF-8
+//   serialize_event_checked(e, out, why) -> error_code  refuses what json_limits.hpp rules out
+//
+// parse_event refuses a number out of the range of a double, nesting past max_json_depth
+// and a key repeated in one object; serialize_event_checked refuses strings that are not
+// UTF-8, numbers that are not finite and nesting past max_json_depth (json_limits.hpp).
 //   json::value_from / value_to work too (value_to throws system_error naming the field).
 
 #include <libretto/detail/json_read.hpp>
+#include <libretto/event/detail/json_text.hpp>
 #include <libretto/event/event.hpp>
+#include <libretto/event/json_limits.hpp>
 #include <libretto/json_error.hpp>
 
-#include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/detail/format.hpp>
-#include <boost/json/value_stack.hpp>
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -38,63 +42,6 @@
 namespace libretto {
 
 namespace detail {
-
-// ---- UTF-8 -----------------------------------------------------------------------------
-
-/// Length of the well-formed UTF-8 sequence that starts at `p` (a byte >= 0x80), or 0 if
-/// it is not one: a continuation byte, an overlong form (C0, C1, E0 80..9F, F0 80..8F), a
-/// surrogate (ED A0..BF), above U+10FFFF (F4 90.., F5..FF), or cut short by `end`.
-inline std::size_t utf8_sequence(const unsigned char* p, const unsigned char* end) noexcept {
-    const unsigned c = p[0];
-    const std::ptrdiff_t left = end - p;
-    const auto cont = [](unsigned char b) { return (b & 0xC0) == 0x80; };
-    if (c < 0xC2) return 0;
-    if (c < 0xE0) return left >= 2 && cont(p[1]) ? 2 : 0;
-    if (c < 0xF0) {
-        if (left < 3) return 0;
-        const unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-        return p[1] >= lo && p[1] <= hi && cont(p[2]) ? 3 : 0;
-    }
-    if (c < 0xF5) {
-        if (left < 4) return 0;
-        const unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-        return p[1] >= lo && p[1] <= hi && cont(p[2]) && cont(p[3]) ? 4 : 0;
-    }
-    return 0;
-}
-
-/// Where a string stops being UTF-8: the offset (in that string) of the first byte that
-/// does not start a well-formed sequence, and that byte.
-struct utf8_fault {
-    std::size_t offset = 0;
-    unsigned char byte = 0;
-
-    /// "string is not valid UTF-8 (byte 0xff at offset 3)".
-    std::string message() const {
-        static constexpr char hex[] = "0123456789abcdef";
-        std::string m = "string is not valid UTF-8 (byte 0x";
-        m += hex[byte >> 4];
-        m += hex[byte & 15];
-        m += " at offset " + std::to_string(offset) + ")";
-        return m;
-    }
-};
-
-/// The first fault of `s`, if it is not valid UTF-8.
-inline std::optional<utf8_fault> find_invalid_utf8(std::string_view s) noexcept {
-    const auto* const b = reinterpret_cast<const unsigned char*>(s.data());
-    const auto* const end = b + s.size();
-    for (const unsigned char* p = b; p != end;) {
-        if (*p < 0x80) {
-            ++p;
-            continue;
-        }
-        const std::size_t k = utf8_sequence(p, end);
-        if (!k) return utf8_fault{static_cast<std::size_t>(p - b), *p};
-        p += k;
-    }
-    return std::nullopt;
-}
 
 // ---- encoding ------------------------------------------------------------------------
 
@@ -343,69 +290,6 @@ inline bool read(const json::value& v, event& out, decode_error& err) {
     return true;
 }
 
-/// json::parser's handler, except that a double is re-read from its text with
-/// std::from_chars: Boost.JSON's default number parser (the only one before 1.83) can be
-/// 1 ulp off, which breaks the lossless round trip of timestamps.
-struct precise_handler {
-    static constexpr std::size_t max_object_size = json::object::max_size();
-    static constexpr std::size_t max_array_size = json::array::max_size();
-    static constexpr std::size_t max_key_size = json::string::max_size();
-    static constexpr std::size_t max_string_size = json::string::max_size();
-
-    json::value_stack st;
-    std::string number; // the parts of a number split across writes
-
-    precise_handler(json::storage_ptr temp, unsigned char* buf, std::size_t size) : st(std::move(temp), buf, size) {}
-
-    bool on_document_begin(json::error_code&) { return true; }
-    bool on_document_end(json::error_code&) { return true; }
-    bool on_object_begin(json::error_code&) { return true; }
-    bool on_object_end(std::size_t n, json::error_code&) { st.push_object(n); return true; }
-    bool on_array_begin(json::error_code&) { return true; }
-    bool on_array_end(std::size_t n, json::error_code&) { st.push_array(n); return true; }
-    bool on_key_part(json::string_view s, std::size_t, json::error_code&) { st.push_chars(s); return true; }
-    bool on_key(json::string_view s, std::size_t, json::error_code&) { st.push_key(s); return true; }
-    bool on_string_part(json::string_view s, std::size_t, json::error_code&) { st.push_chars(s); return true; }
-    bool on_string(json::string_view s, std::size_t, json::error_code&) { st.push_string(s); return true; }
-    bool on_number_part(json::string_view s, json::error_code&) { number.append(s.data(), s.size()); return true; }
-    bool on_int64(std::int64_t i, json::string_view, json::error_code&) { number.clear(); st.push_int64(i); return true; }
-    bool on_uint64(std::uint64_t u, json::string_view, json::error_code&) { number.clear(); st.push_uint64(u); return true; }
-    bool on_double(double d, json::string_view s, json::error_code&) {
-        number.append(s.data(), s.size());
-        double exact = 0;
-        auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), exact);
-        if (ec == std::errc() && end == number.data() + number.size()) d = exact;
-        number.clear();
-        st.push_double(d);
-        return true;
-    }
-    bool on_bool(bool b, json::error_code&) { st.push_bool(b); return true; }
-    bool on_null(json::error_code&) { st.push_null(); return true; }
-    bool on_comment_part(json::string_view, json::error_code&) { return true; }
-    bool on_comment(json::string_view, json::error_code&) { return true; }
-};
-
-/// Options for parsing text a store wrote: strings that are not UTF-8 are accepted (earlier
-/// versions wrote them as they were; what was stored must read back, never as corrupt).
-inline json::parse_options stored_parse_options() noexcept {
-    json::parse_options opt;
-    opt.allow_invalid_utf8 = true;
-    return opt;
-}
-
-/// json::parse(text, ec, sp), with exact doubles.
-inline json::value parse_precise(std::string_view text, json::error_code& ec, json::storage_ptr sp) {
-    unsigned char temp[BOOST_JSON_STACK_BUFFER_SIZE];
-    json::parse_options opt = stored_parse_options(); // not UTF-8: see there
-    opt.max_depth = 256; // encode() writes any depth; read back what we write
-    json::basic_parser<precise_handler> p(opt, json::storage_ptr(), temp, sizeof temp);
-    p.handler().st.reset(std::move(sp));
-    const std::size_t n = p.write_some(false, text.data(), text.size(), ec);
-    if (!ec && n < text.size()) ec = json::error::extra_data;
-    if (ec) return nullptr;
-    return p.handler().st.release();
-}
-
 template <class T>
 decode_result<T> decode_noexcept(const json::value& v) noexcept {
     decode_error err;
@@ -443,8 +327,9 @@ inline decode_result<event> parse_event(std::string_view text) noexcept {
         unsigned char buf[4096];
         json::monotonic_resource mr(buf, sizeof buf);
         boost::system::error_code ec;
-        json::value v = detail::parse_precise(text, ec, &mr);
-        if (ec) return decode_error{make_error_code(errc::invalid_json), {}, ec.message()};
+        std::string why;
+        json::value v = detail::parse_precise(text, ec, &mr, &why);
+        if (ec) return decode_error{make_error_code(errc::invalid_json), {}, std::move(why)};
         return decode<event>(v);
     } catch (const std::bad_alloc&) {
         return decode_error{make_error_code(boost::system::errc::not_enough_memory), {}, "out of memory while parsing"};
@@ -458,13 +343,16 @@ namespace detail {
 // first. The output is byte for byte what json::serialize(encode(e)) gives (the tests
 // compare the two): members in encode_into's order, strings escaped as Boost.JSON's
 // serializer escapes them, numbers formatted by Boost.JSON's own formatters. Bytes that
-// are not UTF-8 are written as they are (as Boost.JSON does), and the first is recorded
-// in `fault`: stores refuse such an event, since a strict JSON reader rejects the text.
+// are not UTF-8 are written as they are (as Boost.JSON does); a number that is not finite
+// is written as null and nesting past max_json_depth is cut short. The first of these is
+// recorded in `fault`: stores refuse such an event (json_limits.hpp).
 
 struct text_writer {
     std::string& out;
     std::size_t n; // bytes of `out` in use; the rest is room to write into
-    std::optional<utf8_fault> fault; // the first string that is not UTF-8
+    std::optional<json_fault> fault; // the first thing that cannot be stored (json_limits.hpp)
+    std::size_t depth = 0;           // arrays and objects open around what is written next
+    std::string_view member;         // the member being written, for a fault's message
 
     explicit text_writer(std::string& o) : out(o), n(o.size()) {}
     text_writer(const text_writer&) = delete;
@@ -538,7 +426,7 @@ struct text_writer {
                     const auto* const up = reinterpret_cast<const unsigned char*>(p);
                     std::size_t k = utf8_sequence(up, reinterpret_cast<const unsigned char*>(end));
                     if (!k) {
-                        if (!fault) fault = utf8_fault{static_cast<std::size_t>(p - s.data()), u};
+                        if (!fault) fault = json_fault{json_fault::kind::invalid_utf8, static_cast<std::size_t>(p - s.data()), u, 0, std::string(member)};
                         k = 1; // written as is, like Boost.JSON's serializer
                     }
                     std::memcpy(d, p, k);
@@ -571,7 +459,31 @@ struct text_writer {
 
     void num(std::int64_t v) { n += json::detail::format_int64(room(32), v); }
     void num(std::uint64_t v) { n += json::detail::format_uint64(room(32), v); }
-    void num(double v) { n += json::detail::format_double(room(64), v); }
+    void num(double v) {
+        if (!std::isfinite(v)) [[unlikely]] {
+            // Boost.JSON would write `Infinity` or `NaN`: no reader takes them back.
+            if (!fault) fault = json_fault{json_fault::kind::not_finite, 0, 0, v, std::string(member)};
+            raw("null");
+            return;
+        }
+        n += json::detail::format_double(room(64), v);
+    }
+    /// Opens an array or object; false (and a fault) past max_json_depth, where the
+    /// caller writes null instead of descending (the text is refused anyway).
+    bool open(char c) {
+        if (++depth > max_json_depth) [[unlikely]] {
+            --depth;
+            if (!fault) fault = json_fault{json_fault::kind::too_deep, 0, 0, 0, std::string(member)};
+            raw("null");
+            return false;
+        }
+        ch(c);
+        return true;
+    }
+    void close(char c) {
+        --depth;
+        ch(c);
+    }
     void boolean(bool b) { b ? raw("true") : raw("false"); }
 
     void value(const json::value& v) {
@@ -583,30 +495,33 @@ struct text_writer {
         case json::kind::double_: num(v.get_double()); break;
         case json::kind::string: str(v.get_string()); break;
         case json::kind::array: {
-            ch('[');
+            if (!open('[')) break;
             bool first = true;
             for (const auto& x : v.get_array()) {
                 if (!first) ch(',');
                 first = false;
                 value(x);
             }
-            ch(']');
+            close(']');
             break;
         }
         case json::kind::object: object(v.get_object()); break;
         }
     }
     void object(const json::object& o) {
-        ch('{');
+        if (!open('{')) return;
+        const std::string_view outer = member;
         bool first = true;
         for (const auto& kv : o) {
             if (!first) ch(',');
             first = false;
             str(kv.key());
             ch(':');
+            member = kv.key();
             value(kv.value());
         }
-        ch('}');
+        member = outer;
+        close('}');
     }
 
     /// A member's key, one of ours (nothing to escape): `,"key":` (no comma before the
@@ -618,6 +533,7 @@ struct text_writer {
         key_n(first, k, N - 1);
     }
     [[gnu::always_inline]] void key_n(bool& first, const char* k, std::size_t len) {
+        member = std::string_view(k, len);
         char* d = room(len + 4);
         char* const start = d;
         if (!first) *d++ = ',';
@@ -638,7 +554,7 @@ struct text_writer {
 
     void part(const libretto::part& p) {
         bool first = true;
-        ch('{');
+        open('{');
         std::visit(
             [&](const auto& x) {
                 using T = std::decay_t<decltype(x)>;
@@ -672,12 +588,12 @@ struct text_writer {
                 metadata(first, x.metadata);
             },
             p);
-        ch('}');
+        close('}');
     }
 
     void event(const libretto::event& e) {
         bool first = true;
-        ch('{');
+        open('{');
         key(first, "id"), str(e.id);
         key(first, "sequence"), num(e.sequence);
         key(first, "timestamp"), num(e.timestamp);
@@ -689,21 +605,21 @@ struct text_writer {
         {
             key(first, "content");
             bool cf = true;
-            ch('{');
+            open('{');
             opt(cf, "role", e.content.role);
             key(cf, "parts");
-            ch('[');
+            open('[');
             for (std::size_t i = 0; i < e.content.parts.size(); ++i) {
                 if (i) ch(',');
                 part(e.content.parts[i]);
             }
-            ch(']');
-            ch('}');
+            close(']');
+            close('}');
         }
         if (const auto& a = e.actions; !a.empty()) {
             key(first, "actions");
             bool af = true;
-            ch('{');
+            open('{');
             if (!a.state_delta.empty()) key(af, "state_delta"), object(a.state_delta);
             if (!a.artifact_delta.empty()) key(af, "artifact_delta"), object(a.artifact_delta);
             opt(af, "transfer_to_agent", a.transfer_to_agent);
@@ -713,38 +629,40 @@ struct text_writer {
             if (const auto& c = a.compaction) {
                 key(af, "compaction");
                 bool f = true;
-                ch('{');
+                open('{');
                 key(f, "first_sequence"), num(c->first_sequence);
                 key(f, "last_sequence"), num(c->last_sequence);
                 key(f, "start_timestamp"), num(c->start_timestamp);
                 key(f, "end_timestamp"), num(c->end_timestamp);
                 key(f, "summary"), str(c->summary);
                 key(f, "event_count"), num(c->event_count);
-                ch('}');
+                close('}');
             }
-            ch('}');
+            close('}');
         }
         metadata(first, e.metadata);
         if (e.partial) key(first, "partial"), boolean(true);
         if (const auto& u = e.usage) {
             key(first, "usage");
             bool f = true;
-            ch('{');
+            open('{');
             key(f, "input_tokens"), num(u->input_tokens);
             key(f, "output_tokens"), num(u->output_tokens);
             if (!u->model_version.empty()) key(f, "model_version"), str(u->model_version);
-            ch('}');
+            close('}');
         }
         opt(first, "signature", e.signature);
         if (!e.signer_did.empty()) key(first, "signer_did"), str(e.signer_did);
         opt(first, "prev_signature", e.prev_signature);
-        ch('}');
+        close('}');
     }
 };
 
 /// Appends the compact JSON text of `e` to `out` (what serialize_event returns). Returns
-/// the first string of `e` that is not UTF-8, if any (written as is all the same).
-inline std::optional<utf8_fault> append_event_json(std::string& out, const event& e) {
+/// the first thing in `e` that cannot be stored (json_limits.hpp), if any: a string that is
+/// not UTF-8 (written as is all the same), a number that is not finite (written as null),
+/// nesting past max_json_depth (written as null).
+inline std::optional<json_fault> append_event_json(std::string& out, const event& e) {
     text_writer w(out);
     w.event(e);
     return w.fault;
@@ -753,7 +671,8 @@ inline std::optional<utf8_fault> append_event_json(std::string& out, const event
 } // namespace detail
 
 /// The compact JSON text of `e`. Strings that are not valid UTF-8 are written byte for
-/// byte (as json::serialize does); serialize_event_checked refuses them instead.
+/// byte (as json::serialize does), a number that is not finite as null and nesting past
+/// max_json_depth as null; serialize_event_checked refuses all three instead.
 inline std::string serialize_event(const event& e) {
     std::string out;
     out.reserve(512);
@@ -761,9 +680,10 @@ inline std::string serialize_event(const event& e) {
     return out;
 }
 
-/// The compact JSON text of `e` into `out`, or errc::invalid_argument if one of its
-/// strings (text, ids, keys and strings of JSON members ...) is not valid UTF-8: `why`
-/// then names the first bad byte and its offset in that string, and `out` is empty.
+/// The compact JSON text of `e` into `out`, or errc::invalid_argument if it breaks a rule
+/// of json_limits.hpp: one of its strings (text, ids, keys and strings of JSON members ...)
+/// is not valid UTF-8, a number is not finite, or arrays and objects nest past
+/// max_json_depth. `why` then names the first fault and its member, and `out` is empty.
 inline boost::system::error_code serialize_event_checked(const event& e, std::string& out, std::string& why) {
     out.clear();
     if (auto f = detail::append_event_json(out, e)) {

@@ -393,6 +393,7 @@ public:
     error_code create(diagnostics* d, create_options o, session& out) {
         if (auto ec = detail::validate_key(o.app_name, o.user_id, o.session_id.empty() ? "-" : o.session_id))
             return bad_key(d, ec, detail::key_problem(o.app_name, o.user_id, o.session_id.empty() ? "-" : o.session_id));
+        if (auto why = detail::state_problem(o.state); !why.empty()) return bad_key(d, errc::invalid_argument, why);
         if (o.session_id.empty()) o.session_id = event::new_id();
         const session_key k{o.app_name, o.user_id, o.session_id};
         auto routed = detail::route_delta(o.state);
@@ -1472,7 +1473,11 @@ private:
         if (!s.timer) s.timer.emplace(blocking);
         s.timer_armed = true;
         s.timer->expires_after(d);
-        s.timer->async_wait([w = std::weak_ptr<open_session>(sp), self = weak_from_this()](error_code) {
+        s.timer->async_wait([w = std::weak_ptr<open_session>(sp), self = weak_from_this()](error_code ec) {
+            // Cancelled: the session was retired (closed, lock released). Going on would
+            // find its mutex held by the retiring caller and leave a re-check timer of
+            // lock_linger on the pool, which ~jsonl_store then waits for.
+            if (ec == boost::asio::error::operation_aborted) return;
             auto p = w.lock();
             auto e = self.lock();
             if (p && e) e->on_linger(p);
@@ -1572,8 +1577,10 @@ private:
             return io_fail(d, ec, f, "read");
         }
         boost::system::error_code ec;
-        json::value v = json::parse(text, ec, {}, libretto::detail::stored_parse_options());
-        if (ec || !v.is_object()) return fail(d, errc::corrupt_data, f, 1, 0, "shared state is not a JSON object");
+        std::string why;
+        json::value v = libretto::detail::parse_precise(text, ec, {}, &why);
+        if (ec || !v.is_object())
+            return fail(d, errc::corrupt_data, f, 1, 0, "shared state is not a JSON object" + (ec ? ": " + why : std::string()));
         out = v.get_object();
         std::lock_guard g(mu);
         shared_[key] = cached_state{st.st_dev, st.st_ino, st.st_size, mtime_ns(st), v.get_object()};
@@ -1631,8 +1638,11 @@ private:
             if (ec != boost::system::errc::no_such_file_or_directory) return io_fail(d, ec, f, "read");
         } else {
             boost::system::error_code ec2;
-            json::value v = json::parse(text, ec2, {}, libretto::detail::stored_parse_options());
-            if (ec2 || !v.is_object()) return fail(d, errc::corrupt_data, f, 1, 0, "shared state is not a JSON object");
+            std::string why;
+            json::value v = libretto::detail::parse_precise(text, ec2, {}, &why);
+            if (ec2 || !v.is_object())
+                return fail(d, errc::corrupt_data, f, 1, 0,
+                            "shared state is not a JSON object" + (ec2 ? ": " + why : std::string()));
             cur = std::move(v.get_object());
         }
         json::object before;
@@ -1644,7 +1654,18 @@ private:
         apply_delta(cur, delta);
         std::string out = json::serialize(cur);
         out += '\n';
-        if (auto ec = write_file_atomic(f, out, durable(), nonce)) return io_fail(d, ec, f, "write");
+        bool renamed = false;
+        if (auto ec = write_file_atomic(f, out, durable(), nonce, &renamed)) {
+            if (!renamed) return io_fail(d, ec, f, "write");
+            // Replaced, then the directory's fsync failed: the failed operation must not leave
+            // its keys behind, so the old content goes back (not synced: neither was the new).
+            const bool existed = !text.empty(); // read above; a missing file reads as empty
+            const bool restored = existed ? !write_file_atomic(f, text, false, nonce) : ::unlink(f.c_str()) == 0;
+            return io_fail(d, ec, f,
+                           restored ? "fsync of the directory after the replace (the old content was put back)"
+                                    : "fsync of the directory after the replace; putting the old content back "
+                                      "failed too: the file keeps the new keys");
+        }
         if (undo) *undo = std::move(before);
         return {};
     }
@@ -1767,7 +1788,7 @@ private:
         std::string text;
         if (read_file(app_dir(app) / "index.json", text)) return idx;
         boost::system::error_code ec;
-        json::value v = json::parse(text, ec, {}, libretto::detail::stored_parse_options());
+        json::value v = libretto::detail::parse_precise(text, ec, {});
         if (ec || !v.is_object()) return idx; // a cache: rebuilt from the transcripts
         const auto* arr = v.get_object().if_contains("sessions");
         if (!arr || !arr->is_array()) return idx;

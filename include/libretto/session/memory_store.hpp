@@ -9,6 +9,7 @@
 #include <libretto/async.hpp>
 #include <libretto/detail/string_map.hpp>
 #include <libretto/diagnostics.hpp>
+#include <libretto/event/detail/event_check.hpp>
 #include <libretto/session/detail/await_inline.hpp>
 #include <libretto/session/detail/post_result.hpp>
 #include <libretto/session/detail/store_op.hpp>
@@ -60,6 +61,8 @@ public:
         if (o.session_id.empty()) o.session_id = event::new_id();
         if (auto ec = detail::validate_key(o.app_name, o.user_id, o.session_id))
             return fail(d, ec, "create: " + detail::key_problem(o.app_name, o.user_id, o.session_id));
+        if (auto why = detail::state_problem(o.state); !why.empty())
+            return fail(d, errc::invalid_argument, "create: " + why);
         auto routed = detail::route_delta(o.state);
         std::lock_guard lock(data_->mutex);
         data_->last.s = nullptr;
@@ -446,6 +449,12 @@ private:
                                         std::to_string(data_->options.max_event_bytes) + ")");
     }
 
+    /// The text stores refuse what has no JSON text that reads back equal; so does this one,
+    /// so that an application behaves the same on every store (json_limits.hpp).
+    static boost::system::error_code unstorable(diagnostics* d, const event& e, const detail::json_fault& f) {
+        return fail(d, errc::invalid_argument, "append: " + detail::event_name(e) + ": " + f.message());
+    }
+
     static std::size_t serialized_size(const event& e);
 
     /// append(): on success the store and the caller's session share the node `ep`.
@@ -454,6 +463,7 @@ private:
         sequence = 0;
         event& e = *ep;
         if (e.partial) return {}; // streaming chunks are never stored
+        if (auto f = detail::event_fault(e)) return unstorable(d, e, *f);
         if (data_->options.max_event_bytes)
             if (const std::size_t n = serialized_size(e); n > data_->options.max_event_bytes) return too_big(d, e, n);
         std::lock_guard lock(data_->mutex);
@@ -488,6 +498,7 @@ private:
         for (const auto& e : events) {
             if (!e.session_id.empty() && e.session_id != sess.id)
                 return refused(d, errc::invalid_argument, sess, e, sess.last_sequence);
+            if (auto f = detail::event_fault(e)) return unstorable(d, e, *f);
             if (data_->options.max_event_bytes)
                 if (const std::size_t n = serialized_size(e); n > data_->options.max_event_bytes) return too_big(d, e, n);
         }

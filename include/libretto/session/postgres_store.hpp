@@ -486,7 +486,7 @@ private:
 
     static error_code parse_json(std::string_view text, json::value& out) {
         error_code jec;
-        out = json::parse(text, jec, {}, detail::stored_parse_options());
+        out = detail::parse_precise(text, jec, {});
         return jec;
     }
 
@@ -507,6 +507,8 @@ private:
         if (auto ec = validate_id(o.user_id)) co_return std::tuple{failed(d, ec, "user id " + id_problem(o.user_id)), session{}};
         if (o.session_id.empty()) o.session_id = event::new_id();
         if (auto ec = validate_id(o.session_id)) co_return std::tuple{failed(d, ec, "session id " + id_problem(o.session_id)), session{}};
+        if (auto why = detail::state_problem(o.state); !why.empty())
+            co_return std::tuple{failed(d, errc::invalid_argument, why), session{}};
         auto routed = detail::route_delta(o.state);
         json::object own;
         for (const auto& kv : routed.session)

@@ -19,6 +19,7 @@
 #include <boost/json/value_stack.hpp>
 
 #include <charconv>
+#include <cmath>
 #include <stdexcept>
 #include <cstdint>
 #include <cstring>
@@ -63,6 +64,7 @@ public:
 
     bool on_object_end(std::size_t n, json::error_code& ec) {
         if (raw_depth_) {
+            raw_keys_ += n; // a repeated key makes the object smaller: see end_raw
             raw_.push_object(n);
             return --raw_depth_ ? true : end_raw(ec);
         }
@@ -134,7 +136,13 @@ public:
         if (raw_depth_) return raw_.push_string(s), true;
         if (slot_ == slot::part_result) {
             begin_raw();
-            raw_.push_string(s);
+            if (str_.empty()) {
+                raw_.push_string(s);
+            } else { // the string came in parts (on_string_part, before an escape): join them
+                str_.append(s.data(), s.size());
+                raw_.push_string(str_);
+                str_.clear();
+            }
             return end_raw(ec);
         }
         bool ok;
@@ -175,6 +183,7 @@ public:
         auto [end, err] = std::from_chars(num_.data(), num_.data() + num_.size(), exact);
         if (err == std::errc() && end == num_.data() + num_.size()) d = exact;
         num_.clear();
+        if (!std::isfinite(d)) return stop(ec); // out of range: parse_event says so
         if (raw_depth_) return raw_.push_double(d), true;
         if (slot_ == slot::part_result) return begin_raw(), raw_.push_double(d), end_raw(ec);
         return take_double(d) ? true : stop(ec);
@@ -398,6 +407,7 @@ private:
     void begin_raw() {
         raw_.reset(json::storage_ptr());
         raw_depth_ = 1; // a scalar (a tool result) is pushed and ended at once
+        raw_keys_ = 0;
         raw_slot_ = slot_;
     }
 
@@ -406,6 +416,7 @@ private:
         json::value v = raw_.release();
         const slot s = raw_slot_;
         if (s != slot::part_result && !v.is_object()) return stop(ec);
+        if (raw_keys_ && count_members(v) != raw_keys_) return stop(ec); // parse_event names the key
         switch (s) {
         case slot::metadata: ev_.metadata = std::move(v.get_object()); break;
         case slot::state_delta: ev_.actions.state_delta = std::move(v.get_object()); break;
@@ -481,6 +492,7 @@ private:
     unsigned char raw_buf_[1024];
     json::value_stack raw_;
     int raw_depth_ = 0;
+    std::size_t raw_keys_ = 0; // members of the raw value's objects, repeats included
     slot raw_slot_ = slot::none;
 };
 
@@ -490,9 +502,8 @@ private:
 inline bool fast_decode_event(std::string_view line, event& out, bool out_is_new = false) noexcept {
     try {
         if (!out_is_new) out = event{};
-        json::parse_options opt = stored_parse_options(); // as parse_event reads it
-        opt.max_depth = 256;
-        json::basic_parser<fast_event_handler> p(opt, out);
+        json::basic_parser<fast_event_handler> p(stored_parse_options(), out); // as parse_event reads
+
         json::error_code ec;
         const std::size_t n = p.write_some(false, line.data(), line.size(), ec);
         return !ec && n == line.size() && !p.handler().gave_up() && p.handler().complete();

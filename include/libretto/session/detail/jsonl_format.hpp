@@ -207,9 +207,10 @@ inline std::optional<header> parse_header(std::string_view line, std::string& wh
         return std::nullopt;
     }
     boost::system::error_code ec;
-    json::value v = json::parse(line, ec, {}, stored_parse_options());
+    std::string jwhy;
+    json::value v = parse_precise(line, ec, {}, &jwhy);
     if (ec || !v.is_object()) {
-        why = "header: invalid JSON";
+        why = ec ? "header: invalid JSON: " + jwhy : "header: not a JSON object";
         return std::nullopt;
     }
     const auto& o = v.get_object();
@@ -350,7 +351,7 @@ inline std::optional<checkpoint> parse_meta(std::string_view text) {
     text.remove_suffix(1);
     if (!verify_frame(text)) return std::nullopt;
     boost::system::error_code ec;
-    json::value v = json::parse(text, ec, {}, stored_parse_options());
+    json::value v = parse_precise(text, ec, {});
     if (ec || !v.is_object()) return std::nullopt;
     const auto& o = v.get_object();
     auto u64 = [&](std::string_view k, std::uint64_t& out) {

@@ -315,10 +315,10 @@ private:
         int rc;
         while ((rc = s.step()) == SQLITE_ROW) {
             boost::system::error_code jec;
-            json::value v = json::parse(s.text(1), jec, {}, stored_parse_options());
+            std::string why;
+            json::value v = parse_precise(s.text(1), jec, {}, &why);
             if (jec)
-                return {errc::corrupt_data,
-                        what + " key '" + std::string(s.text(0)) + "' holds invalid JSON: " + jec.message()};
+                return {errc::corrupt_data, what + " key '" + std::string(s.text(0)) + "' holds invalid JSON: " + why};
             out[s.text(0)] = std::move(v);
         }
         if (rc != SQLITE_DONE) return sql_error(rc, "cannot read " + what);
@@ -337,10 +337,11 @@ private:
 
     static result parse_state(std::string_view text, json::object& out, const std::string& who) {
         boost::system::error_code jec;
-        json::value v = json::parse(text, jec, {}, stored_parse_options());
+        std::string why;
+        json::value v = parse_precise(text, jec, {}, &why);
         if (jec || !v.is_object())
-            return {errc::corrupt_data, "session " + who + ": stored state is not a JSON object" +
-                                            (jec ? ": " + jec.message() : std::string())};
+            return {errc::corrupt_data,
+                    "session " + who + ": stored state is not a JSON object" + (jec ? ": " + why : std::string())};
         out = std::move(v.get_object());
         return {};
     }
@@ -393,6 +394,7 @@ private:
         if (auto ec = validate_id(o.user_id)) return {ec, "user id " + id_problem(o.user_id)};
         if (o.session_id.empty()) o.session_id = event::new_id();
         if (auto ec = validate_id(o.session_id)) return {ec, "session id " + id_problem(o.session_id)};
+        if (auto why = state_problem(o.state); !why.empty()) return {errc::invalid_argument, why};
         const session_key k{std::move(o.app_name), std::move(o.user_id), std::move(o.session_id)};
         auto routed = route_delta(o.state);
         json::object own;

@@ -7,6 +7,7 @@
 
 #include <libretto/error.hpp>
 #include <libretto/event/compaction_check.hpp>
+#include <libretto/event/detail/json_text.hpp>
 #include <libretto/session/detail/context_load.hpp>
 #include <libretto/session/session.hpp>
 #include <libretto/session/state.hpp>
@@ -56,6 +57,14 @@ inline json::object merged_state(const json::object& session_state, const json::
     if (user_state)
         for (const auto& kv : *user_state) out[std::string(user_prefix) + std::string(kv.key())] = kv.value();
     return out;
+}
+
+/// Why a create's initial state cannot be stored (json_limits.hpp), naming the member:
+/// "initial state: number inf is not finite: ... in member \"k\"", or "" if it can. The
+/// state is checked as a member of the session's header (one level below a root).
+inline std::string state_problem(const json::object& state) {
+    if (auto f = check_json_object(state, 1)) return "initial state: " + f->message();
+    return {};
 }
 
 /// How a diagnostic names an event: "event <id>" (or says that the id itself is not

@@ -1,0 +1,318 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_EVENT_DETAIL_JSON_TEXT_HPP
+#define LIBRETTO_EVENT_DETAIL_JSON_TEXT_HPP
+
+// The rules of json_limits.hpp as code: UTF-8 checks, the faults a writer reports, and the
+// one parser every stored document and parse_event goes through (exact doubles, finite
+// numbers, max_json_depth, each key once).
+
+#include <libretto/detail/json_read.hpp>
+#include <libretto/error.hpp>
+#include <libretto/event/json_limits.hpp>
+
+#include <boost/json/basic_parser_impl.hpp>
+#include <boost/json/value.hpp>
+#include <boost/json/value_stack.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+namespace libretto::detail {
+
+// ---- UTF-8 -----------------------------------------------------------------------------
+
+/// Length of the well-formed UTF-8 sequence that starts at `p` (a byte >= 0x80), or 0 if
+/// it is not one: a continuation byte, an overlong form (C0, C1, E0 80..9F, F0 80..8F), a
+/// surrogate (ED A0..BF), above U+10FFFF (F4 90.., F5..FF), or cut short by `end`.
+inline std::size_t utf8_sequence(const unsigned char* p, const unsigned char* end) noexcept {
+    const unsigned c = p[0];
+    const std::ptrdiff_t left = end - p;
+    const auto cont = [](unsigned char b) { return (b & 0xC0) == 0x80; };
+    if (c < 0xC2) return 0;
+    if (c < 0xE0) return left >= 2 && cont(p[1]) ? 2 : 0;
+    if (c < 0xF0) {
+        if (left < 3) return 0;
+        const unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+        return p[1] >= lo && p[1] <= hi && cont(p[2]) ? 3 : 0;
+    }
+    if (c < 0xF5) {
+        if (left < 4) return 0;
+        const unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+        return p[1] >= lo && p[1] <= hi && cont(p[2]) && cont(p[3]) ? 4 : 0;
+    }
+    return 0;
+}
+
+/// Where a string stops being UTF-8: the offset (in that string) of the first byte that
+/// does not start a well-formed sequence, and that byte.
+struct utf8_fault {
+    std::size_t offset = 0;
+    unsigned char byte = 0;
+
+    /// "string is not valid UTF-8 (byte 0xff at offset 3)".
+    std::string message() const {
+        static constexpr char hex[] = "0123456789abcdef";
+        std::string m = "string is not valid UTF-8 (byte 0x";
+        m += hex[byte >> 4];
+        m += hex[byte & 15];
+        m += " at offset " + std::to_string(offset) + ")";
+        return m;
+    }
+};
+
+/// The first fault of `s`, if it is not valid UTF-8.
+inline std::optional<utf8_fault> find_invalid_utf8(std::string_view s) noexcept {
+    const auto* const b = reinterpret_cast<const unsigned char*>(s.data());
+    const auto* const end = b + s.size();
+    for (const unsigned char* p = b; p != end;) {
+        if (*p < 0x80) {
+            ++p;
+            continue;
+        }
+        const std::size_t k = utf8_sequence(p, end);
+        if (!k) return utf8_fault{static_cast<std::size_t>(p - b), *p};
+        p += k;
+    }
+    return std::nullopt;
+}
+
+// ---- what cannot be stored -------------------------------------------------------------
+
+/// Why a value cannot be stored as JSON text that reads back equal (json_limits.hpp).
+struct json_fault {
+    enum class kind : unsigned char { invalid_utf8, not_finite, too_deep };
+    kind what = kind::invalid_utf8;
+    std::size_t offset = 0; ///< invalid_utf8: of the bad byte, in its string
+    unsigned char byte = 0; ///< invalid_utf8: the bad byte
+    double number = 0;      ///< not_finite: the number
+    std::string key;        ///< the innermost member holding it; empty at the top level
+
+    /// "number inf is not finite ... in member \"temperature\"".
+    std::string message() const {
+        std::string m;
+        switch (what) {
+        case kind::invalid_utf8: m = utf8_fault{offset, byte}.message(); break;
+        case kind::not_finite:
+            m = std::string("number ") + (std::isnan(number) ? "NaN" : number > 0 ? "inf" : "-inf") +
+                " is not finite: JSON has no text for it";
+            break;
+        case kind::too_deep:
+            m = "arrays and objects nest deeper than max_json_depth (" + std::to_string(max_json_depth) + ")";
+            break;
+        }
+        if (!key.empty()) m += " in member \"" + key.substr(0, 64) + "\"";
+        return m;
+    }
+};
+
+/// The first fault of `v` in document order, if any: a string that is not UTF-8, a
+/// number that is not finite, or nesting deeper than max_json_depth. `depth` is the
+/// number of arrays and objects that enclose `v` in its document; `key` the member
+/// holding it. Stops descending past the limit (a deeper value is refused anyway).
+inline std::optional<json_fault> check_json_value(const json::value& v, std::size_t depth = 0,
+                                                  std::string_view key = {}) {
+    switch (v.kind()) {
+    case json::kind::double_:
+        if (!std::isfinite(v.get_double()))
+            return json_fault{json_fault::kind::not_finite, 0, 0, v.get_double(), std::string(key)};
+        return std::nullopt;
+    case json::kind::string:
+        if (auto f = find_invalid_utf8(v.get_string()))
+            return json_fault{json_fault::kind::invalid_utf8, f->offset, f->byte, 0, std::string(key)};
+        return std::nullopt;
+    case json::kind::array:
+        if (depth + 1 > max_json_depth) return json_fault{json_fault::kind::too_deep, 0, 0, 0, std::string(key)};
+        for (const auto& x : v.get_array())
+            if (auto f = check_json_value(x, depth + 1, key)) return f;
+        return std::nullopt;
+    case json::kind::object:
+        if (depth + 1 > max_json_depth) return json_fault{json_fault::kind::too_deep, 0, 0, 0, std::string(key)};
+        for (const auto& kv : v.get_object()) {
+            if (auto f = find_invalid_utf8(kv.key()))
+                return json_fault{json_fault::kind::invalid_utf8, f->offset, f->byte, 0, std::string(key)};
+            if (auto f = check_json_value(kv.value(), depth + 1, kv.key())) return f;
+        }
+        return std::nullopt;
+    default: return std::nullopt;
+    }
+}
+
+/// check_json_value for the members of `o` (an object at nesting level `depth + 1`).
+inline std::optional<json_fault> check_json_object(const json::object& o, std::size_t depth = 0,
+                                                   std::string_view key = {}) {
+    if (depth + 1 > max_json_depth) return json_fault{json_fault::kind::too_deep, 0, 0, 0, std::string(key)};
+    for (const auto& kv : o) {
+        if (auto f = find_invalid_utf8(kv.key()))
+            return json_fault{json_fault::kind::invalid_utf8, f->offset, f->byte, 0, std::string(key)};
+        if (auto f = check_json_value(kv.value(), depth + 1, kv.key())) return f;
+    }
+    return std::nullopt;
+}
+
+// ---- reading ---------------------------------------------------------------------------
+
+/// json::parser's handler, except that a double is re-read from its text with
+/// std::from_chars: Boost.JSON's default number parser (the only one before 1.83) can be
+/// 1 ulp off, which breaks the lossless round trip of timestamps.
+struct precise_handler {
+    static constexpr std::size_t max_object_size = json::object::max_size();
+    static constexpr std::size_t max_array_size = json::array::max_size();
+    static constexpr std::size_t max_key_size = json::string::max_size();
+    static constexpr std::size_t max_string_size = json::string::max_size();
+
+    json::value_stack st;
+    std::string number;   // the parts of a number split across writes
+    std::size_t keys = 0; // members of every object, a repeated key included
+    std::string why;      // what a callback refused, for the caller's message
+
+    precise_handler(json::storage_ptr temp, unsigned char* buf, std::size_t size) : st(std::move(temp), buf, size) {}
+
+    bool on_document_begin(json::error_code&) { return true; }
+    bool on_document_end(json::error_code&) { return true; }
+    bool on_object_begin(json::error_code&) { return true; }
+    bool on_object_end(std::size_t n, json::error_code&) {
+        keys += n; // a repeated key makes the object smaller than n: see parse_precise
+        st.push_object(n);
+        return true;
+    }
+    bool on_array_begin(json::error_code&) { return true; }
+    bool on_array_end(std::size_t n, json::error_code&) { st.push_array(n); return true; }
+    bool on_key_part(json::string_view s, std::size_t, json::error_code&) { st.push_chars(s); return true; }
+    bool on_key(json::string_view s, std::size_t, json::error_code&) { st.push_key(s); return true; }
+    bool on_string_part(json::string_view s, std::size_t, json::error_code&) { st.push_chars(s); return true; }
+    bool on_string(json::string_view s, std::size_t, json::error_code&) { st.push_string(s); return true; }
+    bool on_number_part(json::string_view s, json::error_code&) { number.append(s.data(), s.size()); return true; }
+    bool on_int64(std::int64_t i, json::string_view, json::error_code&) { number.clear(); st.push_int64(i); return true; }
+    bool on_uint64(std::uint64_t u, json::string_view, json::error_code&) { number.clear(); st.push_uint64(u); return true; }
+    bool on_double(double d, json::string_view s, json::error_code& err) {
+        number.append(s.data(), s.size());
+        double exact = 0;
+        auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), exact);
+        if (ec == std::errc() && end == number.data() + number.size()) d = exact;
+        if (!std::isfinite(d)) [[unlikely]] {
+            // Boost.JSON reads 1e400 as inf, which has no JSON text to write back.
+            why = "number " + number.substr(0, 40) + (number.size() > 40 ? "..." : "") +
+                  " is out of the range of a double";
+            err = json::error::exponent_overflow;
+            return false;
+        }
+        number.clear();
+        st.push_double(d);
+        return true;
+    }
+    bool on_bool(bool b, json::error_code&) { st.push_bool(b); return true; }
+    bool on_null(json::error_code&) { st.push_null(); return true; }
+    bool on_comment_part(json::string_view, json::error_code&) { return true; }
+    bool on_comment(json::string_view, json::error_code&) { return true; }
+};
+
+/// Options for parsing text a store wrote: strings that are not UTF-8 are accepted (earlier
+/// versions wrote them as they were; what was stored must read back, never as corrupt).
+inline json::parse_options stored_parse_options() noexcept {
+    json::parse_options opt;
+    opt.allow_invalid_utf8 = true;
+    opt.max_depth = max_json_depth;
+    return opt;
+}
+
+/// Members of every object in `v`, recursively.
+inline std::size_t count_members(const json::value& v) noexcept {
+    std::size_t n = 0;
+    if (const json::object* o = v.if_object()) {
+        n = o->size();
+        for (const auto& kv : *o) n += count_members(kv.value());
+    } else if (const json::array* a = v.if_array()) {
+        for (const auto& x : *a) n += count_members(x);
+    }
+    return n;
+}
+
+/// The SAX handler that finds the first key an object repeats (the slow path of
+/// parse_precise, taken only when a repeat is known to exist).
+struct repeated_key_finder {
+    static constexpr std::size_t max_object_size = json::object::max_size();
+    static constexpr std::size_t max_array_size = json::array::max_size();
+    static constexpr std::size_t max_key_size = json::string::max_size();
+    static constexpr std::size_t max_string_size = json::string::max_size();
+
+    std::vector<std::unordered_set<std::string>> objects; // keys of each open object
+    std::string key;
+    std::optional<std::string> found;
+
+    bool on_document_begin(json::error_code&) { return true; }
+    bool on_document_end(json::error_code&) { return true; }
+    bool on_object_begin(json::error_code&) { objects.emplace_back(); return true; }
+    bool on_object_end(std::size_t, json::error_code&) { objects.pop_back(); return true; }
+    bool on_array_begin(json::error_code&) { return true; }
+    bool on_array_end(std::size_t, json::error_code&) { return true; }
+    bool on_key_part(json::string_view s, std::size_t, json::error_code&) { key.append(s.data(), s.size()); return true; }
+    bool on_key(json::string_view s, std::size_t, json::error_code& ec) {
+        key.append(s.data(), s.size());
+        if (!objects.back().insert(key).second) {
+            found = std::move(key);
+            ec = json::error::syntax;
+            return false;
+        }
+        key.clear();
+        return true;
+    }
+    bool on_string_part(json::string_view, std::size_t, json::error_code&) { return true; }
+    bool on_string(json::string_view, std::size_t, json::error_code&) { return true; }
+    bool on_number_part(json::string_view, json::error_code&) { return true; }
+    bool on_int64(std::int64_t, json::string_view, json::error_code&) { return true; }
+    bool on_uint64(std::uint64_t, json::string_view, json::error_code&) { return true; }
+    bool on_double(double, json::string_view, json::error_code&) { return true; }
+    bool on_bool(bool, json::error_code&) { return true; }
+    bool on_null(json::error_code&) { return true; }
+    bool on_comment_part(json::string_view, json::error_code&) { return true; }
+    bool on_comment(json::string_view, json::error_code&) { return true; }
+};
+
+/// "the key \"k\" appears twice in one object" for the first repeated key of `text`.
+inline std::string repeated_key_message(std::string_view text) {
+    json::basic_parser<repeated_key_finder> p(stored_parse_options());
+    json::error_code ec;
+    p.write_some(false, text.data(), text.size(), ec);
+    const auto& found = p.handler().found;
+    if (!found) return "an object holds a key twice";
+    return "the key \"" + found->substr(0, 64) + (found->size() > 64 ? "..." : "") + "\" appears twice in one object";
+}
+
+/// Parses `text` as one JSON document by the rules of json_limits.hpp, with exact doubles
+/// (json::parse can be 1 ulp off before Boost 1.83). On failure `ec` is set, the result is
+/// null and `why` (if given) says what was wrong: the parser's word, a number out of
+/// range, nesting past max_json_depth, or a repeated key.
+inline json::value parse_precise(std::string_view text, json::error_code& ec, json::storage_ptr sp,
+                                 std::string* why = nullptr) {
+    unsigned char temp[BOOST_JSON_STACK_BUFFER_SIZE];
+    json::basic_parser<precise_handler> p(stored_parse_options(), json::storage_ptr(), temp, sizeof temp);
+    p.handler().st.reset(std::move(sp));
+    const std::size_t n = p.write_some(false, text.data(), text.size(), ec);
+    if (!ec && n < text.size()) ec = json::error::extra_data;
+    if (ec) {
+        if (why) {
+            if (!p.handler().why.empty()) *why = std::move(p.handler().why);
+            else if (ec == json::error::too_deep)
+                *why = "arrays and objects nest deeper than max_json_depth (" + std::to_string(max_json_depth) + ")";
+            else *why = ec.message();
+        }
+        return nullptr;
+    }
+    json::value v = p.handler().st.release();
+    if (p.handler().keys != 0 && count_members(v) != p.handler().keys) [[unlikely]] {
+        ec = json::error::syntax;
+        if (why) *why = repeated_key_message(text);
+        return nullptr;
+    }
+    return v;
+}
+
+} // namespace libretto::detail
+
+#endif
