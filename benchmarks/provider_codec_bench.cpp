@@ -80,6 +80,38 @@ void bench_provider_stream_decode(libretto_bench::reporter& r) {
 LIBRETTO_BENCHMARK(bench_provider_stream_decode, "openai_chunk_decode_ns", "openai_chunk_json_parse_ns",
                    "anthropic_event_decode_ns", "anthropic_event_json_parse_ns");
 
+/// One chunk carrying the most tool calls a reply may hold, each with its own index (the
+/// accumulator once matched each index by a scan: quadratic in the number of calls).
+std::vector<std::string> openai_many_tool_calls_stream() {
+    std::string chunk = R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1732000000,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"tool_calls":[)";
+    for (std::size_t i = 0; i < max_tool_calls; ++i) {
+        if (i) chunk += ',';
+        const std::string n = std::to_string(i);
+        chunk += R"({"index":)" + n + R"(,"id":"call_)" + n + R"(","type":"function","function":{"name":"search","arguments":"{\"q\":\")" + n + R"(\"}"}})";
+    }
+    chunk += R"(]},"finish_reason":null}]})";
+    return {chunk, R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1732000000,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})",
+            "[DONE]"};
+}
+
+void bench_openai_many_tool_calls(libretto_bench::reporter& r) {
+    const auto events = openai_many_tool_calls_stream();
+    std::size_t calls = 0;
+    const double ns = libretto_bench::ns_per_op([&] {
+        openai_stream_decoder d;
+        for (const auto& e : events) {
+            llm_chunk c = d.feed({}, e);
+            libretto_bench::do_not_optimize(c);
+        }
+        llm_response resp = d.finish();
+        calls = resp.tool_calls().size();
+        libretto_bench::do_not_optimize(resp);
+    });
+    if (calls != max_tool_calls) std::fprintf(stderr, "decoded %zu tool calls, not %zu\n", calls, max_tool_calls);
+    r.report("openai_stream_many_tool_calls_ms", ns / 1e6, "ms");
+}
+LIBRETTO_BENCHMARK(bench_openai_many_tool_calls, "openai_stream_many_tool_calls_ms");
+
 /// A 40-turn conversation with tool calls, as an agent sends it mid-session.
 llm_request conversation() {
     llm_request req;

@@ -436,6 +436,54 @@ BOOST_AUTO_TEST_CASE(usage_sums_saturate) {
                "Anthropic stream: event #1 (message_start): message.usage.cache_creation_input_tokens: expected non-negative integer, got number");
 }
 
+// Block indexes 0 to 4095 (lb::max_tool_calls, shared with the OpenAI decoder's tool calls).
+BOOST_AUTO_TEST_CASE(block_index_bound) {
+    auto problem = [](std::vector<sse> events) { return run(events).second; };
+    auto start = problem({message_start, block_start(4096, R"({"type":"tool_use","id":"toolu_1","name":"f","input":{}})"), message_stop});
+    BOOST_TEST(start.error == errc::bad_response);
+    BOOST_TEST(start.error_message == "Anthropic stream: event #2 (content_block_start): index: 4096 is out of range (at most "
+                                      "4096 content blocks, indexes 0 to 4095)");
+    auto delta = problem({message_start, block_start(0, R"({"type":"text","text":""})"),
+                          block_delta(4096, R"({"type":"text_delta","text":"x"})"), message_stop});
+    BOOST_TEST(delta.error_message == "Anthropic stream: event #3 (content_block_delta): index: 4096 is out of range (at most "
+                                      "4096 content blocks, indexes 0 to 4095)");
+    auto last = problem({message_start, block_start(4095, R"({"type":"tool_use","id":"toolu_z","name":"f","input":{}})"),
+                         block_delta(4095, R"({"type":"input_json_delta","partial_json":"{\"a\":1}"})"), block_stop(4095),
+                         message_delta("tool_use", 3), message_stop});
+    BOOST_TEST(last.ok(), last.error_message);
+    BOOST_REQUIRE(last.tool_calls().size() == 1u);
+    BOOST_TEST(last.tool_calls().front().tool_call_id == "toolu_z");
+    BOOST_TEST(json::value(last.tool_calls().front().args) == json::parse(R"({"a":1})"));
+}
+
+// 4096 tool_use blocks (every index allowed) whose input fragments arrive interleaved.
+BOOST_AUTO_TEST_CASE(interleaved_input_of_the_most_tool_use_blocks) {
+    constexpr int n = 4096;
+    std::vector<sse> events{message_start};
+    for (int i = 0; i < n; ++i)
+        events.push_back(block_start(i, R"({"type":"tool_use","id":"toolu_)" + std::to_string(i) + R"(","name":"f","input":{}})"));
+    for (int i = n; i-- > 0;) events.push_back(block_delta(i, R"({"type":"input_json_delta","partial_json":"{\"n\":"})"));
+    for (int k = 0; k < n; ++k) { // scrambled: 7 is coprime with 4096
+        const int i = k * 7 % n;
+        events.push_back(block_delta(i, R"({"type":"input_json_delta","partial_json":")" + std::to_string(i) + R"("})"));
+    }
+    for (int i = 0; i < n; ++i) events.push_back(block_delta(i, R"({"type":"input_json_delta","partial_json":"}"})"));
+    for (int i = 0; i < n; ++i) events.push_back(block_stop(i));
+    events.push_back(message_delta("tool_use", 5));
+    events.push_back(message_stop);
+    auto r = run(events).second;
+    BOOST_TEST(r.ok(), r.error_message);
+    BOOST_REQUIRE(r.tool_calls().size() == 4096u);
+    int i = 0;
+    for (const auto& c : r.tool_calls()) {
+        if (c.tool_call_id != "toolu_" + std::to_string(i) || json::value(c.args) != json::value{{"n", i}})
+            BOOST_FAIL("call #" << i << " is " << c.tool_call_id << " " << json::serialize(c.args));
+        ++i;
+    }
+    BOOST_TEST(std::get<lb::tool_call_part>(r.parts[4095]).tool_call_id == "toolu_4095");
+    BOOST_TEST(json::value(std::get<lb::tool_call_part>(r.parts[4095]).args) == json::parse(R"({"n":4095})"));
+}
+
 BOOST_AUTO_TEST_CASE(unknown_events_blocks_and_deltas_are_ignored) {
     auto [chunks, r] = run({
         message_start,
@@ -527,7 +575,8 @@ BOOST_AUTO_TEST_CASE(wrong_shapes_are_named) {
     BOOST_TEST(problem({"content_block_start", R"({"type":"content_block_start","index":"0","content_block":{"type":"text"}})"}) ==
                "Anthropic stream: event #2 (content_block_start): index: expected non-negative integer, got string");
     BOOST_TEST(problem({"content_block_start", R"({"type":"content_block_start","index":99999999,"content_block":{"type":"text"}})"}) ==
-               "Anthropic stream: event #2 (content_block_start): index: 99999999 is out of range");
+               "Anthropic stream: event #2 (content_block_start): index: 99999999 is out of range (at most 4096 content "
+               "blocks, indexes 0 to 4095)");
     BOOST_TEST(problem({"content_block_start", R"({"type":"content_block_start","index":0})"}) ==
                "Anthropic stream: event #2 (content_block_start): content_block: required field is missing");
     BOOST_TEST(problem({"message_delta", R"({"type":"message_delta","delta":{"stop_reason":1}})"}) ==
@@ -666,6 +715,25 @@ BOOST_AUTO_TEST_CASE(usage_sums_saturate) {
     BOOST_TEST(negative.error == errc::bad_response);
     BOOST_TEST(negative.error_message == "Anthropic response: usage.output_tokens: expected non-negative integer, got number");
     BOOST_TEST(!negative.usage.has_value());
+}
+
+// A whole reply holds at most 4096 content blocks, as a stream's block indexes allow.
+BOOST_AUTO_TEST_CASE(content_block_bound) {
+    auto body = [](int count) {
+        std::string s = R"({"model":"claude-x","stop_reason":"tool_use","content":[)";
+        for (int k = 0; k < count; ++k)
+            s += (k ? "," : "") + (R"({"type":"tool_use","id":"toolu_)" + std::to_string(k) + R"(","name":"f","input":{"k":)" +
+                                   std::to_string(k) + "}}");
+        return s + "]}";
+    };
+    auto most = lb::decode_anthropic_response(body(4096));
+    BOOST_TEST(most.ok(), most.error_message);
+    BOOST_REQUIRE(most.tool_calls().size() == 4096u);
+    BOOST_TEST(std::get<lb::tool_call_part>(most.parts[4095]).tool_call_id == "toolu_4095");
+    BOOST_TEST(json::value(std::get<lb::tool_call_part>(most.parts[4095]).args) == json::parse(R"({"k":4095})"));
+    auto over = lb::decode_anthropic_response(body(4097));
+    BOOST_TEST(over.error == errc::bad_response);
+    BOOST_TEST(over.error_message == "Anthropic response: content: 4097 blocks, more than 4096");
 }
 
 BOOST_AUTO_TEST_CASE(bad_bodies) {

@@ -6,6 +6,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <cstdint>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -48,6 +49,24 @@ std::pair<std::vector<lb::llm_chunk>, lb::llm_response> run(const std::vector<ss
 }
 
 sse data(std::string d) { return {"", std::move(d)}; }
+
+/// A chunk whose delta carries these tool_calls entries (JSON objects, joined).
+sse tool_calls_chunk(const std::vector<std::string>& calls) {
+    std::string s = R"({"model":"m","choices":[{"index":0,"delta":{"tool_calls":[)";
+    for (std::size_t i = 0; i < calls.size(); ++i) s += (i ? "," : "") + calls[i];
+    return data(s + R"(]},"finish_reason":null}]})");
+}
+/// A tool_calls entry: index (if >= 0), id (if not empty), function name and arguments (if not empty).
+std::string call_entry(long long index, std::string id, std::string name, std::string args) {
+    std::string s = "{";
+    if (index >= 0) s += R"("index":)" + std::to_string(index) + ",";
+    if (!id.empty()) s += R"("id":")" + id + R"(",)";
+    s += R"("function":{)";
+    if (!name.empty()) s += R"("name":")" + name + R"(",)";
+    s += R"("arguments":")" + args + R"("}})";
+    return s;
+}
+const sse tool_calls_finish = data(R"({"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})");
 
 } // namespace
 
@@ -418,6 +437,133 @@ BOOST_AUTO_TEST_CASE(usage_extremes) {
     BOOST_TEST(bad_body.error_message == "OpenAI response: usage.prompt_tokens: expected non-negative integer, got number");
 }
 
+// A tool-call index is bounded like Anthropic's block index: 0 to 4095 (lb::max_tool_calls).
+BOOST_AUTO_TEST_CASE(tool_call_index_bound) {
+    BOOST_TEST(lb::max_tool_calls == 4096u);
+    auto over = run({tool_calls_chunk({call_entry(4096, "call_x", "f", "{}")}), tool_calls_finish, data("[DONE]")}).second;
+    BOOST_TEST(over.error == errc::bad_response);
+    BOOST_TEST(over.error_message == "OpenAI stream: chunk #1: choices[0].delta.tool_calls[0].index: 4096 is out of range "
+                                     "(at most 4096 tool calls, indexes 0 to 4095)");
+    BOOST_TEST(over.tool_calls().empty());
+    auto huge = run({tool_calls_chunk({call_entry(0, "call_a", "f", "{}"), call_entry(9223372036854775807LL, "call_b", "f", "{}")}),
+                     tool_calls_finish, data("[DONE]")})
+                    .second;
+    BOOST_TEST(huge.error_message == "OpenAI stream: chunk #1: choices[0].delta.tool_calls[1].index: 9223372036854775807 is out "
+                                     "of range (at most 4096 tool calls, indexes 0 to 4095)");
+    // A later chunk: what arrived before it is kept.
+    auto later = run({tool_calls_chunk({call_entry(0, "call_a", "f", "{}")}), tool_calls_chunk({call_entry(5000, "call_b", "f", "{}")}),
+                      tool_calls_finish, data("[DONE]")})
+                     .second;
+    BOOST_TEST(later.error_message == "OpenAI stream: chunk #2: choices[0].delta.tool_calls[0].index: 5000 is out of range "
+                                      "(at most 4096 tool calls, indexes 0 to 4095)");
+    BOOST_TEST(later.tool_calls().size() == 1u);
+    auto last = run({tool_calls_chunk({call_entry(4095, "call_z", "f", R"({\"a\":1})")}), tool_calls_finish, data("[DONE]")}).second;
+    BOOST_TEST(last.ok(), last.error_message);
+    BOOST_REQUIRE(last.tool_calls().size() == 1u);
+    BOOST_TEST(last.tool_calls().front().tool_call_id == "call_z");
+    BOOST_TEST(json::value(last.tool_calls().front().args) == json::parse(R"({"a":1})"));
+}
+
+// One chunk with 4096 calls (the limit), indexes in a scrambled order: all decoded, in order
+// of appearance. One more (index 4096) and the chunk is refused.
+BOOST_AUTO_TEST_CASE(the_most_tool_calls_in_one_chunk) {
+    std::vector<std::string> calls;
+    for (std::size_t p = 0; p < 4096; ++p) {
+        const std::size_t index = p * 7 % 4096; // a permutation of 0..4095
+        calls.push_back(call_entry(static_cast<long long>(index), "call_" + std::to_string(index), "f" + std::to_string(index % 10),
+                                   R"({\"n\":)" + std::to_string(index) + "}"));
+    }
+    auto [chunks, r] = run({tool_calls_chunk(calls), tool_calls_finish, data("[DONE]")});
+    BOOST_TEST(r.ok(), r.error_message);
+    BOOST_TEST(r.invalid_tool_calls.empty());
+    BOOST_REQUIRE(r.tool_calls().size() == 4096u);
+    std::size_t p = 0;
+    for (const auto& c : r.tool_calls()) {
+        const std::size_t index = p++ * 7 % 4096;
+        if (c.tool_call_id != "call_" + std::to_string(index) || c.tool_name != "f" + std::to_string(index % 10) ||
+            json::value(c.args) != json::value{{"n", static_cast<std::int64_t>(index)}})
+            BOOST_FAIL("call #" << p - 1 << " is " << c.tool_call_id << " " << c.tool_name << " " << json::serialize(c.args));
+    }
+    auto it = r.tool_calls().begin();
+    BOOST_TEST(it->tool_call_id == "call_0");
+    ++it;
+    BOOST_TEST(it->tool_call_id == "call_7");
+    BOOST_TEST(json::value(it->args) == json::parse(R"({"n":7})"));
+    BOOST_TEST(std::get<lb::tool_call_part>(r.parts.back()).tool_call_id == "call_4089"); // 4095 * 7 % 4096
+
+    calls.push_back(call_entry(4096, "call_4096", "f", "{}"));
+    auto over = run({tool_calls_chunk(calls), tool_calls_finish, data("[DONE]")}).second;
+    BOOST_TEST(over.error == errc::bad_response);
+    BOOST_TEST(over.error_message == "OpenAI stream: chunk #1: choices[0].delta.tool_calls[4096].index: 4096 is out of range "
+                                     "(at most 4096 tool calls, indexes 0 to 4095)");
+    BOOST_TEST(over.tool_calls().empty());
+}
+
+// Fragments of 300 calls (past the accumulator's scan threshold) arrive interleaved: every
+// call's arguments assemble in order, by index; and by id for calls without an index.
+BOOST_AUTO_TEST_CASE(interleaved_fragments_of_many_calls) {
+    constexpr std::size_t n = 300;
+    std::vector<sse> events;
+    std::vector<std::string> starts, opens, closes;
+    for (std::size_t i = 0; i < n; ++i) starts.push_back(call_entry(static_cast<long long>(i), "call_" + std::to_string(i), "f", ""));
+    events.push_back(tool_calls_chunk(starts));
+    for (std::size_t i = n; i-- > 0;) opens.push_back(call_entry(static_cast<long long>(i), "", "", R"({\"n\":)"));
+    events.push_back(tool_calls_chunk(opens)); // all calls, in reverse
+    for (std::size_t k = 0; k < n; ++k) {      // one call per chunk, scrambled (37 is coprime with 300)
+        const std::size_t i = k * 37 % n;
+        events.push_back(tool_calls_chunk({call_entry(static_cast<long long>(i), "", "", std::to_string(i))}));
+    }
+    for (std::size_t i = 0; i < n; ++i) closes.push_back(call_entry(static_cast<long long>(i), "", "", "}"));
+    events.push_back(tool_calls_chunk(closes));
+    events.push_back(tool_calls_finish);
+    events.push_back(data("[DONE]"));
+    auto r = run(events).second;
+    BOOST_TEST(r.ok(), r.error_message);
+    BOOST_REQUIRE(r.tool_calls().size() == n);
+    std::size_t i = 0;
+    for (const auto& c : r.tool_calls()) {
+        if (c.tool_call_id != "call_" + std::to_string(i) || json::value(c.args) != json::value{{"n", static_cast<std::int64_t>(i)}})
+            BOOST_FAIL("call #" << i << " is " << c.tool_call_id << " " << json::serialize(c.args));
+        ++i;
+    }
+    BOOST_TEST(json::value(std::get<lb::tool_call_part>(r.parts[299]).args) == json::parse(R"({"n":299})"));
+
+    // Without indexes (servers that send whole calls, or fragments under the call's id).
+    std::vector<sse> by_id;
+    for (std::size_t k = 0; k < 40; ++k) by_id.push_back(tool_calls_chunk({call_entry(-1, "call_" + std::to_string(k), "g", "")}));
+    for (std::size_t k = 40; k-- > 0;)
+        by_id.push_back(tool_calls_chunk({call_entry(-1, "call_" + std::to_string(k), "", R"({\"k\":)" + std::to_string(k) + "}")}));
+    by_id.push_back(tool_calls_finish);
+    auto s = run(by_id).second;
+    BOOST_TEST(s.ok(), s.error_message);
+    BOOST_REQUIRE(s.tool_calls().size() == 40u);
+    auto first = s.tool_calls().begin();
+    BOOST_TEST(first->tool_call_id == "call_0");
+    BOOST_TEST(json::value(first->args) == json::parse(R"({"k":0})"));
+    BOOST_TEST(std::get<lb::tool_call_part>(s.parts[39]).tool_call_id == "call_39");
+    BOOST_TEST(json::value(std::get<lb::tool_call_part>(s.parts[39]).args) == json::parse(R"({"k":39})"));
+    BOOST_TEST(json::value(std::get<lb::tool_call_part>(s.parts[17]).args) == json::parse(R"({"k":17})"));
+}
+
+// Calls without an index are bounded by their number: the 4097th is refused.
+BOOST_AUTO_TEST_CASE(calls_without_index_are_bounded) {
+    std::vector<std::string> calls;
+    for (std::size_t k = 0; k < 4096; ++k) calls.push_back(call_entry(-1, "call_" + std::to_string(k), "f", "{}"));
+    auto ok = run({tool_calls_chunk(calls), tool_calls_finish, data("[DONE]")}).second;
+    BOOST_TEST(ok.ok(), ok.error_message);
+    BOOST_TEST(ok.tool_calls().size() == 4096u);
+    calls.push_back(call_entry(-1, "call_4096", "f", "{}"));
+    auto [chunks, over] = run({tool_calls_chunk(calls), tool_calls_finish, data("[DONE]")});
+    BOOST_TEST(chunks.empty());
+    BOOST_TEST(over.error == errc::bad_response);
+    BOOST_TEST(over.error_message == "tool call #4096 (id call_4096): a reply holds at most 4096 tool calls");
+    // A further fragment of a known call is no new call: within the limit.
+    calls.back() = call_entry(-1, "call_5", "", "");
+    auto again = run({tool_calls_chunk(calls), tool_calls_finish, data("[DONE]")}).second;
+    BOOST_TEST(again.ok(), again.error_message);
+    BOOST_TEST(again.tool_calls().size() == 4096u);
+}
+
 BOOST_AUTO_TEST_CASE(stream_cut_before_the_end_is_an_error) {
     auto [chunks, r] = run({
         data(R"({"choices":[{"index":0,"delta":{"content":"The answer is"},"finish_reason":null}]})"),
@@ -539,6 +685,27 @@ BOOST_AUTO_TEST_CASE(ollama_style_object_arguments_and_reasoning) {
     BOOST_TEST(r.ok(), r.error_message);
     BOOST_TEST(r.thinking() == "short");
     BOOST_TEST(json::value(r.tool_calls().front().args) == json::parse(R"({"a":1})"));
+}
+
+// A whole reply's calls (identified by position when they carry no index) are bounded too.
+BOOST_AUTO_TEST_CASE(tool_call_bound) {
+    auto body = [](std::size_t count, std::string extra = {}) {
+        std::string s = R"({"model":"m","choices":[{"index":0,"message":{"role":"assistant","tool_calls":[)";
+        for (std::size_t k = 0; k < count; ++k)
+            s += (k ? "," : "") + call_entry(-1, "call_" + std::to_string(k), "f", R"({\"k\":)" + std::to_string(k) + "}");
+        return s + extra + R"(]},"finish_reason":"tool_calls"}]})";
+    };
+    auto most = lb::decode_openai_response(body(4096));
+    BOOST_TEST(most.ok(), most.error_message);
+    BOOST_REQUIRE(most.tool_calls().size() == 4096u);
+    BOOST_TEST(std::get<lb::tool_call_part>(most.parts[4095]).tool_call_id == "call_4095");
+    BOOST_TEST(json::value(std::get<lb::tool_call_part>(most.parts[4095]).args) == json::parse(R"({"k":4095})"));
+    auto over = lb::decode_openai_response(body(4097));
+    BOOST_TEST(over.error == errc::bad_response);
+    BOOST_TEST(over.error_message == "OpenAI response: choices[0].message.tool_calls[4096]: more than 4096 tool calls");
+    auto index = lb::decode_openai_response(body(1, "," + call_entry(5000, "call_x", "f", "{}")));
+    BOOST_TEST(index.error_message == "OpenAI response: choices[0].message.tool_calls[1].index: 5000 is out of range "
+                                      "(at most 4096 tool calls, indexes 0 to 4095)");
 }
 
 BOOST_AUTO_TEST_CASE(bad_bodies) {

@@ -17,10 +17,12 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 #include <boost/system/error_code.hpp>
+#include <boost/unordered/unordered_flat_map.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -133,6 +135,11 @@ struct llm_response {
     friend bool operator==(const llm_response&, const llm_response&) = default;
 };
 
+/// The most tool calls one reply may hold. A provider decoder refuses a tool-call or
+/// content-block index at or above it (errc::bad_response), and llm_response_accumulator
+/// refuses a call beyond it: more is a garbage reply, not a reason to allocate.
+inline constexpr std::size_t max_tool_calls = 4096;
+
 /// A fragment of a streamed tool call. Fragments of one call share an `index` (OpenAI's
 /// tool_calls[].index, Anthropic's content-block index) or, without one, an `id`; a
 /// fragment with neither continues the most recent call. `id` and `name` usually come
@@ -231,25 +238,43 @@ public:
     }
 
     /// Adds one tool-call fragment (see tool_call_delta for how fragments are matched).
+    /// Constant time per fragment. A fragment that would start call number
+    /// max_tool_calls + 1 is dropped and fails the response (errc::bad_response).
     void add(const tool_call_delta& d) {
-        call* target = nullptr;
-        if (d.index) {
-            for (auto& c : calls_)
-                if (c.index == d.index) target = &c;
-        } else if (!d.id.empty()) {
-            for (auto& c : calls_)
-                if (c.id == d.id) target = &c;
-        } else if (!calls_.empty()) {
-            target = &calls_.back();
-        }
-        if (!target) {
+        std::size_t at = no_call;
+        if (d.index) at = find_index(*d.index);
+        else if (!d.id.empty()) at = find_id(d.id);
+        else if (!calls_.empty()) at = calls_.size() - 1;
+        if (at == no_call) {
+            if (calls_.size() >= max_tool_calls) {
+                if (error_) return; // the first failure is the cause
+                std::string m = "tool call #" + std::to_string(calls_.size());
+                if (d.index) m += " (index " + std::to_string(*d.index) + ")";
+                else if (!d.id.empty()) m += " (id " + d.id + ")";
+                fail(make_error_code(errc::bad_response),
+                     m + ": a reply holds at most " + std::to_string(max_tool_calls) + " tool calls");
+                return;
+            }
+            const bool was_indexed = indexed();
+            at = calls_.size();
             calls_.push_back(call{d.index, {}, {}, {}});
-            target = &calls_.back();
+            if (was_indexed) {
+                if (d.index) by_index_.emplace(*d.index, static_cast<std::uint32_t>(at));
+            } else if (indexed()) {
+                build_indexes();
+            }
         }
-        if (target->id.empty()) target->id = d.id;
-        if (target->name.empty()) target->name = d.name;
-        target->arguments += d.arguments;
+        call& target = calls_[at];
+        if (target.id.empty() && !d.id.empty()) {
+            target.id = d.id;
+            if (ids_indexed_) note_id(at);
+        }
+        if (target.name.empty()) target.name = d.name;
+        target.arguments += d.arguments;
     }
+
+    /// True once fail() was called or a fragment was refused (see add).
+    bool failed() const noexcept { return static_cast<bool>(error_); }
 
     /// Records a failure (a provider error event mid-stream, a dropped connection):
     /// finish() returns a response with this error and what arrived before it.
@@ -324,6 +349,49 @@ private:
         std::string arguments;
     };
 
+    static constexpr std::size_t no_call = static_cast<std::size_t>(-1);
+    /// Up to this many calls a scan is cheapest (no hash table to allocate); past it, hash
+    /// indexes keep a reply with thousands of calls linear in their number.
+    static constexpr std::size_t linear_calls = 16;
+
+    bool indexed() const noexcept { return calls_.size() > linear_calls; }
+
+    /// The call with this index (indexes are unique: a call is only created when none has it).
+    std::size_t find_index(std::size_t index) const {
+        if (indexed()) {
+            auto it = by_index_.find(index);
+            return it == by_index_.end() ? no_call : it->second;
+        }
+        for (std::size_t i = 0; i < calls_.size(); ++i)
+            if (calls_[i].index == index) return i;
+        return no_call;
+    }
+    /// The last call (by position) with this id. The id index is built on the first lookup
+    /// past linear_calls: streams whose fragments all carry an index never need it.
+    std::size_t find_id(const std::string& id) {
+        if (indexed()) {
+            if (!ids_indexed_) {
+                for (std::size_t i = 0; i < calls_.size(); ++i)
+                    if (!calls_[i].id.empty()) note_id(i);
+                ids_indexed_ = true;
+            }
+            auto it = by_id_.find(id);
+            return it == by_id_.end() ? no_call : it->second;
+        }
+        for (std::size_t i = calls_.size(); i-- > 0;)
+            if (calls_[i].id == id) return i;
+        return no_call;
+    }
+    void note_id(std::size_t at) {
+        auto [it, inserted] = by_id_.try_emplace(calls_[at].id, static_cast<std::uint32_t>(at));
+        if (!inserted && it->second < at) it->second = static_cast<std::uint32_t>(at);
+    }
+    void build_indexes() {
+        by_index_.reserve(calls_.size() * 2);
+        for (std::size_t i = 0; i < calls_.size(); ++i)
+            if (calls_[i].index) by_index_.emplace(*calls_[i].index, static_cast<std::uint32_t>(i));
+    }
+
     static bool is_blank(std::string_view s) noexcept {
         return s.find_first_not_of(" \t\r\n") == std::string_view::npos;
     }
@@ -379,6 +447,9 @@ private:
     std::string thinking_; ///< every block's thinking, for thinking()
     std::vector<thinking_block> thinking_blocks_;
     std::vector<call> calls_;
+    boost::unordered_flat_map<std::size_t, std::uint32_t> by_index_; ///< index → position, past linear_calls
+    boost::unordered_flat_map<std::string, std::uint32_t> by_id_;    ///< id → last position, once needed
+    bool ids_indexed_ = false;
     std::optional<libretto::usage> usage_;
     std::optional<finish_reason> finish_;
     std::string model_version_;

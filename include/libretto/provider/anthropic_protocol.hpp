@@ -338,7 +338,7 @@ public:
             return llm_chunk{};
         }
         if (!c.empty()) acc_.add(c);
-        return c;
+        return c; // at most max_tool_calls blocks, so the accumulator refuses no call
     }
 
     /// Records a failure from outside the stream (the transport's): finish() reports it.
@@ -371,9 +371,6 @@ private:
         std::string start_input; ///< a non-empty input given whole at block start
         std::size_t thinking = 0; ///< thinking blocks: its number among them (llm_chunk::thinking_block)
     };
-    /// Content blocks are few; an index beyond this is garbage, not a reason to allocate.
-    static constexpr std::size_t max_blocks = 4096;
-
     void record(const provider_error& e) { fail(e.code, e.describe(), e.retry_after); }
 
     /// The thinking block a thinking or signature delta adds to: its block's, or (a delta on
@@ -391,8 +388,9 @@ private:
             shape.set("index: required field is missing");
             return nullptr;
         }
-        if (*index >= static_cast<std::int64_t>(max_blocks)) {
-            shape.set("index: " + std::to_string(*index) + " is out of range");
+        if (static_cast<std::uint64_t>(*index) >= max_tool_calls) { // garbage, not a reason to allocate
+            shape.set("index: " + std::to_string(*index) + " is out of range (at most " + std::to_string(max_tool_calls) +
+                      " content blocks, indexes 0 to " + std::to_string(max_tool_calls - 1) + ")");
             return nullptr;
         }
         const auto i = static_cast<std::size_t>(*index);
@@ -549,6 +547,9 @@ inline llm_response decode_anthropic_response(std::string_view body) {
         return llm_response::failure(make_error_code(errc::bad_response),
                                      "Anthropic response: " + (shape.ok() ? std::string("content: required field is missing") : shape.problem()));
     }
+    if (content->size() > max_tool_calls) // the stream's bound on block indexes
+        return llm_response::failure(make_error_code(errc::bad_response), "Anthropic response: content: " + std::to_string(content->size()) +
+                                                                              " blocks, more than " + std::to_string(max_tool_calls));
     llm_chunk c;
     llm_response_accumulator acc;
     std::size_t thinking_blocks = 0;

@@ -342,8 +342,21 @@ inline bool read_openai_choice_payload(const json::object& root, std::string_vie
                             return false;
                         }
                         tool_call_delta t;
-                        if (auto idx = shape.count(*call, "index", at_call)) t.index = static_cast<std::size_t>(*idx);
-                        else if (delta_key == "message") t.index = j; // a whole reply: position is identity
+                        if (auto idx = shape.count(*call, "index", at_call)) {
+                            if (static_cast<std::uint64_t>(*idx) >= max_tool_calls) {
+                                shape.set(at_call() + ".index: " + std::to_string(*idx) + " is out of range (at most " +
+                                          std::to_string(max_tool_calls) + " tool calls, indexes 0 to " +
+                                          std::to_string(max_tool_calls - 1) + ")");
+                                return false;
+                            }
+                            t.index = static_cast<std::size_t>(*idx);
+                        } else if (delta_key == "message") { // a whole reply: position is identity
+                            if (j >= max_tool_calls) {
+                                shape.set(at_call() + ": more than " + std::to_string(max_tool_calls) + " tool calls");
+                                return false;
+                            }
+                            t.index = j;
+                        }
                         if (const auto* s = shape.str(*call, "id", at_call)) t.id.assign(s->data(), s->size());
                         auto at_fn = [&] { return at_call() + ".function"; };
                         if (const auto* fn = shape.obj(*call, "function", at_call)) {
@@ -446,6 +459,10 @@ public:
             return llm_chunk{};
         }
         acc_.add(c);
+        if (acc_.failed()) { // more calls (by id, without an index) than a reply may hold
+            failed_ = true;
+            return llm_chunk{};
+        }
         return c;
     }
 
