@@ -752,6 +752,7 @@ int soak(options opt) {
         io.run(); // until every turn, agent stream and retired store is done
         run_seconds = run.run_seconds();
     }
+    for (auto& rec : w.sessions) rec.active.reset(); // their timers belong to `io`
     if (failure) {
         try {
             std::rethrow_exception(failure);
