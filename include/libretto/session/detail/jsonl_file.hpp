@@ -211,8 +211,11 @@ inline fs::path temp_name(const fs::path& target, std::string_view nonce) {
 
 /// Replaces `target` with `data` atomically: a reader sees the old or the new content, never
 /// a mix. With `durable`: fsync of the temp file before the rename and of the directory after.
+/// `renamed` (if given) says whether `target` now holds `data`: true also when only the
+/// directory's fsync failed, after the rename.
 inline error_code write_file_atomic(const fs::path& target, std::string_view data, bool durable,
-                                    std::string_view nonce) {
+                                    std::string_view nonce, bool* renamed = nullptr) {
+    if (renamed) *renamed = false;
     const fs::path tmp = temp_name(target, nonce);
     error_code ec;
     {
@@ -231,6 +234,7 @@ inline error_code write_file_atomic(const fs::path& target, std::string_view dat
         ::unlink(tmp.c_str());
         return ec;
     }
+    if (renamed) *renamed = true;
     if (durable) return fsync_dir(target.parent_path());
     return {};
 }
