@@ -12,6 +12,7 @@
 #include <boost/random/mersenne_twister.hpp>
 #include <boost/random/seed_seq.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -20,6 +21,10 @@
 #include <random>
 #include <string>
 #include <string_view>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+#endif
 
 namespace libretto {
 
@@ -63,6 +68,22 @@ inline boost::random::mt19937_64 os_seeded_mt19937_64() {
     return boost::random::mt19937_64(seq);
 }
 
+/// Forks seen by this process's children: a pthread_atfork handler, installed by the first
+/// id drawn, counts them in each child. A thread's id generator is a copy of its parent's
+/// in a forked child; it reseeds when this count moved, so that a parent and its child never
+/// draw the same ids (event ids, store instance names) from one state.
+inline unsigned fork_count() noexcept {
+    static std::atomic<unsigned> forks{0};
+#if defined(__unix__) || defined(__APPLE__)
+    static const bool hooked = [] {
+        ::pthread_atfork(nullptr, nullptr, [] { forks.fetch_add(1, std::memory_order_relaxed); });
+        return true;
+    }();
+    (void)hooked;
+#endif
+    return forks.load(std::memory_order_relaxed);
+}
+
 inline bool metadata_flag(const json::object& md, std::string_view key) noexcept {
     auto it = md.find(key);
     return it != md.end() && truthy(it->value());
@@ -104,7 +125,12 @@ struct event {
         // One generator per thread, seeded from the OS. Two 64-bit draws, and the digits
         // made eight at a time in a 64-bit word: Boost.Uuid's generator and to_string cost
         // ~4x as much, and every event takes an id.
+        thread_local unsigned seeded_at = detail::fork_count();
         thread_local boost::random::mt19937_64 gen = detail::os_seeded_mt19937_64();
+        if (const unsigned forks = detail::fork_count(); forks != seeded_at) { // a forked child
+            seeded_at = forks;
+            gen = detail::os_seeded_mt19937_64();
+        }
         std::uint64_t hi = gen();
         std::uint64_t lo = gen();
         hi = (hi & ~std::uint64_t{0xF000}) | 0x4000;                         // version 4
