@@ -44,6 +44,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -1062,15 +1063,23 @@ private:
         }
         struct stat st;
         if (::fstat(f->get(), &st) != 0) return io_fail(d, errno_code(), s.transcript, "fstat");
-        // The header line.
+        // The header line: read on from where the last read stopped, up to max_line_bytes().
         std::string head;
         std::size_t want = 64 * 1024;
         std::size_t nl = std::string::npos;
         for (;;) {
-            if (auto e = pread_all(f->get(), 0, want, head)) return io_fail(d, e, s.transcript, "read");
-            nl = head.find('\n');
-            if (nl != std::string::npos || head.size() < want) break;
-            want *= 4;
+            const std::size_t have = head.size();
+            head.resize(have + want);
+            std::size_t got = 0;
+            if (auto e = pread_into(f->get(), have, head.data() + have, want, got)) return io_fail(d, e, s.transcript, "read");
+            head.resize(have + got);
+            nl = head.find('\n', have);
+            if (nl != std::string::npos || got < want) break;
+            if (head.size() > max_line_bytes())
+                return fail(d, errc::corrupt_data, s.transcript, 1, 0,
+                            "header line is longer than " + std::to_string(max_line_bytes()) +
+                                " bytes (max_event_bytes and the line's framing) and has no end");
+            want = std::min<std::size_t>(want * 2, 4u << 20);
         }
         if (nl == std::string::npos)
             return fail(d, errc::corrupt_data, s.transcript, 1, 0, "header line is incomplete");
@@ -1197,19 +1206,27 @@ private:
             next += tmp.size();
             return true;
         };
+        const std::size_t limit = max_line_bytes();
+        std::size_t searched = 0; // bytes of buf from i on known to hold no newline
         for (;;) {
-            const std::size_t nl = buf.find('\n', i);
+            const std::size_t nl = buf.find('\n', i + searched);
+            std::string why;
+            bool good = false;
             if (nl == std::string::npos) {
-                if (next < end) {
-                    if (!read_more()) return r;
+                searched = buf.size() - i;
+                if (next < end && searched <= limit) {
+                    if (!read_more()) return r; // moves the unfinished line to the front
                     continue;
                 }
-                break;
+                if (searched <= limit) break; // the end of the file: an unfinished last line
+                why = "a line longer than " + std::to_string(limit) + " bytes (max_event_bytes and the line's framing)";
             }
-            const std::string_view line(buf.data() + i, nl - i);
-            std::string why;
-            bool good = verify_frame(line);
-            if (!good) why = "checksum mismatch";
+            searched = 0;
+            const std::string_view line(buf.data() + i, nl == std::string::npos ? buf.size() - i : nl - i);
+            if (why.empty()) {
+                good = verify_frame(line);
+                if (!good) why = "checksum mismatch";
+            }
             if (good) {
                 unsigned char sbuf[8192];
                 json::monotonic_resource mr(sbuf, sizeof sbuf);
@@ -1236,23 +1253,13 @@ private:
             r.offset = base + i;
             r.line = static_cast<std::uint64_t>(s.cp.last_sequence) + 2;
             r.detail = why;
-            while (next < end) {
-                const std::size_t keep = i;
-                i = 0; // keep everything from the bad line on
-                buf.erase(0, keep);
-                base += keep;
-                if (auto ec = pread_all(s.data->get(), next, static_cast<std::size_t>(std::min<std::uint64_t>(chunk, end - next)), tmp)) {
-                    r.status = scan_outcome::io;
-                    r.error = ec;
-                    return r;
-                }
-                if (tmp.empty()) break;
-                buf += tmp;
-                next += tmp.size();
+            bool follows = false;
+            if (auto ec = valid_line_follows(s.data->get(), buf, i, next, end, limit, follows)) {
+                r.status = scan_outcome::io;
+                r.error = ec;
+                return r;
             }
-            const std::size_t after = buf.find('\n', i);
-            r.status = (after != std::string::npos && any_valid_line_after(buf, after + 1)) ? scan_outcome::corrupt
-                                                                                           : scan_outcome::torn;
+            r.status = follows ? scan_outcome::corrupt : scan_outcome::torn;
             s.scanned += next - first;
             return r;
         }
@@ -1264,6 +1271,49 @@ private:
             r.detail = "incomplete line (no newline at the end of the file)";
         }
         return r;
+    }
+
+    /// The longest line this store reads: max_event_bytes (at least its default, so that a
+    /// store opened with a lower limit still reads what one with the default wrote) and the
+    /// framing; 0 (no limit) reads any length. A longer line is damage.
+    std::size_t max_line_bytes() const noexcept {
+        if (!opt.max_event_bytes) return std::numeric_limits<std::size_t>::max() / 2;
+        return std::max<std::size_t>(opt.max_event_bytes, jsonl_store_options{}.max_event_bytes) + frame_tail + 1024;
+    }
+
+    /// Whether a valid line follows the bad line that starts at buf[pos]; buf holds the file
+    /// up to `next`, the file ends at `end`. Streams the rest in chunks, keeping at most one
+    /// unfinished line of up to `limit` bytes: a damaged tail of any size costs bounded memory.
+    static error_code valid_line_follows(int fd, std::string& buf, std::size_t pos, std::uint64_t& next, std::uint64_t end,
+                                         std::size_t limit, bool& follows) {
+        constexpr std::size_t chunk = 4u << 20;
+        follows = false;
+        bool in_bad_line = true; // the bad line's own bytes say nothing
+        std::string tmp;
+        for (;;) {
+            for (std::size_t nl = buf.find('\n', pos); nl != std::string::npos; nl = buf.find('\n', pos)) {
+                if (!in_bad_line && nl - pos <= limit && verify_frame(std::string_view(buf).substr(pos, nl - pos))) {
+                    follows = true;
+                    return {};
+                }
+                in_bad_line = false;
+                pos = nl + 1;
+            }
+            if (next >= end) return {};
+            // Keep the unfinished line, unless it is already too long to be valid.
+            if (in_bad_line || buf.size() - pos > limit) {
+                buf.clear();
+                in_bad_line = true; // skip to its end
+            } else {
+                buf.erase(0, pos);
+            }
+            pos = 0;
+            if (auto ec = pread_all(fd, next, static_cast<std::size_t>(std::min<std::uint64_t>(chunk, end - next)), tmp))
+                return ec;
+            if (tmp.empty()) return {}; // the file shrank meanwhile
+            buf += tmp;
+            next += tmp.size();
+        }
     }
 
     static bool read_facts(const json::object& o, line_facts& out, std::string& why) {
@@ -1330,9 +1380,7 @@ private:
         if (::fstat(s.data->get(), &st) != 0) return io_fail(d, errno_code(), s.transcript, "fstat");
         const auto size = static_cast<std::uint64_t>(st.st_size);
         if (r.offset != s.cp.covered || size < r.offset) return fail(d, errc::corrupt_data, s.transcript, r.line, r.offset, "recovery lost its place");
-        std::string bad;
-        if (auto ec = pread_all(s.data->get(), r.offset, static_cast<std::size_t>(size - r.offset), bad))
-            return io_fail(d, ec, s.transcript, "read");
+        const std::uint64_t tail = size - r.offset;
         const auto ms = static_cast<std::uint64_t>(unix_now() * 1000);
         fs::path side = s.dir / ("torn-" + std::to_string(r.offset) + "-" + std::to_string(ms) + ".bin");
         error_code ec;
@@ -1343,7 +1391,15 @@ private:
                 f = file::open(side, O_WRONLY | O_CREAT | O_EXCL, ec);
             }
             if (ec) return io_fail(d, ec, side, "create side file");
-            if (auto e = write_all(f.get(), bad)) return io_fail(d, e, side, "write side file");
+            // Copied in chunks: a damaged tail of any size costs bounded memory.
+            std::string part;
+            for (std::uint64_t at = r.offset; at < size;) {
+                if (auto e = pread_all(s.data->get(), at, static_cast<std::size_t>(std::min<std::uint64_t>(4u << 20, size - at)), part))
+                    return io_fail(d, e, s.transcript, "read");
+                if (part.empty()) return fail(d, errc::corrupt_data, s.transcript, r.line, at, "the file shrank during recovery");
+                if (auto e = write_all(f.get(), part)) return io_fail(d, e, side, "write side file");
+                at += part.size();
+            }
             if (durable())
                 if (auto e = fsync_fd(f.get())) return io_fail(d, e, side, "fsync side file");
         }
@@ -1355,7 +1411,7 @@ private:
             if (auto e = fdatasync_fd(s.data->get())) return io_fail(d, e, s.transcript, "fdatasync");
         {
             std::lock_guard g(mu);
-            recoveries_.push_back({s.key, s.transcript, side, r.offset, bad.size(), s.cp.last_sequence, r.line, r.detail});
+            recoveries_.push_back({s.key, s.transcript, side, r.offset, tail, s.cp.last_sequence, r.line, r.detail});
         }
         s.checkpointed = 0;
         write_checkpoint(s);
