@@ -2,7 +2,10 @@
 #include <libretto/compaction/char_budget.hpp>
 #include <libretto/compaction/first_of.hpp>
 #include <libretto/compaction/sliding_window.hpp>
+#include <libretto/compaction/summarizer.hpp>
 #include <libretto/compaction/token_budget.hpp>
+
+#include <limits>
 
 #include <boost/test/unit_test.hpp>
 
@@ -194,6 +197,27 @@ BOOST_AUTO_TEST_CASE(triggers_on_reported_usage_strictly_above_the_budget) {
     BOOST_REQUIRE(p);
     // Keep ≥ 10 tokens: events 5 (1 token), 4 (2) and 3 (10) → summarise 1..2.
     BOOST_TEST((*p == P(1, 2)));
+}
+
+BOOST_AUTO_TEST_CASE(usage_near_int64_max_saturates_instead_of_turning_negative) {
+    // A provider's counts are read as they come (each up to INT64_MAX): their sum with the
+    // estimate after them saturates, so the strategy still sees a context over its budget.
+    constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max();
+    lb::token_budget tb{.context_window = 1000, .reserve_tokens = 200, .keep_recent_tokens = 10};
+    builder b;
+    b.turn("1", 40).user("2", std::string(40, 'q')).model("2", "answer", lb::usage{max, max, "m"});
+    BOOST_TEST(tb.context_tokens(b.s.events) == max);
+    b.user("3", std::string(400, 'x'));
+    BOOST_TEST(tb.context_tokens(b.s.events) == max);
+    BOOST_TEST(tb.plan(b.view()).has_value());
+    // add_usage (a summarizer chain's spent tokens) saturates the same way.
+    std::optional<lb::usage> total = lb::usage{max - 1, 5, ""};
+    lb::add_usage(total, lb::usage{7, max, "m2"});
+    BOOST_TEST(total->input_tokens == max);
+    BOOST_TEST(total->output_tokens == max);
+    BOOST_TEST(total->model_version == "m2");
+    lb::add_usage(total, lb::usage{-3, 0, ""});
+    BOOST_TEST(total->input_tokens == max - 3);
 }
 
 BOOST_AUTO_TEST_CASE(estimates_without_usage) {

@@ -92,8 +92,8 @@ inline void add_usage(std::optional<usage>& total, const std::optional<usage>& m
         total = *more;
         return;
     }
-    total->input_tokens += more->input_tokens;
-    total->output_tokens += more->output_tokens;
+    total->input_tokens = detail::saturating_add(total->input_tokens, more->input_tokens);
+    total->output_tokens = detail::saturating_add(total->output_tokens, more->output_tokens);
     if (total->model_version.empty()) total->model_version = more->model_version;
 }
 

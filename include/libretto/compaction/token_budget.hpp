@@ -50,7 +50,7 @@ struct token_budget {
             const event& e = events[i];
             if (e.sequence <= prev_seq && prev) break;
             if (e.usage && !e.actions.compaction && !e.partial)
-                return e.usage->input_tokens + e.usage->output_tokens + est_after;
+                return detail::saturating_add(e.usage->total_tokens(), est_after); // counts from a provider: saturate
             est_after += event_tokens(e);
         }
         // No usable usage: estimate the view (the newest summary and the raw events after its range).
