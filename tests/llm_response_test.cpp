@@ -1,4 +1,5 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#include <libretto/event/json.hpp>
 #include <libretto/model/llm_response.hpp>
 
 #include <boost/test/unit_test.hpp>
@@ -6,6 +7,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <iterator>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -142,6 +145,36 @@ BOOST_AUTO_TEST_CASE(invalid_json_arguments_become_an_error_naming_the_call) {
     BOOST_TEST(resp.result.is_object());
     BOOST_TEST(resp.result.as_object().at("error") == json::value(bad.error));
     BOOST_TEST(resp.result.as_object().size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(arguments_no_store_could_keep_are_invalid_with_the_reason) {
+    // The rule of json_limits.hpp at the model boundary: the model hears what was wrong,
+    // rather than the turn failing later when the store refuses the event.
+    const std::string deep = "{\"a\":" + std::string(252, '[') + "1" + std::string(252, ']') + "}";
+    const std::string deepest = "{\"a\":" + std::string(251, '[') + "1" + std::string(251, ']') + "}";
+    auto r = fold({fragment(0, "a", "t", "{\"x\":1e400}"), fragment(1, "b", "t", "{\"k\":1,\"k\":2}"),
+                   fragment(2, "c", "t", deep), fragment(3, "d", "t", deepest),
+                   fragment(4, "e", "t", "{\"x\":0.1,\"y\":1.7976931348623157e308}")});
+    BOOST_REQUIRE(r.invalid_tool_calls.size() == 3u);
+    BOOST_TEST(r.invalid_tool_calls[0].error.starts_with(
+                   "tool call 't' (id a): arguments are not valid JSON (number 1e400 is out of the range of a double)"),
+               r.invalid_tool_calls[0].error);
+    BOOST_TEST(r.invalid_tool_calls[1].error.starts_with(
+                   "tool call 't' (id b): arguments are not valid JSON (the key \"k\" appears twice in one object)"),
+               r.invalid_tool_calls[1].error);
+    BOOST_TEST(r.invalid_tool_calls[2].error.starts_with(
+                   "tool call 't' (id c): arguments are not valid JSON (arrays and objects nest deeper than 252 levels)"),
+               r.invalid_tool_calls[2].error);
+    BOOST_REQUIRE(r.tool_calls().size() == 2u);
+    // The deepest arguments that fit in a stored event are a call, and are stored as one.
+    lb::event e;
+    e.id = "e";
+    e.content.parts.push_back(r.tool_calls().front());
+    std::string out, why;
+    BOOST_TEST(!lb::serialize_event_checked(e, out, why), why);
+    const auto& last = *std::next(r.tool_calls().begin());
+    BOOST_TEST(last.args.at("x").as_double() == 0.1);
+    BOOST_TEST(last.args.at("y").as_double() == std::numeric_limits<double>::max());
 }
 
 BOOST_AUTO_TEST_CASE(truncated_arguments_are_invalid) {

@@ -10,6 +10,7 @@
 
 #include <libretto/error.hpp>
 #include <libretto/event/boxed_optional.hpp>
+#include <libretto/event/detail/json_text.hpp>
 #include <libretto/event/event.hpp>
 #include <libretto/event/parts.hpp>
 #include <libretto/event/usage.hpp>
@@ -410,14 +411,17 @@ private:
         if (c.name.empty()) return who() + ": no tool name";
         if (is_blank(c.arguments)) return {};
         boost::system::error_code ec;
-        json::value v = json::parse(c.arguments, ec);
+        // As stored (json_limits.hpp): exact doubles, no 1e400, each key once, and nesting that
+        // fits at level 5 of the event that will hold the call.
+        std::string why;
+        json::value v = detail::parse_precise(c.arguments, ec, {}, &why, max_json_depth - 4);
         if (ec) {
             // At most 200 bytes of the text, cut on a UTF-8 character boundary.
             std::size_t shown = std::min<std::size_t>(c.arguments.size(), 200);
             while (shown > 0 && shown < c.arguments.size() &&
                    (static_cast<unsigned char>(c.arguments[shown]) & 0xC0) == 0x80)
                 --shown;
-            std::string m = who() + ": arguments are not valid JSON (" + ec.message() + "): ";
+            std::string m = who() + ": arguments are not valid JSON (" + why + "): ";
             m.append(c.arguments, 0, shown);
             if (shown < c.arguments.size()) m += "...";
             return m;

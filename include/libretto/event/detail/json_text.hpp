@@ -288,10 +288,14 @@ inline std::string repeated_key_message(std::string_view text) {
 /// (json::parse can be 1 ulp off before Boost 1.83). On failure `ec` is set, the result is
 /// null and `why` (if given) says what was wrong: the parser's word, a number out of
 /// range, nesting past max_json_depth, or a repeated key.
+/// `max_depth`: less than max_json_depth for a document that is stored as a member of
+/// another (a tool call's arguments are at level 5 of their event).
 inline json::value parse_precise(std::string_view text, json::error_code& ec, json::storage_ptr sp,
-                                 std::string* why = nullptr) {
+                                 std::string* why = nullptr, std::size_t max_depth = max_json_depth) {
     unsigned char temp[BOOST_JSON_STACK_BUFFER_SIZE];
-    json::basic_parser<precise_handler> p(stored_parse_options(), json::storage_ptr(), temp, sizeof temp);
+    json::parse_options opt = stored_parse_options();
+    opt.max_depth = max_depth;
+    json::basic_parser<precise_handler> p(opt, json::storage_ptr(), temp, sizeof temp);
     p.handler().st.reset(std::move(sp));
     const std::size_t n = p.write_some(false, text.data(), text.size(), ec);
     if (!ec && n < text.size()) ec = json::error::extra_data;
@@ -299,7 +303,9 @@ inline json::value parse_precise(std::string_view text, json::error_code& ec, js
         if (why) {
             if (!p.handler().why.empty()) *why = std::move(p.handler().why);
             else if (ec == json::error::too_deep)
-                *why = "arrays and objects nest deeper than max_json_depth (" + std::to_string(max_json_depth) + ")";
+                *why = max_depth == max_json_depth
+                           ? "arrays and objects nest deeper than max_json_depth (" + std::to_string(max_json_depth) + ")"
+                           : "arrays and objects nest deeper than " + std::to_string(max_depth) + " levels";
             else *why = ec.message();
         }
         return nullptr;
