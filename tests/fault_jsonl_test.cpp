@@ -366,6 +366,65 @@ BOOST_AUTO_TEST_CASE(ids_drawn_after_a_fork_differ_in_parent_and_child) {
     }
 }
 
+// A create that fails leaves no session behind, whichever of its calls fails (the directories'
+// fsyncs, the lock record, the transcript's temporary file, its rename, the fsyncs after it):
+// "error" means "not created", so the caller's retry creates it, rather than meeting
+// already_exists, and a reader finds nothing in between. The index is a cache: its failure
+// does not fail the create.
+BOOST_AUTO_TEST_CASE(a_failed_create_leaves_no_session) {
+    const fs::path dir = scratch("create");
+    lb::create_options co;
+    co.app_name = "app";
+    co.user_id = "u1";
+    co.session_id = "s1";
+    co.state["k"] = 1;
+    co.state["app:k"] = 2;
+    co.state["user:k"] = 3;
+    std::vector<fault::traced> trace;
+    {
+        asio::io_context io;
+        lb::jsonl_store st(io.get_executor(), store_options(dir, lb::durability::per_event));
+        lb::session s;
+        fault::armed a({.root = dir.string(), .trace = true});
+        BOOST_TEST_REQUIRE(!st.create(co, s));
+        trace = fault::trace();
+    }
+    const auto cache = cache_calls(trace);
+    BOOST_TEST(trace.size() >= 8u);
+    for (std::size_t k = 1; k <= trace.size(); ++k) {
+        BOOST_TEST_CONTEXT("call " << k << " of " << trace.size() << " (" << fault::describe(trace[k - 1], dir.string()) << ")") {
+            fs::remove_all(dir);
+            asio::io_context io;
+            lb::jsonl_store st(io.get_executor(), store_options(dir, lb::durability::per_event));
+            lb::session s;
+            lb::diagnostics diag;
+            boost::system::error_code ec;
+            {
+                fault::armed a({.root = dir.string(), .at = k, .error = EIO});
+                ec = st.create(co, s, &diag);
+            }
+            if (!ec) {
+                BOOST_TEST(cache[k - 1], "the create succeeded although its call failed");
+                continue;
+            }
+            BOOST_TEST((ec == lb::errc::io_error), ec.message());
+            BOOST_TEST(contains(diag.message(), "Input/output error"), diag.message());
+            {
+                asio::io_context io2;
+                lb::jsonl_store fresh(io2.get_executor(), store_options(dir, lb::durability::per_event));
+                std::optional<lb::session> got;
+                BOOST_TEST(!fresh.get(lb::session_key{"app", "u1", "s1"}, {}, got));
+                BOOST_TEST(!got.has_value(), "a session exists although its create failed: " << diag.message());
+            }
+            lb::session again;
+            lb::diagnostics d2;
+            BOOST_TEST(!st.create(co, again, &d2), "the retry: " << d2.message());
+            BOOST_TEST((again.state.contains("k") && again.state.at("k") == 1));
+        }
+    }
+    fs::remove_all(dir);
+}
+
 // A child process runs a compacting turn (turn 3) and the turn after it, reporting each
 // event the runner acknowledges through a pipe, and dies by SIGKILL: in even trials from
 // inside the shim at the k-th write, sync or rename of the turn (k random; a write cut in

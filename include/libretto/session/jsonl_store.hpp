@@ -446,14 +446,25 @@ public:
             if (!kv.value().is_null()) h_.state[kv.key()] = kv.value();
         const std::string line = header_line(h_);
         const fs::path tp = sdir / "transcript.jsonl";
-        if (auto e = write_file_atomic(tp, line, durable(), nonce)) return io_fail(d, e, tp, "create transcript");
-        if (durable())
-            if (auto e = fsync_dir(sdir.parent_path())) return io_fail(d, e, sdir.parent_path(), "fsync");
-        if (auto e = write_shared_scopes(d, k, routed)) {
-            // Nothing created: without its transcript the session does not exist.
+        // A failure once the transcript is in place takes it back: without its transcript the
+        // session does not exist, so an error means "not created" and a retry creates it.
+        auto unmake = [&] {
             std::error_code rfec;
             fs::remove(tp, rfec);
             if (durable()) (void)fsync_dir(sdir);
+        };
+        bool renamed = false;
+        if (auto e = write_file_atomic(tp, line, durable(), nonce, &renamed)) {
+            if (renamed) unmake(); // only the directory's fsync failed
+            return io_fail(d, e, tp, "create transcript");
+        }
+        if (durable())
+            if (auto e = fsync_dir(sdir.parent_path())) {
+                unmake();
+                return io_fail(d, e, sdir.parent_path(), "fsync");
+            }
+        if (auto e = write_shared_scopes(d, k, routed)) {
+            unmake();
             return e;
         }
         // Install the open session.
