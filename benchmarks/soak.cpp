@@ -127,17 +127,21 @@ struct turn_ctl {
     int appends = 0;
     int generation = 0;
     bool done = false;
+    bool compaction_stored = false; // the turn's latest append was a compaction event
+    bool cancelled = false;         // the turn ended cancelled
 };
 
 struct session_rec {
     std::vector<ack> acks;
     std::shared_ptr<turn_ctl> active; // the turn in progress (or the last one)
+    std::shared_ptr<turn_ctl> previous; // the turn before it
 };
 
 struct counters {
-    std::uint64_t turns = 0, turns_ok = 0, turns_cancelled = 0, turns_failed = 0;
+    std::uint64_t turns = 0, turns_ok = 0, turns_cancelled = 0, turns_failed = 0, stale_after_restart = 0;
     std::uint64_t model_calls = 0, model_errors = 0, overflows = 0, transients = 0, tool_calls = 0;
-    std::uint64_t acked = 0, compactions = 0, restarts = 0;
+    std::uint64_t yielded = 0, yielded_unacknowledged = 0;
+    std::uint64_t acked = 0, compactions = 0, overflow_compactions = 0, restarts = 0;
     std::uint64_t cancels_by_timer = 0, cancels_at_append = 0, cancels_at_restart = 0;
 };
 
@@ -152,7 +156,17 @@ struct world {
     counters c;
     std::uint64_t call_ids = 0;
     std::mutex ack_mutex; // acknowledgements arrive on the io thread; the lock is a guard
-    std::map<std::string, std::uint64_t> failures; // what failed turns said, by kind
+    struct failure_kind {
+        std::uint64_t count = 0;
+        std::string example; // the first one's words
+    };
+    std::map<std::string, failure_kind> failures; // failed turns, by error code
+
+    void failed(const std::string& code, const std::string& what) {
+        ++c.turns_failed;
+        failure_kind& f = failures[code];
+        if (f.count++ == 0) f.example = what.substr(0, 400);
+    }
 
     int percent() { return static_cast<int>(rng() % 100); }
     std::size_t below(std::size_t n) { return n ? static_cast<std::size_t>(rng() % n) : 0; }
@@ -172,14 +186,33 @@ struct world {
 
     /// An append of session `i` was started: cancel its turn now if this is the append it
     /// was to be cancelled at (posted: the turn is suspended on the append meanwhile).
-    void append_started(std::size_t i, asio::any_io_executor ex) {
+    /// Counts overflow compactions too: a compaction event that is not the turn's last (the
+    /// one after a turn is) was made on a context overflow.
+    void append_started(std::size_t i, bool compaction, asio::any_io_executor ex) {
         std::shared_ptr<turn_ctl> ctl = sessions[i].active;
         if (!ctl || ctl->done) return;
+        if (ctl->compaction_stored) ++c.overflow_compactions;
+        ctl->compaction_stored = compaction;
         if (++ctl->appends != ctl->cancel_at_append) return;
         ++c.cancels_at_append;
         asio::post(ex, [ctl] {
             if (!ctl->done) ctl->sig.emit(asio::cancellation_type::terminal);
         });
+    }
+
+    /// The turn yielded a stored event: the store must have acknowledged it (the caller
+    /// takes a yielded event, with its sequence, for stored).
+    void yielded(std::size_t i, const lb::event& e) {
+        ++c.yielded;
+        const std::uint64_t d = event_digest(e.id, e.signature.value_or(""));
+        const std::lock_guard<std::mutex> lock(ack_mutex);
+        const auto& acks = sessions[i].acks;
+        for (auto it = acks.rbegin(); it != acks.rend(); ++it)
+            if (it->sequence == e.sequence && it->digest == d) return;
+        ++c.yielded_unacknowledged;
+        if (c.yielded_unacknowledged <= 20)
+            std::fprintf(stderr, "soak: FINDING: %s: the turn yielded event %s (sequence %lld), which the store did not acknowledge\n",
+                         session_id(i).c_str(), e.id.c_str(), static_cast<long long>(e.sequence));
     }
 
     void acknowledged(std::size_t i, std::uint64_t digest, bool compaction, std::int64_t seq) {
@@ -263,7 +296,7 @@ public:
             note.session = *i;
             note.digest = event_digest(e.id, e.signature.value_or(""));
             note.compaction = e.is_compaction();
-            w_->append_started(*i, inner_->get_executor());
+            w_->append_started(*i, note.compaction, inner_->get_executor());
         } else {
             std::fprintf(stderr, "soak: an append to an unknown session '%s'\n", s.id.c_str());
             std::abort();
@@ -664,12 +697,13 @@ private:
         } else if (roll < 7) {
             ctl->cancel_at_append = 1 + static_cast<int>(w_.below(4));
         }
+        w_.sessions[idx].previous = std::move(w_.sessions[idx].active);
         w_.sessions[idx].active = ctl;
         std::shared_ptr<generation> gen = current_;
         ++gen->in_flight;
         ++in_flight_;
         auto slot = ctl->sig.slot();
-        asio::co_spawn(io_, drive_turn(&w_, gen, idx),
+        asio::co_spawn(io_, drive_turn(&w_, gen, idx, ctl),
                        asio::bind_cancellation_slot(slot, [this, gen, idx, ctl](std::exception_ptr) {
                            ctl->done = true;
                            ctl->timer.cancel();
@@ -681,7 +715,8 @@ private:
                        }));
     }
 
-    static asio::awaitable<void> drive_turn(world* w, std::shared_ptr<generation> gen, std::size_t idx) {
+    static asio::awaitable<void> drive_turn(world* w, std::shared_ptr<generation> gen, std::size_t idx,
+                                            std::shared_ptr<turn_ctl> ctl) {
         try {
             lb::run_options o(w->app, world::user_id(idx), world::session_id(idx));
             o.stream_capacity = 2;
@@ -692,18 +727,26 @@ private:
                 auto next = turn.next();
                 std::optional<lb::event_list::pointer_type> ev = co_await std::move(next);
                 if (!ev) break;
+                if (!(*ev)->partial) w->yielded(idx, **ev);
             }
             ++w->c.turns_ok;
         } catch (const boost::system::system_error& e) {
+            const std::shared_ptr<turn_ctl>& prev = w->sessions[idx].previous;
             if (e.code() == lb::errc::cancelled || e.code() == asio::error::operation_aborted) {
                 ++w->c.turns_cancelled;
-            } else {
+                ctl->cancelled = true;
+            } else if (e.code() == lb::errc::stale_session && prev && prev->cancelled && prev->generation < ctl->generation) {
+                // The session's previous turn ran on a runner a restart retired and was
+                // cancelled: it may still have been finishing an append (which completes)
+                // when this turn, on the new runner, loaded the session. Two runners share
+                // no session lock; the store refused the later append.
                 ++w->c.turns_failed;
-                ++w->failures[e.code().message() + ": " + std::string(e.what()).substr(0, 300)];
+                ++w->c.stale_after_restart;
+            } else {
+                w->failed(e.code().message(), e.what());
             }
         } catch (const std::exception& e) {
-            ++w->c.turns_failed;
-            ++w->failures[std::string("exception: ") + e.what()];
+            w->failed("exception", e.what());
         }
     }
 
@@ -752,7 +795,10 @@ int soak(options opt) {
         io.run(); // until every turn, agent stream and retired store is done
         run_seconds = run.run_seconds();
     }
-    for (auto& rec : w.sessions) rec.active.reset(); // their timers belong to `io`
+    for (auto& rec : w.sessions) { // their timers belong to `io`
+        rec.active.reset();
+        rec.previous.reset();
+    }
     if (failure) {
         try {
             std::rethrow_exception(failure);
@@ -762,8 +808,9 @@ int soak(options opt) {
         return 2;
     }
     std::fprintf(stderr, "soak %s: peak RSS %.1f MB after the timed phase\n", Kind::name, peak_mb());
-    for (const auto& [what, n] : w.failures)
-        std::fprintf(stderr, "soak %s: %llu failed turns: %s\n", Kind::name, static_cast<unsigned long long>(n), what.c_str());
+    for (const auto& [code, f] : w.failures)
+        std::fprintf(stderr, "soak %s: %llu failed turns: %s; the first: %s\n", Kind::name,
+                     static_cast<unsigned long long>(f.count), code.c_str(), f.example.c_str());
 
     if (w.opt.tamper) {
         // The check's own check: an acknowledgement of an event never stored, and one whose
@@ -791,6 +838,8 @@ int soak(options opt) {
             return 2;
         }
     }
+    std::fprintf(stderr, "soak %s: %llu stored events yielded to the turns' callers, %llu of them not acknowledged\n", Kind::name,
+                 static_cast<unsigned long long>(w.c.yielded), static_cast<unsigned long long>(w.c.yielded_unacknowledged));
     if (v.recoveries) std::fprintf(stderr, "soak %s: the fresh store recovered %zu torn tails\n", Kind::name, v.recoveries);
     std::fprintf(stderr,
                  "soak %s: %llu model calls (%llu tool calls, %llu model errors, %llu transient, %llu overflows); cancelled "
@@ -807,19 +856,21 @@ int soak(options opt) {
     put("turns_s", static_cast<double>(w.c.turns) / std::max(run_seconds, 1e-9), "turns/s");
     put("cancelled_turns", static_cast<double>(w.c.turns_cancelled), "turns");
     put("failed_turns", static_cast<double>(w.c.turns_failed), "turns");
+    put("stale_after_restart", static_cast<double>(w.c.stale_after_restart), "turns");
     put("model_errors", static_cast<double>(w.c.model_errors), "replies");
     put("overflows", static_cast<double>(w.c.overflows), "replies");
     put("compactions", static_cast<double>(w.c.compactions), "events");
+    put("overflow_compactions", static_cast<double>(w.c.overflow_compactions), "events");
     put("restarts", static_cast<double>(w.c.restarts), "restarts");
     put("sessions", static_cast<double>(v.sessions), "sessions");
     put("events", static_cast<double>(w.c.acked), "events");
-    put("lost_events", static_cast<double>(v.lost), "events");
+    put("lost_events", static_cast<double>(v.lost + w.c.yielded_unacknowledged), "events");
     put("duplicate_events", static_cast<double>(v.duplicates), "events");
     put("unverified_sessions", static_cast<double>(v.unverified), "sessions");
     put("unacknowledged_events", static_cast<double>(v.unacknowledged), "events");
     put("verify_s", v.seconds, "s");
     put("peak_mb", peak_mb(), "MB");
-    return v.lost || v.duplicates || v.unverified ? 1 : 0;
+    return v.lost || w.c.yielded_unacknowledged || v.duplicates || v.unverified ? 1 : 0;
 }
 
 int usage(const char* why) {
