@@ -31,8 +31,13 @@ public:
 private:
     std::optional<json_fault> fault_;
 
-    bool str(std::string_view s, std::string_view member) {
-        if (auto f = find_invalid_utf8(s)) {
+    [[gnu::always_inline]] bool str(std::string_view s, std::string_view member) {
+        if (all_ascii(s)) [[likely]]
+            return false;
+        return utf8_fault_in(s, member);
+    }
+    [[gnu::noinline]] bool utf8_fault_in(std::string_view s, std::string_view member) {
+        if (auto f = find_invalid_utf8_slow(s)) {
             fault_ = json_fault{json_fault::kind::invalid_utf8, f->offset, f->byte, 0, std::string(member)};
             return true;
         }
