@@ -770,7 +770,7 @@ double peak_mb() {
 }
 
 template <class Kind>
-int soak(options opt) {
+int run_store(options opt) {
     world w(std::move(opt));
     asio::io_context io(1);
     const lb::ed25519_signer signer(soak_key());
@@ -927,12 +927,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "soak %s: seed %llu, %zu sessions, %zu at once, %.0f s, a restart every %.0f s\n", o.store.c_str(),
                  static_cast<unsigned long long>(o.seed), o.sessions, o.concurrency, o.seconds, o.restart_every);
     try {
-        if (o.store == "jsonl") return soak<jsonl_kind>(std::move(o));
+        if (o.store == "jsonl") return run_store<jsonl_kind>(std::move(o));
 #ifdef LIBRETTO_SOAK_SQLITE
-        if (o.store == "sqlite") return soak<sqlite_kind>(std::move(o));
+        if (o.store == "sqlite") return run_store<sqlite_kind>(std::move(o));
 #endif
 #ifdef LIBRETTO_SOAK_POSTGRES
-        if (o.store == "postgres") return soak<postgres_kind>(std::move(o));
+        if (o.store == "postgres") return run_store<postgres_kind>(std::move(o));
 #endif
     } catch (const std::exception& e) {
         std::fprintf(stderr, "libretto_soak: %s\n", e.what());
