@@ -214,8 +214,12 @@ struct decode_failure {
     std::string detail;
 };
 
+/// Loads smaller than this decode into nodes of their own: a slab block is 2 MiB, which one
+/// surviving event keeps alive, and a runner caches hundreds of small sessions.
+inline constexpr std::size_t slab_min_bytes = std::size_t{1} << 20;
+
 inline bool decode_chunk(std::string_view buf, std::size_t base, event_list& out, event_slab& slab,
-                         decode_failure& f, bool& failed) {
+                         decode_failure& f, bool& failed, bool use_slab = true) {
     std::size_t pos = 0;
     while (pos < buf.size()) {
         const void* p = std::memchr(buf.data() + pos, '\n', buf.size() - pos);
@@ -232,7 +236,7 @@ inline bool decode_chunk(std::string_view buf, std::size_t base, event_list& out
             return false;
         }
         // Decoded straight into the node the session (and a cache) will share.
-        std::shared_ptr<event> node = slab.make();
+        std::shared_ptr<event> node = use_slab ? slab.make() : std::make_shared<event>();
         if (!fast_decode_event(line, *node, true)) {
             auto r = parse_event(line); // the authority on anything unusual, and on errors
             if (!r) {
@@ -284,7 +288,8 @@ inline bool decode_lines(std::string_view buf, std::int64_t first_seq, std::size
             const std::size_t want = expected_count * (cuts[k + 1] - cuts[k]) / std::max<std::size_t>(buf.size(), 1) + 16;
             if (vec.capacity() < want) vec.reserve(want);
         }
-        decode_chunk(buf.substr(cuts[k], cuts[k + 1] - cuts[k]), cuts[k], vec, slabs[k], fails[k], f);
+        decode_chunk(buf.substr(cuts[k], cuts[k + 1] - cuts[k]), cuts[k], vec, slabs[k], fails[k], f,
+                     buf.size() >= slab_min_bytes);
         failed[k] = f;
     };
     std::vector<std::thread> pool;
