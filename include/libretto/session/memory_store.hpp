@@ -449,8 +449,7 @@ private:
                                         std::to_string(data_->options.max_event_bytes) + ")");
     }
 
-    /// The text stores refuse what has no JSON text that reads back equal; so does this one,
-    /// so that an application behaves the same on every store (json_limits.hpp).
+    /// Refuses what the text stores refuse (json_limits.hpp): the same on every store.
     static boost::system::error_code unstorable(diagnostics* d, const event& e, const detail::json_fault& f) {
         return fail(d, errc::invalid_argument, "append: " + detail::event_name(e) + ": " + f.message());
     }
