@@ -136,6 +136,9 @@ struct json_fault {
     }
 };
 
+inline std::optional<json_fault> check_json_object(const json::object& o, std::size_t depth = 0,
+                                                   std::string_view key = {});
+
 /// The first fault of `v` in document order, if any: a string that is not UTF-8, a
 /// number that is not finite, or nesting deeper than max_json_depth. `depth` is the
 /// number of arrays and objects that enclose `v` in its document; `key` the member
@@ -156,21 +159,14 @@ inline std::optional<json_fault> check_json_value(const json::value& v, std::siz
         for (const auto& x : v.get_array())
             if (auto f = check_json_value(x, depth + 1, key)) return f;
         return std::nullopt;
-    case json::kind::object:
-        if (depth + 1 > max_json_depth) return json_fault{json_fault::kind::too_deep, 0, 0, 0, std::string(key)};
-        for (const auto& kv : v.get_object()) {
-            if (auto f = find_invalid_utf8(kv.key()))
-                return json_fault{json_fault::kind::invalid_utf8, f->offset, f->byte, 0, std::string(key)};
-            if (auto f = check_json_value(kv.value(), depth + 1, kv.key())) return f;
-        }
-        return std::nullopt;
+    case json::kind::object: return check_json_object(v.get_object(), depth, key);
     default: return std::nullopt;
     }
 }
 
 /// check_json_value for the members of `o` (an object at nesting level `depth + 1`).
-inline std::optional<json_fault> check_json_object(const json::object& o, std::size_t depth = 0,
-                                                   std::string_view key = {}) {
+inline std::optional<json_fault> check_json_object(const json::object& o, std::size_t depth,
+                                                   std::string_view key) {
     if (depth + 1 > max_json_depth) return json_fault{json_fault::kind::too_deep, 0, 0, 0, std::string(key)};
     for (const auto& kv : o) {
         if (auto f = find_invalid_utf8(kv.key()))
