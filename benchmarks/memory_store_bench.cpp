@@ -1,7 +1,7 @@
 // memory_store benchmarks.
 #include "harness.hpp"
 
-#include <libretto/session/memory_store.hpp>
+#include <libretto/store/memory_store.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>

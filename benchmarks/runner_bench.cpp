@@ -3,8 +3,8 @@
 
 #include <libretto/agent/llm_agent.hpp>
 #include <libretto/model/scripted_model.hpp>
-#include <libretto/runner.hpp>
-#include <libretto/session/memory_store.hpp>
+#include <libretto/runner/runner.hpp>
+#include <libretto/store/memory_store.hpp>
 #include <libretto/tool/function_tool.hpp>
 
 #include <malloc.h>

@@ -19,10 +19,10 @@
 #include <libretto/compaction/any_strategy.hpp>
 #include <libretto/compaction/token_budget.hpp>
 #include <libretto/model/scripted_model.hpp>
-#include <libretto/runner.hpp>
-#include <libretto/session/jsonl_store.hpp>
+#include <libretto/runner/runner.hpp>
+#include <libretto/store/jsonl_store.hpp>
 #if __has_include(<sqlite3.h>)
-#include <libretto/session/sqlite_store.hpp>
+#include <libretto/store/sqlite_store.hpp>
 #define LIBRETTO_RELOAD_BENCH_SQLITE 1
 #endif
 

@@ -23,8 +23,8 @@
 
 #include <libretto/agent/llm_agent.hpp>
 #include <libretto/compaction/char_budget.hpp>
-#include <libretto/runner.hpp>
-#include <libretto/session/jsonl_store.hpp>
+#include <libretto/runner/runner.hpp>
+#include <libretto/store/jsonl_store.hpp>
 #include <libretto/sign/ed25519_openssl.hpp>
 #include <libretto/sign/transcript.hpp>
 #include <libretto/tool/function_tool.hpp>
@@ -32,10 +32,10 @@
 #include <libretto/sign/ed25519_sodium.hpp>
 #endif
 #ifdef LIBRETTO_SOAK_SQLITE
-#include <libretto/session/sqlite_store.hpp>
+#include <libretto/store/sqlite_store.hpp>
 #endif
 #ifdef LIBRETTO_SOAK_POSTGRES
-#include <libretto/session/postgres_store.hpp>
+#include <libretto/store/postgres_store.hpp>
 #endif
 
 #include <boost/asio/as_tuple.hpp>

@@ -17,7 +17,7 @@
 // jsonl_store
 // =============================================================================================
 
-#include <libretto/session/jsonl_store.hpp>
+#include <libretto/store/jsonl_store.hpp>
 
 #include <time.h>
 #include <unistd.h>
@@ -224,7 +224,7 @@ LIBRETTO_BENCHMARK(bench_jsonl_load, "jsonl_tail_load_100k_ms", "jsonl_full_load
 
 #if __has_include(<sqlite3.h>) // the libretto::sqlite component; without SQLite, no benchmarks here
 
-#include <libretto/session/sqlite_store.hpp>
+#include <libretto/store/sqlite_store.hpp>
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>

@@ -20,8 +20,8 @@
 #include <libretto/agent/parallel_agent.hpp>
 #include <libretto/agent/sequential_agent.hpp>
 #include <libretto/libretto.hpp>
-#include <libretto/run_to_end.hpp>
-#include <libretto/session/memory_store.hpp>
+#include <libretto/runner/run_to_end.hpp>
+#include <libretto/store/memory_store.hpp>
 
 #include <boost/asio/io_context.hpp>
 

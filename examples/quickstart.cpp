@@ -17,8 +17,8 @@
 // Build and run: scripts/demo      (sessions in $LIBRETTO_SESSIONS, default /tmp/libretto-quickstart)
 #include <libretto/agent/llm_agent.hpp>
 #include <libretto/libretto.hpp>
-#include <libretto/run_to_end.hpp>
-#include <libretto/session/jsonl_store.hpp>
+#include <libretto/runner/run_to_end.hpp>
+#include <libretto/store/jsonl_store.hpp>
 // Defined by examples/CMakeLists.txt when libretto::openssl exists (and links OpenSSL),
 // which also builds quickstart without it.
 #ifdef LIBRETTO_EXAMPLE_HAVE_OPENSSL

@@ -13,7 +13,7 @@
 // (sessions in $LIBRETTO_SESSIONS, default /tmp/libretto-signed-audit).
 #include <libretto/agent/llm_agent.hpp>
 #include <libretto/libretto.hpp>
-#include <libretto/session/jsonl_store.hpp>
+#include <libretto/store/jsonl_store.hpp>
 #include <libretto/sign/ed25519_openssl.hpp>
 
 #include <boost/asio/co_spawn.hpp>

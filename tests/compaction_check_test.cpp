@@ -5,8 +5,8 @@
 #include <libretto/event/compaction_check.hpp>
 #include <libretto/event/context_view_builder.hpp>
 #include <libretto/event/filters.hpp>
-#include <libretto/session/detail/context_load.hpp>
-#include <libretto/session/detail/store_logic.hpp>
+#include <libretto/store/detail/context_load.hpp>
+#include <libretto/store/detail/store_logic.hpp>
 
 #include <boost/test/unit_test.hpp>
 

@@ -7,9 +7,9 @@
 #include <libretto/diagnostics.hpp>
 
 #include <libretto/async.hpp>
-#include <libretto/session/any_store.hpp>
-#include <libretto/session/jsonl_store.hpp>
-#include <libretto/session/memory_store.hpp>
+#include <libretto/store/any_store.hpp>
+#include <libretto/store/jsonl_store.hpp>
+#include <libretto/store/memory_store.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>

@@ -14,7 +14,7 @@
 
 #include "fault_test_support.hpp"
 
-#include <libretto/session/jsonl_store.hpp>
+#include <libretto/store/jsonl_store.hpp>
 
 #include <boost/test/unit_test.hpp>
 

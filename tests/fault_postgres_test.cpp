@@ -14,7 +14,7 @@
 // may be stored though its turn failed, after every acknowledged one.
 #include "fault_test_support.hpp"
 
-#include <libretto/session/postgres_store.hpp>
+#include <libretto/store/postgres_store.hpp>
 
 #include <boost/test/unit_test.hpp>
 

@@ -15,7 +15,7 @@
 
 #include "fault_test_support.hpp"
 
-#include <libretto/session/sqlite_store.hpp>
+#include <libretto/store/sqlite_store.hpp>
 
 #include <boost/test/unit_test.hpp>
 

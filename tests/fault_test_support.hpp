@@ -13,7 +13,7 @@
 #include <libretto/agent/llm_agent.hpp>
 #include <libretto/compaction/char_budget.hpp>
 #include <libretto/model/scripted_model.hpp>
-#include <libretto/runner.hpp>
+#include <libretto/runner/runner.hpp>
 #include <libretto/sign/transcript.hpp>
 #include <libretto/tool/function_tool.hpp>
 

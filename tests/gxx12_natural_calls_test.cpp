@@ -6,11 +6,11 @@
 #include <libretto/agent/llm_agent.hpp>
 #include <libretto/diagnostics.hpp>
 #include <libretto/model/scripted_model.hpp>
-#include <libretto/run_to_end.hpp>
-#include <libretto/runner.hpp>
-#include <libretto/session/any_store.hpp>
-#include <libretto/session/jsonl_store.hpp>
-#include <libretto/session/memory_store.hpp>
+#include <libretto/runner/run_to_end.hpp>
+#include <libretto/runner/runner.hpp>
+#include <libretto/store/any_store.hpp>
+#include <libretto/store/jsonl_store.hpp>
+#include <libretto/store/memory_store.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

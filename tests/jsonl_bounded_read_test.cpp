@@ -2,7 +2,7 @@
 // jsonl_store reads damaged transcripts in bounded memory: a huge torn tail, a huge line
 // without a newline, a huge header. This executable counts the heap's live bytes (every
 // operator new), so it is a test file of its own.
-#include <libretto/session/jsonl_store.hpp>
+#include <libretto/store/jsonl_store.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/test/unit_test.hpp>

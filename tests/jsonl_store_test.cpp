@@ -3,7 +3,7 @@
 // killed with SIGKILL), the writer lock (busy, stale reclaim), reading only the tail,
 // maintenance, corrupt lines, oversize events.
 #include <libretto/event/filters.hpp>
-#include <libretto/session/jsonl_store.hpp>
+#include <libretto/store/jsonl_store.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

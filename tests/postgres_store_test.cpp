@@ -1,8 +1,8 @@
 // postgres_store beyond the conformance suite: options, connection failures and timeouts,
 // migrations, the connection pool, lost connections, corrupt rows, exact storage, batches.
 // Runs against the server the ctest fixture starts (tests/pg_test_server.hpp).
-#include <libretto/session/detail/pg_schema.hpp>
-#include <libretto/session/postgres_store.hpp>
+#include <libretto/store/detail/pg_schema.hpp>
+#include <libretto/store/postgres_store.hpp>
 
 #include "conformance/store_conformance.hpp"
 #include "pg_test_server.hpp"

@@ -11,9 +11,9 @@
 #include <libretto/libretto.hpp>
 #include <libretto/provider/anthropic_model.hpp>
 #include <libretto/provider/openai_model.hpp>
-#include <libretto/run_to_end.hpp>
-#include <libretto/session/jsonl_store.hpp>
-#include <libretto/session/memory_store.hpp>
+#include <libretto/runner/run_to_end.hpp>
+#include <libretto/store/jsonl_store.hpp>
+#include <libretto/store/memory_store.hpp>
 
 #include "llm_test_server.hpp"
 

@@ -4,12 +4,12 @@
 // deferred, as_tuple, use_future on another thread, a bound cancellation slot) and by the
 // blocking run_to_end: the stored events, the final answer, the failure with its words;
 // the time limit; what a cancelled or failed turn leaves in the store.
-#include <libretto/run_to_end.hpp>
+#include <libretto/runner/run_to_end.hpp>
 
 #include <libretto/agent/llm_agent.hpp>
 #include <libretto/model/scripted_model.hpp>
-#include <libretto/runner.hpp>
-#include <libretto/session/memory_store.hpp>
+#include <libretto/runner/runner.hpp>
+#include <libretto/store/memory_store.hpp>
 #include <libretto/tool/function_tool.hpp>
 
 #include <boost/asio/strand.hpp>

@@ -3,7 +3,7 @@
 #include "pg_test_server.hpp"
 #include "runner_compaction_cases.hpp"
 
-#include <libretto/session/postgres_store.hpp>
+#include <libretto/store/postgres_store.hpp>
 
 #include <boost/test/unit_test.hpp>
 

@@ -4,7 +4,7 @@
 #include "runner_compaction_cases.hpp"
 
 #if __has_include(<sqlite3.h>)
-#include <libretto/session/sqlite_store.hpp>
+#include <libretto/store/sqlite_store.hpp>
 #define LIBRETTO_TEST_SQLITE 1
 #endif
 
@@ -13,7 +13,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include <libretto/session/detail/jsonl_format.hpp>
+#include <libretto/store/detail/jsonl_format.hpp>
 
 #include <filesystem>
 #include <fstream>

@@ -1,12 +1,12 @@
 // runner_options::cached_sessions: a session kept between its turns is brought up to date
 // from the store (what other writers appended, a deletion, a compaction) and the agent sees
 // exactly what a full load would give it; the cache's bound; refresh_cached_session's checks.
-#include <libretto/runner.hpp>
-#include <libretto/run_to_end.hpp>
+#include <libretto/runner/runner.hpp>
+#include <libretto/runner/run_to_end.hpp>
 
-#include <libretto/detail/session_cache.hpp>
-#include <libretto/session/jsonl_store.hpp>
-#include <libretto/session/memory_store.hpp>
+#include <libretto/runner/detail/session_cache.hpp>
+#include <libretto/store/jsonl_store.hpp>
+#include <libretto/store/memory_store.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>

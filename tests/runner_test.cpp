@@ -1,14 +1,14 @@
 // runner.hpp: one turn of a session (store, agent, stream), serialisation, resume,
 // cancellation, errors. Most cases run against memory_store and jsonl_store.
-#include <libretto/runner.hpp>
+#include <libretto/runner/runner.hpp>
 
 #include <libretto/agent/llm_agent.hpp>
 #include <libretto/agent/sequential_agent.hpp>
 #include <libretto/event/filters.hpp>
 #include <libretto/model/scripted_model.hpp>
 #include <libretto/tool/function_tool.hpp>
-#include <libretto/session/jsonl_store.hpp>
-#include <libretto/session/memory_store.hpp>
+#include <libretto/store/jsonl_store.hpp>
+#include <libretto/store/memory_store.hpp>
 
 #include "runner_test_support.hpp"
 

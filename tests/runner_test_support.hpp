@@ -6,9 +6,9 @@
 
 #include <libretto/error.hpp>
 #include <libretto/event/event.hpp>
-#include <libretto/runner.hpp>
+#include <libretto/runner/runner.hpp>
 #include <libretto/session/session.hpp>
-#include <libretto/session/store.hpp>
+#include <libretto/store/session_store.hpp>
 #include <libretto/stream/event_stream.hpp>
 
 #include <boost/asio/co_spawn.hpp>

@@ -5,13 +5,13 @@
 // a restart on the same jsonl directory.
 #include <libretto/sign/ed25519_openssl.hpp>
 
-#include <libretto/runner.hpp>
-#include <libretto/run_to_end.hpp>
+#include <libretto/runner/runner.hpp>
+#include <libretto/runner/run_to_end.hpp>
 #include <libretto/agent/sequential_agent.hpp>
 #include <libretto/sign/per_agent_signer.hpp>
-#include <libretto/session/detail/jsonl_format.hpp>
-#include <libretto/session/jsonl_store.hpp>
-#include <libretto/session/memory_store.hpp>
+#include <libretto/store/detail/jsonl_format.hpp>
+#include <libretto/store/jsonl_store.hpp>
+#include <libretto/store/memory_store.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>

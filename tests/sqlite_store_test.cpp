@@ -2,8 +2,8 @@
 // batch appends, locking between connections, corrupt rows and files, size limits, and
 // where the blocking work runs. The shared semantics are in conformance/sqlite_store_test.cpp.
 #include <libretto/event/json.hpp>
-#include <libretto/session/any_store.hpp>
-#include <libretto/session/sqlite_store.hpp>
+#include <libretto/store/any_store.hpp>
+#include <libretto/store/sqlite_store.hpp>
 
 #include "conformance/store_conformance.hpp"
 

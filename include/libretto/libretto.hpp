@@ -4,14 +4,20 @@
 
 // The umbrella header: everything libretto offers without optional dependencies.
 // sqlite_store and postgres_store need their CMake components (libretto::sqlite,
-// libretto::postgres); include <libretto/session/sqlite_store.hpp> or
-// <libretto/session/postgres_store.hpp> yourself when you link them. Likewise the Ed25519
+// libretto::postgres); include <libretto/store/sqlite_store.hpp> or
+// <libretto/store/postgres_store.hpp> yourself when you link them. Likewise the Ed25519
 // signers: <libretto/sign/ed25519_openssl.hpp> needs libretto::openssl,
 // <libretto/sign/ed25519_sodium.hpp> libretto::sodium.
+//
+// The model providers and the HTTP transport are left out too, because they pull in
+// Boost.Beast and (for TLS) OpenSSL: include <libretto/provider/openai_model.hpp> or
+// <libretto/provider/anthropic_model.hpp> with <libretto/http/beast_transport.hpp>, and
+// <libretto/http/openssl_tls.hpp> for https (docs/first-project.md shows a whole program).
 
 #include <libretto/error.hpp>
 #include <libretto/json_error.hpp>
 
+#include <libretto/event/branch.hpp>
 #include <libretto/event/event.hpp>
 #include <libretto/event/event_list.hpp>
 #include <libretto/event/event_actions.hpp>
@@ -24,14 +30,15 @@
 
 #include <libretto/session/session.hpp>
 #include <libretto/session/state.hpp>
-#include <libretto/session/store.hpp>
-#include <libretto/session/any_store.hpp>
-#include <libretto/session/memory_store.hpp>
-#include <libretto/session/jsonl_store.hpp>
+#include <libretto/store/session_store.hpp>
+#include <libretto/store/any_store.hpp>
+#include <libretto/store/memory_store.hpp>
+#include <libretto/store/jsonl_store.hpp>
 
 #include <libretto/agent/agent.hpp>
 #include <libretto/agent/agent_tool.hpp>
 #include <libretto/agent/llm_agent.hpp>
+#include <libretto/agent/llm_types.hpp>
 #include <libretto/agent/loop_agent.hpp>
 #include <libretto/agent/parallel_agent.hpp>
 #include <libretto/agent/sequential_agent.hpp>
@@ -57,7 +64,9 @@
 
 #include <libretto/stream/event_stream.hpp>
 #include <libretto/stream/merge.hpp>
+#include <libretto/stream/stream_options.hpp>
 
+#include <libretto/compaction/compaction_strategy.hpp>
 #include <libretto/compaction/no_compaction.hpp>
 #include <libretto/compaction/obligations.hpp>
 #include <libretto/compaction/estimate.hpp>
@@ -75,13 +84,14 @@
 #include <libretto/sign/any_signer.hpp>
 #include <libretto/sign/canonical_json.hpp>
 #include <libretto/sign/did_key.hpp>
+#include <libretto/sign/ed25519_types.hpp>
 #include <libretto/sign/no_signer.hpp>
 #include <libretto/sign/per_agent_signer.hpp>
 #include <libretto/sign/signable_payload.hpp>
 #include <libretto/sign/signer.hpp>
 #include <libretto/sign/transcript.hpp>
 #include <libretto/sign/verifier.hpp>
-#include <libretto/runner.hpp>
-#include <libretto/run_to_end.hpp>
+#include <libretto/runner/runner.hpp>
+#include <libretto/runner/run_to_end.hpp>
 
 #endif

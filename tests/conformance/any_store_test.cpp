@@ -1,11 +1,11 @@
 // The conformance suite through any_store (wrapping memory_store): the erasure must not
 // change any behaviour.
-#include <libretto/session/any_store.hpp>
+#include <libretto/store/any_store.hpp>
 
 #include <libretto/agent/agent.hpp>
-#include <libretto/runner.hpp>
-#include <libretto/session/jsonl_store.hpp>
-#include <libretto/session/memory_store.hpp>
+#include <libretto/runner/runner.hpp>
+#include <libretto/store/jsonl_store.hpp>
+#include <libretto/store/memory_store.hpp>
 #include <libretto/stream/event_stream.hpp>
 
 #include "../runner_test_support.hpp"

@@ -1,7 +1,7 @@
 // The conformance suite against jsonl_store. Every test case gets a fresh directory under
 // the working directory (removed afterwards); open() called twice gives two store
 // instances on that directory, which share nothing but the files and their locks.
-#include <libretto/session/jsonl_store.hpp>
+#include <libretto/store/jsonl_store.hpp>
 
 #include "store_conformance.hpp"
 

@@ -1,6 +1,6 @@
 // The conformance suite against memory_store, plus what is particular to it.
-#include <libretto/session/any_store.hpp>
-#include <libretto/session/memory_store.hpp>
+#include <libretto/store/any_store.hpp>
+#include <libretto/store/memory_store.hpp>
 
 #include "store_conformance.hpp"
 

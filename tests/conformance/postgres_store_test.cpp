@@ -2,7 +2,7 @@
 // starts (tests/pg_test_server.hpp). Each fixture gets its own schema; each open() is a new
 // store with its own connection pool, so the concurrency case races two pools through the
 // server's row locks.
-#include <libretto/session/postgres_store.hpp>
+#include <libretto/store/postgres_store.hpp>
 
 #include "../pg_test_server.hpp"
 #include "store_conformance.hpp"

@@ -1,7 +1,7 @@
 // The conformance suite against sqlite_store. Each fixture owns a fresh database file in
 // the test's working directory; each open() is a new instance (its own connection and
 // worker thread), so the second instance of the concurrency case races through SQLite.
-#include <libretto/session/sqlite_store.hpp>
+#include <libretto/store/sqlite_store.hpp>
 
 #include "store_conformance.hpp"
 

@@ -9,7 +9,7 @@
 #ifndef LIBRETTO_TESTS_STORE_CONFORMANCE_HPP
 #define LIBRETTO_TESTS_STORE_CONFORMANCE_HPP
 
-#include <libretto/session/store.hpp>
+#include <libretto/store/session_store.hpp>
 #include <libretto/sign/signable_payload.hpp>
 #include <libretto/sign/transcript.hpp>
 

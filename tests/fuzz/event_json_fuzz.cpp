@@ -14,7 +14,7 @@
 #include "fuzz_support.hpp"
 
 #include <libretto/event/json.hpp>
-#include <libretto/session/detail/jsonl_decode.hpp>
+#include <libretto/store/detail/jsonl_decode.hpp>
 
 #include <boost/json/serialize.hpp>
 

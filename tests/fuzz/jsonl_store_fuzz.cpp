@@ -26,7 +26,7 @@
 
 #include "fuzz_support.hpp"
 
-#include <libretto/session/jsonl_store.hpp>
+#include <libretto/store/jsonl_store.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>

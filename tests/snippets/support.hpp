@@ -15,8 +15,8 @@
 #include <libretto/provider/openai_model.hpp>
 #include <libretto/provider/openai_protocol.hpp>
 #include <libretto/provider/provider_error.hpp>
-#include <libretto/session/postgres_store.hpp>
-#include <libretto/session/sqlite_store.hpp>
+#include <libretto/store/postgres_store.hpp>
+#include <libretto/store/sqlite_store.hpp>
 #include <libretto/sign/ed25519_openssl.hpp>
 #include <libretto/sign/ed25519_sodium.hpp>
 

@@ -11,7 +11,7 @@
 //
 // Copies share the (immutable) strategy. An empty any_strategy never plans.
 
-#include <libretto/compaction/no_compaction.hpp>
+#include <libretto/compaction/compaction_strategy.hpp>
 
 #include <concepts>
 #include <memory>

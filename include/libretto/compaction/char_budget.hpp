@@ -11,7 +11,7 @@
 #include <libretto/event/event_list.hpp>
 #include <libretto/compaction/detail/plan_support.hpp>
 #include <libretto/compaction/estimate.hpp>
-#include <libretto/compaction/no_compaction.hpp>
+#include <libretto/compaction/compaction_strategy.hpp>
 
 #include <cstddef>
 #include <optional>

@@ -22,7 +22,7 @@
 #include <libretto/event/event_list.hpp>
 #include <libretto/compaction/detail/plan_support.hpp>
 #include <libretto/compaction/extractive_summarizer.hpp>
-#include <libretto/compaction/no_compaction.hpp>
+#include <libretto/compaction/compaction_strategy.hpp>
 #include <libretto/compaction/summarizer.hpp>
 #include <libretto/event/compaction_check.hpp>
 #include <libretto/event/event.hpp>

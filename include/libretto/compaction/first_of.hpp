@@ -6,6 +6,7 @@
 // first_of<token_budget, sliding_window>: when the token path compacts, the sliding
 // window is skipped for that turn.
 
+#include <libretto/compaction/compaction_strategy.hpp>
 #include <libretto/compaction/no_compaction.hpp>
 
 #include <optional>

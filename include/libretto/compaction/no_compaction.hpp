@@ -2,63 +2,13 @@
 #ifndef LIBRETTO_COMPACTION_NO_COMPACTION_HPP
 #define LIBRETTO_COMPACTION_NO_COMPACTION_HPP
 
-// The compaction policy that never compacts, and the minimal vocabulary the runner needs
-// from a compaction strategy. A sketch: the compaction issue adds the strategies
-// (char_budget, sliding_window, token_budget), the obligations tracker and the
-// summarizers, and may move the concept to its own header.
-//
-// Valid expressions, for a strategy type C, `const C c`, `const session_view v`:
-//
-//   c.plan(v) -> std::optional<compaction_plan>   pure, no I/O: which range to summarise
-//
-// The runner calls plan() after a turn's stream has ended (never mid-stream). When a plan
-// comes back it asks the strategy for the summary event, with
-//
-//   c.async_compact(v, plan) -> asio::awaitable<std::optional<event>>
-//
-// and appends that event like any other. A strategy without async_compact (or that
-// returns nullopt) leaves the session as it is.
+// The compaction policy that never compacts: the runner's default.
 
-#include <libretto/session/session.hpp>
+#include <libretto/compaction/compaction_strategy.hpp>
 
-#include <concepts>
-#include <cstdint>
 #include <optional>
 
 namespace libretto {
-
-/// What a strategy plans from: the session as the runner holds it after a turn (what a
-/// context view of it needs — the shown summaries and the events after the newest covered
-/// range, plus the newest range's events for a strategy that plans_from_newest_range — and
-/// the turn's own events).
-struct session_view {
-    const libretto::session& session;
-};
-
-/// The events to summarise, by sequence (inclusive).
-struct compaction_plan {
-    std::int64_t first_sequence = 0;
-    std::int64_t last_sequence = 0;
-    friend bool operator==(const compaction_plan&, const compaction_plan&) = default;
-};
-
-template <class C>
-concept compaction_strategy = requires(const C& c, const session_view& v) {
-    { c.plan(v) } -> std::same_as<std::optional<compaction_plan>>;
-};
-
-/// True if strategy `c` plans from the events of the newest compaction's range too, not only
-/// from what a context view shows (sliding_window with an overlap starts its next range
-/// inside the previous one): a runner then loads those events as well
-/// (get_options::with_newest_range). A strategy says so with a member
-/// `bool plans_from_newest_range() const`; without one it does not.
-template <class C>
-bool plans_from_newest_range(const C& c) {
-    if constexpr (requires { { c.plans_from_newest_range() } -> std::convertible_to<bool>; })
-        return c.plans_from_newest_range();
-    else
-        return false;
-}
 
 /// Never compacts; costs nothing (the runner does not even build a view for it).
 struct no_compaction {

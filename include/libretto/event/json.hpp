@@ -18,7 +18,7 @@
 // UTF-8, numbers that are not finite and nesting past max_json_depth (json_limits.hpp).
 //   json::value_from / value_to work too (value_to throws system_error naming the field).
 
-#include <libretto/detail/json_read.hpp>
+#include <libretto/event/detail/json_read.hpp>
 #include <libretto/event/detail/json_text.hpp>
 #include <libretto/event/event.hpp>
 #include <libretto/event/json_limits.hpp>

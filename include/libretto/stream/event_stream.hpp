@@ -12,6 +12,7 @@
 #include <libretto/error.hpp>
 #include <libretto/event/event.hpp>
 #include <libretto/stream/detail/stream_state.hpp>
+#include <libretto/stream/stream_options.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>

@@ -6,7 +6,7 @@
 // one parser every stored document and parse_event goes through (exact doubles, finite
 // numbers, max_json_depth, each key once).
 
-#include <libretto/detail/json_read.hpp>
+#include <libretto/event/detail/json_read.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/json_limits.hpp>
 

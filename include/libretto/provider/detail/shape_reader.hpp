@@ -5,7 +5,7 @@
 // Lenient, allocation-free readers for the members of provider JSON: absent and null are
 // "not there", a wrong type is a problem named by its path (built only when it happens).
 
-#include <libretto/detail/json_kind.hpp>
+#include <libretto/event/detail/json_kind.hpp>
 #include <libretto/provider/provider_error.hpp>
 
 #include <boost/json/array.hpp>

@@ -6,6 +6,7 @@
 // types, the base64url text of a signature, errors, and the key-file helpers. Both back
 // ends write and read exactly the same bytes, so their signatures are interchangeable.
 
+#include <libretto/sign/ed25519_types.hpp>
 #include <libretto/error.hpp>
 
 #include <boost/system/system_error.hpp>
@@ -23,11 +24,6 @@
 #include <unistd.h>
 
 namespace libretto {
-
-/// A raw Ed25519 signature.
-using ed25519_signature = std::array<std::uint8_t, 64>;
-/// A raw Ed25519 private key seed (RFC 8032's 32-byte private key).
-using ed25519_seed = std::array<std::uint8_t, 32>;
 
 namespace detail {
 

@@ -11,6 +11,7 @@
 // Not thread-safe: the consumer, the producer and cancel()/the destructor must run on
 // the stream's executor (a single-threaded io_context or a strand).
 
+#include <libretto/stream/stream_options.hpp>
 #include <libretto/error.hpp>
 #include <libretto/stream/detail/ring_buffer.hpp>
 
@@ -41,13 +42,6 @@
 #include <vector>
 
 namespace libretto {
-
-/// Options of a basic_event_stream.
-struct stream_options {
-    /// Items the producer may emit ahead of the consumer before emit() suspends.
-    /// 0 means rendezvous: emit() completes only once the consumer has taken the item.
-    std::size_t capacity = 16;
-};
 
 namespace detail {
 

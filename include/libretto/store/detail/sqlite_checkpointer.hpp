@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
-#ifndef LIBRETTO_SESSION_DETAIL_SQLITE_CHECKPOINTER_HPP
-#define LIBRETTO_SESSION_DETAIL_SQLITE_CHECKPOINTER_HPP
+#ifndef LIBRETTO_STORE_DETAIL_SQLITE_CHECKPOINTER_HPP
+#define LIBRETTO_STORE_DETAIL_SQLITE_CHECKPOINTER_HPP
 
 // WAL checkpoints off the writer's path. In WAL mode every commit appends pages to the -wal
 // file; a checkpoint copies them back into the database file and syncs both, which on a
@@ -10,7 +10,7 @@
 // runs PASSIVE checkpoints (they never block the writer or readers) when the writer's
 // WAL hook says the WAL has grown past the threshold.
 
-#include <libretto/session/detail/sqlite_db.hpp>
+#include <libretto/store/detail/sqlite_db.hpp>
 
 #include <sqlite3.h>
 

@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
-#ifndef LIBRETTO_SESSION_DETAIL_STORE_BATCH_HPP
-#define LIBRETTO_SESSION_DETAIL_STORE_BATCH_HPP
+#ifndef LIBRETTO_STORE_DETAIL_STORE_BATCH_HPP
+#define LIBRETTO_STORE_DETAIL_STORE_BATCH_HPP
 
 // The part of an append that the database stores (sqlite_store, postgres_store) share:
 // everything that needs no lock — ids, sequences, temp: trimming, serialisation, size checks
@@ -8,7 +8,7 @@
 // the caller's (or the append is stale), so sequences are assigned from the caller's.
 
 #include <libretto/event/json.hpp>
-#include <libretto/session/detail/store_logic.hpp>
+#include <libretto/store/detail/store_logic.hpp>
 
 #include <cstdint>
 #include <string>

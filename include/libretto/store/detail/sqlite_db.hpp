@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
-#ifndef LIBRETTO_SESSION_DETAIL_SQLITE_DB_HPP
-#define LIBRETTO_SESSION_DETAIL_SQLITE_DB_HPP
+#ifndef LIBRETTO_STORE_DETAIL_SQLITE_DB_HPP
+#define LIBRETTO_STORE_DETAIL_SQLITE_DB_HPP
 
 // Thin RAII wrappers over the SQLite C API for sqlite_store: a connection, prepared
 // statements (reset after each use), transactions that roll back unless committed, and the

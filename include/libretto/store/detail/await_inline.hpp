@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
-#ifndef LIBRETTO_SESSION_DETAIL_AWAIT_INLINE_HPP
-#define LIBRETTO_SESSION_DETAIL_AWAIT_INLINE_HPP
+#ifndef LIBRETTO_STORE_DETAIL_AWAIT_INLINE_HPP
+#define LIBRETTO_STORE_DETAIL_AWAIT_INLINE_HPP
 
 #include <libretto/detail/async_op.hpp>
 #include <libretto/diagnostics.hpp>

@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
-#ifndef LIBRETTO_SESSION_DETAIL_STORE_OP_HPP
-#define LIBRETTO_SESSION_DETAIL_STORE_OP_HPP
+#ifndef LIBRETTO_STORE_DETAIL_STORE_OP_HPP
+#define LIBRETTO_STORE_DETAIL_STORE_OP_HPP
 
 // How a store operation carries its words on a failure (docs/errors.md): the caller's
 // diagnostics (or none) travels with the operation as a pointer, the code that fails writes
@@ -10,7 +10,7 @@
 #include <libretto/detail/async_op.hpp>
 #include <libretto/diagnostics.hpp>
 #include <libretto/event/event.hpp>
-#include <libretto/session/detail/await_inline.hpp>
+#include <libretto/store/detail/await_inline.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/async_result.hpp>

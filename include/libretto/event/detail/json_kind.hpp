@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
-#ifndef LIBRETTO_DETAIL_JSON_KIND_HPP
-#define LIBRETTO_DETAIL_JSON_KIND_HPP
+#ifndef LIBRETTO_EVENT_DETAIL_JSON_KIND_HPP
+#define LIBRETTO_EVENT_DETAIL_JSON_KIND_HPP
 
 // The name a decoding error gives a JSON value's kind ("expected string, got number").
 

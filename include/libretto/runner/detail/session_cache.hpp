@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
-#ifndef LIBRETTO_DETAIL_SESSION_CACHE_HPP
-#define LIBRETTO_DETAIL_SESSION_CACHE_HPP
+#ifndef LIBRETTO_RUNNER_DETAIL_SESSION_CACHE_HPP
+#define LIBRETTO_RUNNER_DETAIL_SESSION_CACHE_HPP
 
 // session_cache: the runner's sessions between turns, so that a turn loads only what
 // changed since its previous turn (one event to check, plus whatever another writer
@@ -10,7 +10,7 @@
 
 #include <libretto/detail/string_map.hpp>
 #include <libretto/event/event.hpp>
-#include <libretto/session/detail/context_load.hpp>
+#include <libretto/store/detail/context_load.hpp>
 #include <libretto/session/session.hpp>
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
-#ifndef LIBRETTO_SESSION_DETAIL_PG_CONN_HPP
-#define LIBRETTO_SESSION_DETAIL_PG_CONN_HPP
+#ifndef LIBRETTO_STORE_DETAIL_PG_CONN_HPP
+#define LIBRETTO_STORE_DETAIL_PG_CONN_HPP
 
 // One libpq connection driven by Asio: libpq's non-blocking API (PQconnectStart/Poll,
 // PQsendQuery*, PQflush, PQconsumeInput, PQisBusy) with the waits for socket readiness done

@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
-#ifndef LIBRETTO_DETAIL_RUNNER_LOCK_HPP
-#define LIBRETTO_DETAIL_RUNNER_LOCK_HPP
+#ifndef LIBRETTO_RUNNER_DETAIL_RUNNER_LOCK_HPP
+#define LIBRETTO_RUNNER_DETAIL_RUNNER_LOCK_HPP
 
 // session_locks: the runner's per-session async mutex. One turn of a session runs at a
 // time inside a process; a second turn waits (suspended, no thread blocked) and is handed

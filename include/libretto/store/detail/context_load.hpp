@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
-#ifndef LIBRETTO_SESSION_DETAIL_CONTEXT_LOAD_HPP
-#define LIBRETTO_SESSION_DETAIL_CONTEXT_LOAD_HPP
+#ifndef LIBRETTO_STORE_DETAIL_CONTEXT_LOAD_HPP
+#define LIBRETTO_STORE_DETAIL_CONTEXT_LOAD_HPP
 
 // What a get with get_options::context_only reads: the compaction events a context view
 // shows, and the events no shown compaction covers. Every store keeps the shown

@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
-#ifndef LIBRETTO_SESSION_DETAIL_STORE_LOGIC_HPP
-#define LIBRETTO_SESSION_DETAIL_STORE_LOGIC_HPP
+#ifndef LIBRETTO_STORE_DETAIL_STORE_LOGIC_HPP
+#define LIBRETTO_STORE_DETAIL_STORE_LOGIC_HPP
 
 // The store rules every backend shares, as pure functions: the append checks and state
 // routing, event selection for get_options, page tokens. Backends only do the I/O.
@@ -8,10 +8,10 @@
 #include <libretto/error.hpp>
 #include <libretto/event/compaction_check.hpp>
 #include <libretto/event/detail/json_text.hpp>
-#include <libretto/session/detail/context_load.hpp>
+#include <libretto/store/detail/context_load.hpp>
 #include <libretto/session/session.hpp>
 #include <libretto/session/state.hpp>
-#include <libretto/session/store.hpp>
+#include <libretto/store/session_store.hpp>
 
 #include <boost/system/result.hpp>
 

@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
-#ifndef LIBRETTO_SESSION_DETAIL_SQLITE_SCHEMA_HPP
-#define LIBRETTO_SESSION_DETAIL_SQLITE_SCHEMA_HPP
+#ifndef LIBRETTO_STORE_DETAIL_SQLITE_SCHEMA_HPP
+#define LIBRETTO_STORE_DETAIL_SQLITE_SCHEMA_HPP
 
 // sqlite_store's schema and its migrations. The version lives in the one-row table
 // libretto_schema; opening a database applies, in order and inside one write transaction,
@@ -9,7 +9,7 @@
 //
 // Never edit a migration once released: add a new one at the end of the list.
 
-#include <libretto/session/detail/sqlite_db.hpp>
+#include <libretto/store/detail/sqlite_db.hpp>
 
 #include <boost/system/error_code.hpp>
 

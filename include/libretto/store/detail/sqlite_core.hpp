@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
-#ifndef LIBRETTO_SESSION_DETAIL_SQLITE_CORE_HPP
-#define LIBRETTO_SESSION_DETAIL_SQLITE_CORE_HPP
+#ifndef LIBRETTO_STORE_DETAIL_SQLITE_CORE_HPP
+#define LIBRETTO_STORE_DETAIL_SQLITE_CORE_HPP
 
 // sqlite_store's blocking core: one SQLite connection and its prepared statements, and the
 // store operations as synchronous functions returning error codes. A mutex serialises use of
@@ -8,13 +8,13 @@
 // caller's io_context thread. The rules come from store_logic.hpp; only the I/O is here.
 
 #include <libretto/event/json.hpp>
-#include <libretto/session/detail/sqlite_checkpointer.hpp>
-#include <libretto/session/detail/sqlite_db.hpp>
-#include <libretto/session/detail/sqlite_schema.hpp>
-#include <libretto/session/detail/store_batch.hpp>
-#include <libretto/session/detail/store_logic.hpp>
-#include <libretto/session/detail/store_op.hpp>
-#include <libretto/session/store.hpp>
+#include <libretto/store/detail/sqlite_checkpointer.hpp>
+#include <libretto/store/detail/sqlite_db.hpp>
+#include <libretto/store/detail/sqlite_schema.hpp>
+#include <libretto/store/detail/store_batch.hpp>
+#include <libretto/store/detail/store_logic.hpp>
+#include <libretto/store/detail/store_op.hpp>
+#include <libretto/store/session_store.hpp>
 
 #include <boost/asio/error.hpp>
 #include <boost/json/parse.hpp>

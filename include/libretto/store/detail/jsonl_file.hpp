@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
-#ifndef LIBRETTO_SESSION_DETAIL_JSONL_FILE_HPP
-#define LIBRETTO_SESSION_DETAIL_JSONL_FILE_HPP
+#ifndef LIBRETTO_STORE_DETAIL_JSONL_FILE_HPP
+#define LIBRETTO_STORE_DETAIL_JSONL_FILE_HPP
 
 // POSIX file helpers for jsonl_store: an owning file descriptor, full reads and writes,
 // atomic file replacement (temp file, fsync, rename, fsync of the directory), process

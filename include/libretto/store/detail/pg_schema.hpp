@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
-#ifndef LIBRETTO_SESSION_DETAIL_PG_SCHEMA_HPP
-#define LIBRETTO_SESSION_DETAIL_PG_SCHEMA_HPP
+#ifndef LIBRETTO_STORE_DETAIL_PG_SCHEMA_HPP
+#define LIBRETTO_STORE_DETAIL_PG_SCHEMA_HPP
 
 // postgres_store's schema, its migrations and its statements, for one PostgreSQL schema
 // (namespace) whose name is substituted for "@" in every text below: every name is

@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
-#ifndef LIBRETTO_SESSION_DETAIL_JSONL_FORMAT_HPP
-#define LIBRETTO_SESSION_DETAIL_JSONL_FORMAT_HPP
+#ifndef LIBRETTO_STORE_DETAIL_JSONL_FORMAT_HPP
+#define LIBRETTO_STORE_DETAIL_JSONL_FORMAT_HPP
 
 // The jsonl_store's on-disk format, as pure functions (no I/O): CRC-32C, line framing,
 // the transcript header, the per-session checkpoint ("meta") and the classification of
@@ -18,9 +18,9 @@
 
 #include <libretto/event/event.hpp>
 #include <libretto/event/json.hpp>
-#include <libretto/session/detail/context_load.hpp>
+#include <libretto/store/detail/context_load.hpp>
 #include <libretto/session/state.hpp>
-#include <libretto/session/store.hpp>
+#include <libretto/store/session_store.hpp>
 
 #include <boost/json/array.hpp>
 #include <boost/json/monotonic_resource.hpp>

@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
-#ifndef LIBRETTO_SESSION_DETAIL_POST_RESULT_HPP
-#define LIBRETTO_SESSION_DETAIL_POST_RESULT_HPP
+#ifndef LIBRETTO_STORE_DETAIL_POST_RESULT_HPP
+#define LIBRETTO_STORE_DETAIL_POST_RESULT_HPP
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/post.hpp>

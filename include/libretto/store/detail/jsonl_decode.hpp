@@ -1,6 +1,6 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
-#ifndef LIBRETTO_SESSION_DETAIL_JSONL_DECODE_HPP
-#define LIBRETTO_SESSION_DETAIL_JSONL_DECODE_HPP
+#ifndef LIBRETTO_STORE_DETAIL_JSONL_DECODE_HPP
+#define LIBRETTO_STORE_DETAIL_JSONL_DECODE_HPP
 
 // A fast decoder for the event lines jsonl_store writes: one pass of Boost.JSON's SAX
 // parser building the event directly, without a DOM, member look-ups or copies of it.

@@ -1,12 +1,12 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
-#ifndef LIBRETTO_DETAIL_JSON_READ_HPP
-#define LIBRETTO_DETAIL_JSON_READ_HPP
+#ifndef LIBRETTO_EVENT_DETAIL_JSON_READ_HPP
+#define LIBRETTO_EVENT_DETAIL_JSON_READ_HPP
 
 // Strict, non-throwing field readers for hand-written JSON decoders. On failure they
 // fill a decode_error whose path is built while unwinding, so the happy path never
 // formats a string.
 
-#include <libretto/detail/json_kind.hpp>
+#include <libretto/event/detail/json_kind.hpp>
 #include <libretto/event/boxed_optional.hpp>
 #include <libretto/error.hpp>
 #include <libretto/json_error.hpp>

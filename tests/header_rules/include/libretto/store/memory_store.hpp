@@ -1,0 +1,1 @@
+// Fixture for the header_rules_catch_violation test (an allowed header).
