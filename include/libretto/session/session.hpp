@@ -9,9 +9,21 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace libretto {
+
+/// Which session: the app, the user and the session id.
+struct session_key {
+    std::string app_name{};
+    std::string user_id{};
+    std::string session_id{};
+
+    session_key() = default;
+    session_key(std::string app_name, std::string user_id, std::string session_id) noexcept
+        : app_name(std::move(app_name)), user_id(std::move(user_id)), session_id(std::move(session_id)) {}
+};
 
 /// A conversation: its identity, its merged state view (session keys plus the app: and
 /// user: keys of its scopes) and the events a get loaded (all of them, or the tail that

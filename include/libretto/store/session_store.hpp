@@ -41,23 +41,12 @@
 
 namespace libretto {
 
-// session_key, create_options and list_options have constructors, so they are not
+// session_key (session/session.hpp), create_options and list_options have constructors, so they are not
 // aggregates: g++ 12 destroys an aggregate temporary with non-trivial members twice when it
 // is made inside a co_await expression (`co_await store.async_get(session_key{"app", "u",
 // "s"})` aborted), and spares a temporary made by a constructor. get_options stays an
 // aggregate (designated initializers) because it is trivially destructible, which the
 // miscompile cannot hurt. docs/building.md, "g++ 12 and coroutines".
-
-/// Which session: the app, the user and the session id.
-struct session_key {
-    std::string app_name{};
-    std::string user_id{};
-    std::string session_id{};
-
-    session_key() = default;
-    session_key(std::string app_name, std::string user_id, std::string session_id) noexcept
-        : app_name(std::move(app_name)), user_id(std::move(user_id)), session_id(std::move(session_id)) {}
-};
 
 /// How to create a session. An empty id asks the store for a fresh UUID. The initial state
 /// is split by scope like a delta (temp: keys are dropped).
