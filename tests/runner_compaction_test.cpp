@@ -1,4 +1,4 @@
-// The runner's compaction step (compaction/compactor.hpp + runner.hpp): after a turn, on a
+// The runner's compaction step (compaction/compactor.hpp + runner/runner.hpp): after a turn, on a
 // context overflow (compact, retry once), with a memory flush, racing another writer, with
 // every strategy on every store.
 #include "runner_compaction_cases.hpp"

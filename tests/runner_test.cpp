@@ -1,4 +1,4 @@
-// runner.hpp: one turn of a session (store, agent, stream), serialisation, resume,
+// runner/runner.hpp: one turn of a session (store, agent, stream), serialisation, resume,
 // cancellation, errors. Most cases run against memory_store and jsonl_store.
 #include <libretto/runner/runner.hpp>
 

@@ -20,7 +20,7 @@
 // errc::busy. Opening (the constructor) is the one blocking call: it opens, checks and
 // migrates the database on the calling thread, so create stores before serving.
 //
-// Semantics are the session_store rules (store.hpp, detail/store_logic.hpp). The revision
+// Semantics are the session_store rules (session_store.hpp, detail/store_logic.hpp). The revision
 // check of an append (errc::stale_session) runs inside the write transaction, so it holds
 // across connections and processes. Appends cost O(events appended): one row per event plus
 // one session-row update; shared app:/user: keys are per-key rows.
