@@ -37,12 +37,12 @@ std::chrono::system_clock::time_point at(int y, unsigned mo, unsigned d, int h, 
 
 BOOST_AUTO_TEST_SUITE(overflow_messages)
 
-// Every phrasing in /work/shared/reference/openclaw-pi.md §2 (pi-ai's isContextOverflow and
+// Every phrasing pi-ai and OpenClaw recognise (pi-ai's isContextOverflow and
 // OpenClaw's overflow recovery), pi-ai's documented examples per provider, and both
 // providers' own messages and codes.
 BOOST_AUTO_TEST_CASE(every_known_phrasing_is_overflow) {
     const std::vector<std::string_view> messages = {
-        // reference §2.1
+        // pi-ai's list
         "prompt is too long: 213462 tokens > 200000 maximum",                                  // Anthropic
         "request_too_large",                                                                    // Anthropic 413 type
         "Your input exceeds the context window of this model",                                  // OpenAI
@@ -51,7 +51,7 @@ BOOST_AUTO_TEST_CASE(every_known_phrasing_is_overflow) {
         "prompt too long; exceeded context length by 12 tokens",                                // Ollama (older)
         "400 status code (no body)",                                                            // Cerebras
         "413 (no body)",                                                                        // Cerebras
-        // reference §2.7 (OpenClaw)
+        // OpenClaw's list
         "context length exceeded",
         "The input exceeds the maximum number of tokens",
         "input token count exceeds the maximum number of input tokens",

@@ -5,15 +5,13 @@
 // Shared state of one basic_event_stream: the buffer, the parked consumer / producers,
 // the terminal state and the producer's cancellation signal. Everything that can be
 // suspended (the producer, next(), emit()) holds a shared_ptr to it, so no party can
-// outlive it; that is what makes "destroy the stream while the producer is suspended on
-// anything" safe by construction (cpp-anchors §3.2, channel lifetime bug).
-//
+// outlive it: destroying the stream while the producer is suspended is safe by construction.
 // Not thread-safe: the consumer, the producer and cancel()/the destructor must run on
 // the stream's executor (a single-threaded io_context or a strand).
 
-#include <libretto/stream/stream_options.hpp>
 #include <libretto/error.hpp>
 #include <libretto/stream/detail/ring_buffer.hpp>
+#include <libretto/stream/stream_options.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
@@ -41,9 +39,7 @@
 #include <utility>
 #include <vector>
 
-namespace libretto {
-
-namespace detail {
+namespace libretto::detail {
 
 [[noreturn]] inline void throw_stream_error(errc e) {
     throw boost::system::system_error(make_error_code(e));
@@ -597,7 +593,6 @@ boost::asio::awaitable<void> emit_item(const std::shared_ptr<stream_state<T>>& s
     return emit_done();
 }
 
-} // namespace detail
-} // namespace libretto
+} // namespace libretto::detail
 
 #endif
