@@ -7,7 +7,7 @@
 // Each benchmark runs in a process of its own (this program, started again with
 // `--only NAME FILTER`): a figure never depends on what ran before it. Memory figures read
 // the process's peak RSS, and an append benchmark that reuses the heap an earlier one freed
-// skips the page faults a fresh process pays (on a VM, ~3.7 us each), so in one shared
+// skips the page faults a fresh process pays (microseconds each when virtualised), so in one shared
 // process both depended on the order of the registry.
 //
 // Exit status: 0 on success, 1 if a benchmark threw (or its process died), 2 on a usage error

@@ -52,8 +52,8 @@ event reply_prototype() {
 // into one session that grows to 200,000 events. The timed loop includes the caller's
 // side: a copy of the prototype for each append, and the caller's session copy receiving
 // every event (room reserved up front).
-// Both touch fresh memory (~960 bytes per event): on the build VM its page faults cost far
-// more than the store's work, and a benchmark run after another one in the same process
+// Both touch fresh memory (~750 bytes per event): where page faults are slow (a virtualised
+// host) they cost more than the store's work, and a benchmark run after another one in the same process
 // reuses the memory that one freed (docs/stores.md, memory_store).
 void memory_append(libretto_bench::reporter& r, const char* metric) {
     constexpr int n = append_count;

@@ -68,7 +68,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const json::value encoded = lb::encode(e);
 
     // The JSON rule (json_limits.hpp): no number an event holds is NaN or infinite (1e400
-    // is refused on read: issue 31, finding 1).
+    // is refused on read; docs/reliability.md, "What fuzzing found").
     FUZZ_CHECK(!has_non_finite(encoded), "parse_event read a non-finite number from " + fuzz::shown(text));
 
     std::string out, why;

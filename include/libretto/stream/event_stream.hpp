@@ -57,7 +57,7 @@ public:
     /// Takes the item by reference, not by value: in `co_await out.emit(std::move(e))` a
     /// by-value parameter would be a temporary of the caller's full expression, which spans
     /// the suspension, so every such call would keep a copy of T in the caller's coroutine
-    /// frame (an event is 624 bytes) for the caller's whole life. Nor does the awaitable
+    /// frame (an event is up to 400 bytes) for the caller's whole life. Nor does the awaitable
     /// keep the item: a producer held back by a slow consumer holds no copy of it.
     boost::asio::awaitable<void> emit(T&& item) const { return detail::emit_item<T>(state_, std::move(item)); }
     boost::asio::awaitable<void> emit(const T& item) const { return detail::emit_item<T>(state_, T(item)); }

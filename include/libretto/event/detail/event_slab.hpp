@@ -3,12 +3,12 @@
 #define LIBRETTO_EVENT_DETAIL_EVENT_SLAB_HPP
 
 // Memory for the event nodes a bulk load decodes (a jsonl_store get of 100,000 events).
-// Each node (a shared_ptr control block with its event, ~650 bytes) is carved out of a
+// Each node (a shared_ptr control block with its event, ~400 bytes) is carved out of a
 // 2 MiB block asked for as a transparent huge page, instead of one malloc per event on 4
-// KiB pages: on a small VM the first touches of fresh pages cost more than decoding. A
-// block counts the nodes alive in it and is freed with the last of them, from whichever
-// thread drops it. The cost: one surviving event keeps its block's 2 MiB (~3,000 events)
-// alive. Nodes are never reused inside a block; a load fills a block once.
+// KiB pages: where page faults are slow, the first touches of fresh pages cost more than
+// decoding. A block counts the nodes alive in it and is freed with the last of them, from
+// whichever thread drops it. The cost: one surviving event keeps its block's 2 MiB (~5,000
+// nodes) alive. Nodes are never reused inside a block; a load fills a block once.
 
 #include <libretto/event/event_list.hpp>
 

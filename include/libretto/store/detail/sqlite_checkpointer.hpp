@@ -5,8 +5,8 @@
 // WAL checkpoints off the writer's path. In WAL mode every commit appends pages to the -wal
 // file; a checkpoint copies them back into the database file and syncs both, which on a
 // slow disk costs milliseconds. SQLite's auto-checkpoint runs it inside the commit that
-// crosses the threshold, so an append now and then waits for it (on the build VM half of
-// sqlite_append_events_s went there). Here a thread of its own, on a connection of its own,
+// crosses the threshold, so an append now and then waits for it (with slow disk syncs, half
+// of sqlite_append_events_s). Here a thread of its own, on a connection of its own,
 // runs PASSIVE checkpoints (they never block the writer or readers) when the writer's
 // WAL hook says the WAL has grown past the threshold.
 
