@@ -68,7 +68,8 @@ public:
     /// An asio awaitable is always a coroutine frame, so
     /// `if (auto w = out.emit_or_wait(std::move(e))) co_await std::move(*w);` saves one
     /// allocation per item over `co_await out.emit(std::move(e))`, with the same
-    /// back-pressure and errors.
+    /// back-pressure and errors. Which to pick: emit() by default; emit_or_wait() in a
+    /// producer whose per-item cost matters (many items per run, many runs in flight).
     std::optional<boost::asio::awaitable<void>> emit_or_wait(T&& item) const {
         return detail::emit_or_wait<T>(state_, std::move(item));
     }

@@ -6,8 +6,8 @@
 // or waits: it is told what happened (the history at the start of a step, the model's
 // response, the tools' results) and answers with an llm_action: the events to emit now,
 // then what to do next (call the model with request(), wait and call it again, run these
-// tool calls, start the next step, transfer, or stop and why). llm_agent.hpp is the Asio
-// driver around it; tests/llm_agent_loop_test.cpp drives it by hand.
+// tool calls, start the next step, transfer, or stop and why). impl/llm_agent.hpp is the
+// Asio driver around it; tests/llm_agent_loop_test.cpp drives it by hand.
 //
 //   begin_step(history, instruction)  -> call_model | done(max_steps)
 //   on_model_response(response, actions)

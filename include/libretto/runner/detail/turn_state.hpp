@@ -1,0 +1,51 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_RUNNER_DETAIL_TURN_STATE_HPP
+#define LIBRETTO_RUNNER_DETAIL_TURN_STATE_HPP
+
+// turn_state: what the steps of one runner turn share (the session key, the turn's session,
+// the store's scratch copy, the diagnostics of its store calls), and the turn's error
+// messages: every failure a turn reports is a system_error whose text names the session.
+
+#include <libretto/diagnostics.hpp>
+#include <libretto/session/session.hpp>
+
+#include <boost/system/error_code.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace libretto::detail {
+
+[[noreturn]] inline void throw_turn_error(boost::system::error_code ec, const std::string& what) {
+    throw boost::system::system_error(ec, "libretto::runner: " + what);
+}
+
+inline std::string session_name(const session_key& k) {
+    return "session '" + k.app_name + "/" + k.user_id + "/" + k.session_id + "'";
+}
+
+/// "" or " (what the store said)", for an error message.
+inline std::string store_said_suffix(std::string said) {
+    if (said.empty()) return said;
+    return " (" + said + ")";
+}
+
+/// Per-turn bookkeeping shared by the turn's steps.
+struct turn_state {
+    session_key key;
+    std::shared_ptr<libretto::session> sess; ///< the session the context points to
+    /// What the store appends to. The store may update it on another thread (its pool), so
+    /// it is never the context's session: the turn mirrors each stored event into `sess`
+    /// on the turn's own executor.
+    libretto::session scratch;
+    std::size_t stored = 0; ///< events stored by this turn
+    /// What the store said about the turn's latest failed call (docs/errors.md): one per
+    /// turn, as the turn's store calls come one after the other.
+    diagnostics diag;
+};
+
+} // namespace libretto::detail
+
+#endif
