@@ -684,10 +684,10 @@ BOOST_AUTO_TEST_CASE(an_agent_stream_on_another_executor_or_store_goes_through_n
 }
 
 BOOST_AUTO_TEST_CASE(a_never_blocking_store_is_called_directly_with_the_same_outcome) {
-    static_assert(lb::detail::never_blocking_store<lb::memory_store>);
-    static_assert(lb::detail::never_blocking_store<counting_memory_store<true>>);
-    static_assert(!lb::detail::never_blocking_store<counting_memory_store<false>>);
-    static_assert(!lb::detail::never_blocking_store<lb::jsonl_store>);
+    static_assert(lb::never_blocking_store<lb::memory_store>);
+    static_assert(lb::never_blocking_store<counting_memory_store<true>>);
+    static_assert(!lb::never_blocking_store<counting_memory_store<false>>);
+    static_assert(!lb::never_blocking_store<lb::jsonl_store>);
     asio::io_context io;
     counting_memory_store<true> direct(io.get_executor());
     counting_memory_store<false> posted(io.get_executor());
@@ -831,7 +831,7 @@ BOOST_AUTO_TEST_CASE(an_async_append_that_fails_names_what_the_store_said_about_
     lb::jsonl_store_options o = jsonl_env::options();
     o.max_event_bytes = 2048;
     lb::jsonl_store st(io.get_executor(), o);
-    static_assert(!lb::detail::never_blocking_store<lb::jsonl_store>);
+    static_assert(!lb::never_blocking_store<lb::jsonl_store>);
     // Sizes differ per session, so a message swapped between two turns shows.
     std::vector<script_agent> agents(4);
     std::vector<std::unique_ptr<lb::runner<script_agent, lb::jsonl_store>>> runners;

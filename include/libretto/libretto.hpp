@@ -33,6 +33,7 @@
 #include <libretto/store/session_store.hpp>
 #include <libretto/store/any_store.hpp>
 #include <libretto/store/memory_store.hpp>
+#include <libretto/store/never_blocking_store.hpp>
 #include <libretto/store/jsonl_store.hpp>
 
 #include <libretto/agent/agent.hpp>

@@ -14,7 +14,7 @@
 #include <libretto/store/detail/post_result.hpp>
 #include <libretto/store/detail/store_op.hpp>
 #include <libretto/store/detail/store_logic.hpp>
-#include <libretto/store/session_store.hpp>
+#include <libretto/store/never_blocking_store.hpp> // and session_store.hpp
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
@@ -594,7 +594,7 @@ private:
 
 inline std::size_t libretto::memory_store::serialized_size(const event& e) { return serialize_event(e).size(); }
 
-static_assert(libretto::session_store<libretto::memory_store>);
-static_assert(libretto::batch_session_store<libretto::memory_store>);
+static_assert(libretto::batch_session_store<libretto::memory_store>); // a session_store too
+static_assert(libretto::never_blocking_store<libretto::memory_store>);
 
 #endif

@@ -15,6 +15,7 @@
 #include <libretto/session/state.hpp>
 #include <libretto/sign/signable_payload.hpp>
 #include <libretto/sign/signer.hpp>
+#include <libretto/store/never_blocking_store.hpp>
 #include <libretto/store/session_store.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -32,20 +33,6 @@
 #include <utility>
 
 namespace libretto::detail {
-
-/// A store whose synchronous get, create and append_shared never block (memory_store, which
-/// says so with its `never_blocks` constant): the turn calls them directly, with no
-/// suspension, post or completion handler in between, and the turn's session holds each
-/// stored node itself (no copy of the event for the session).
-template <class Store>
-concept never_blocking_store = requires(Store& st, const Store& cst, session& s, std::shared_ptr<event> n,
-                                        std::int64_t& seq, std::optional<session>& out, const session_key& k,
-                                        const get_options& go) {
-    requires Store::never_blocks;
-    { cst.get(k, go, out) } -> std::same_as<boost::system::error_code>;
-    { st.create(create_options{}, s) } -> std::same_as<boost::system::error_code>;
-    { st.append_shared(s, std::move(n), seq) } -> std::same_as<boost::system::error_code>;
-};
 
 /// store_event's first part: what the runner fills in before the store sees the event (and
 /// its signature, with a signer).
