@@ -2,7 +2,8 @@
 #
 #   cmake -DINCLUDE_DIR=<dir holding libretto/> [-DMAX_LINES=600] -P cmake/check-headers.cmake
 #
-# For every header under <INCLUDE_DIR>/libretto it checks that
+# For every header (.hpp, and the .ipp definitions of separate compilation) under
+# <INCLUDE_DIR>/libretto it checks that
 #   - each #include <libretto/...> names a header that exists and lies in a folder the
 #     including folder may use (the table below, lowest layer first);
 #   - the header has at most MAX_LINES lines;
@@ -20,7 +21,8 @@ endif()
 # The folder of a header path relative to libretto/ ("store/jsonl_store.hpp" -> store).
 # The core layer is the top-level headers, detail/, event/ and session/ (the value types).
 function(layer_of rel out)
-    if(rel STREQUAL "libretto.hpp")
+    # libretto.hpp and the separate-compilation sources include every layer.
+    if(rel MATCHES "^(libretto|src|src_openssl)\\.hpp$")
         set(${out} umbrella PARENT_SCOPE)
         return()
     endif()
@@ -52,7 +54,7 @@ set(allowed_runner     core stream model context tool store compaction sign agen
 set(allowed_umbrella   core stream http model context tool provider store compaction sign agent runner)
 
 file(REAL_PATH "${INCLUDE_DIR}/libretto" root)
-file(GLOB_RECURSE headers RELATIVE "${root}" "${root}/*.hpp")
+file(GLOB_RECURSE headers RELATIVE "${root}" "${root}/*.hpp" "${root}/*.ipp")
 list(SORT headers)
 if(NOT headers)
     message(FATAL_ERROR "check-headers.cmake: no headers under ${root}")

@@ -22,7 +22,7 @@
 // Defined by examples/CMakeLists.txt when libretto::openssl exists (and links OpenSSL),
 // which also builds quickstart without it.
 #ifdef LIBRETTO_EXAMPLE_HAVE_OPENSSL
-#include <libretto/http/openssl_tls.hpp>
+#include <libretto/http/https_transport.hpp>
 #include <libretto/provider/anthropic_model.hpp>
 #include <libretto/provider/openai_model.hpp>
 #define QUICKSTART_HAS_PROVIDERS 1

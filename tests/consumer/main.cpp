@@ -1,10 +1,18 @@
-// Uses libretto through an installed package (find_package(libretto), libretto::libretto).
+// Uses libretto through an installed package (find_package(libretto), libretto::libretto), and
+// once more through libretto::compiled (separate compilation: the provider's generation is then
+// defined in the compiled library, not in this file).
 // Exit status 0 means every check passed; each failure prints one line to stderr.
 #include <libretto/libretto.hpp>
+#include <libretto/provider/openai_model.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
 
 #include <boost/system/error_code.hpp>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 #include <string_view>
@@ -52,11 +60,45 @@ void check_events() {
     check(view.size() == 2 && view[1].text() == "m3", "the newest message is last");
 }
 
+// An openai_model over a scripted transport: one streamed answer, decoded.
+void check_provider() {
+    namespace lb = libretto;
+    boost::asio::io_context io;
+    lb::http::fake_transport http(io.get_executor());
+    http.push(lb::http::fake_response::chunked(
+        200,
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\"}}]}\n\n"
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+        "data: [DONE]\n\n",
+        7));
+    lb::openai_model model{http, lb::openai_options{.api_key = "sk-test", .model = "gpt-test"}};
+    lb::llm_request request;
+    request.messages.push_back(lb::message::user("hi"));
+    std::string text;
+    std::optional<lb::llm_response> final;
+    boost::asio::co_spawn(
+        io,
+        [&]() -> boost::asio::awaitable<void> {
+            lb::llm_stream s = model.generate(std::move(request));
+            while (std::optional<lb::llm_chunk> c = co_await s.next()) {
+                if (c->final) final = std::move(*c->final);
+                else text += c->text;
+            }
+        },
+        boost::asio::detached);
+    io.run();
+    check(text == "Hello", "openai_model streams the scripted text");
+    check(final.has_value() && final->ok(), "openai_model ends with a successful final response");
+    check(http.requests().size() == 1 && http.requests()[0].url == "https://api.openai.com/v1/chat/completions",
+          "openai_model sends one request to the chat completions URL");
+}
+
 } // namespace
 
 int main() {
     check_error_codes();
     check_events();
+    check_provider();
     if (failures == 0)
         std::puts("consumer: ok");
     return failures == 0 ? 0 : 1;

@@ -21,6 +21,8 @@
 
 #include <libretto/async.hpp>
 #include <libretto/error.hpp>
+#include <libretto/http/beast_transport_options.hpp>
+#include <libretto/http/detail/post_completion.hpp>
 #include <libretto/http/detail/url.hpp>
 #include <libretto/http/error.hpp>
 #include <libretto/http/transport.hpp>
@@ -68,23 +70,6 @@
 #include <vector>
 
 namespace libretto::http {
-
-/// Limits on one exchange; zero means no limit. Every limit closes the connection when it
-/// fires, and the operation fails with the matching http_errc.
-struct http_timeouts {
-    std::chrono::milliseconds connect{10'000};    ///< TCP connect plus the TLS handshake
-    std::chrono::milliseconds first_byte{60'000}; ///< sending the request until its headers arrived
-    std::chrono::milliseconds idle{60'000};       ///< between two body reads that return bytes
-    std::chrono::milliseconds total{0};           ///< the whole exchange, headers to the end of the body
-};
-
-struct beast_transport_options {
-    http_timeouts timeouts{};
-    std::size_t max_idle_per_host = 16;              ///< idle kept-alive connections per (scheme, host, port)
-    std::chrono::milliseconds max_idle_time{30'000}; ///< a connection idle longer is closed, not reused
-    std::uint32_t header_limit = 64 * 1024;          ///< largest response header block
-    std::string user_agent = "libretto/0.1";
-};
 
 /// The TLS policy of a plain-TCP transport: https:// URLs fail with http_errc::tls_required.
 struct no_tls {
@@ -277,10 +262,8 @@ public:
             return boost::asio::async_initiate<CompletionToken, void(error_code, std::size_t)>(
                 [this](auto handler, boost::asio::mutable_buffer b) {
                     if (!state_) { // a default-constructed or moved-from response
-                        auto hex = boost::asio::get_associated_executor(handler);
-                        boost::asio::post(hex, [h = std::move(handler)]() mutable {
-                            std::move(h)(error_code(boost::asio::error::not_connected), std::size_t{0});
-                        });
+                        detail::post_completion({}, std::move(handler), error_code(boost::asio::error::not_connected),
+                                                std::size_t{0});
                         return;
                     }
                     launch(executor(), std::move(handler),

@@ -13,6 +13,7 @@
 
 #include <libretto/async.hpp>
 #include <libretto/error.hpp>
+#include <libretto/http/detail/post_completion.hpp>
 #include <libretto/http/transport.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -93,13 +94,8 @@ public:
                 [this](auto handler, boost::asio::mutable_buffer b) {
                     std::size_t n = 0;
                     const error_code ec = read(b, n);
-                    if (!ex_) { // a default-constructed response: complete on the handler's executor
-                        auto hex = boost::asio::get_associated_executor(handler);
-                        boost::asio::post(hex, [h = std::move(handler), ec, n]() mutable { std::move(h)(ec, n); });
-                        return;
-                    }
-                    auto hex = boost::asio::get_associated_executor(handler, ex_);
-                    boost::asio::post(hex, [h = std::move(handler), ec, n]() mutable { std::move(h)(ec, n); });
+                    // A default-constructed response has no executor: the handler's own is used.
+                    detail::post_completion(ex_, std::move(handler), ec, n);
                 },
                 token, buf);
         }
@@ -195,10 +191,7 @@ public:
                     res.ex_ = st->ex;
                     res.failed_ = true;
                 }
-                auto hex = boost::asio::get_associated_executor(handler, st->ex);
-                boost::asio::post(hex, [h = std::move(handler), ec, r = std::move(res)]() mutable {
-                    std::move(h)(ec, std::move(r));
-                });
+                detail::post_completion(st->ex, std::move(handler), ec, std::move(res));
             },
             token, std::move(request));
     }

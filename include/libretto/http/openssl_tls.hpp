@@ -13,6 +13,7 @@
 
 #include <libretto/error.hpp>
 #include <libretto/http/beast_transport.hpp>
+#include <libretto/http/tls_options.hpp>
 
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ssl/context.hpp>
@@ -35,11 +36,7 @@ namespace libretto::http {
 struct openssl_tls {
     static constexpr bool enabled = true;
 
-    struct options {
-        bool verify_peer = true; ///< false accepts any certificate: for tests against throw-away servers only
-        std::string ca_file;     ///< a PEM bundle of trusted CAs; with ca_path empty too: the system store
-        std::string ca_path;     ///< a directory of hashed CA certificates (c_rehash)
-    };
+    using options = tls_options;
 
     using stream_type = boost::beast::ssl_stream<boost::beast::tcp_stream>;
 
@@ -101,11 +98,12 @@ struct openssl_tls {
     }
 };
 
-/// A transport for http:// and https:// URLs.
-using https_transport = beast_transport<openssl_tls>;
-
-static_assert(http_transport<https_transport>);
+static_assert(http_transport<beast_transport<openssl_tls>>);
 
 } // namespace libretto::http
+
+// https_transport, the one-type transport built on beast_transport<openssl_tls>; after
+// openssl_tls, which its definitions use.
+#include <libretto/http/https_transport.hpp>
 
 #endif

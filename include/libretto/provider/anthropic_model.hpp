@@ -13,6 +13,8 @@
 // response's `error` (classified by provider_error.hpp); transient ones are retried by the
 // retry policy while nothing has been delivered to the caller.
 
+#include <libretto/detail/config.hpp>
+#include <libretto/http/any_transport.hpp>
 #include <libretto/http/fake_transport.hpp>
 #include <libretto/http/transport.hpp>
 #include <libretto/model/model.hpp>
@@ -31,16 +33,29 @@
 
 namespace libretto {
 
-template <class Transport>
+namespace detail {
+/// The generation of every anthropic_model (impl/anthropic_model.ipp).
+template <>
+LIBRETTO_DECL llm_stream provider_generate<anthropic_options>(const http::any_transport& transport, const anthropic_options& options,
+                                           const provider_http_options& http, llm_request request);
+} // namespace detail
+
+/// `Transport` is any http_transport; the model holds it as an http::any_transport, so every
+/// anthropic_model<T> shares one compiled generation.
+template <class Transport = http::any_transport>
     requires http::http_transport<Transport>
-class anthropic_model : public detail::http_model<Transport, anthropic_options, anthropic_stream_decoder> {
+class anthropic_model : public detail::http_model<anthropic_options> {
 public:
     anthropic_model(Transport transport, anthropic_options options, provider_http_options http = {})
-        : detail::http_model<Transport, anthropic_options, anthropic_stream_decoder>(std::move(transport), std::move(options), http) {}
+        : detail::http_model<anthropic_options>(http::any_transport(std::move(transport)), std::move(options), http) {}
 };
 
 static_assert(model<anthropic_model<http::fake_transport>>);
 
 } // namespace libretto
+
+#ifdef LIBRETTO_HEADER_ONLY
+#include <libretto/provider/impl/anthropic_model.ipp>
+#endif
 
 #endif

@@ -13,6 +13,8 @@
 // response's `error` (classified by provider_error.hpp); transient ones are retried by the
 // retry policy while nothing has been delivered to the caller.
 
+#include <libretto/detail/config.hpp>
+#include <libretto/http/any_transport.hpp>
 #include <libretto/http/fake_transport.hpp>
 #include <libretto/http/transport.hpp>
 #include <libretto/model/model.hpp>
@@ -31,16 +33,29 @@
 
 namespace libretto {
 
-template <class Transport>
+namespace detail {
+/// The generation of every openai_model (impl/openai_model.ipp).
+template <>
+LIBRETTO_DECL llm_stream provider_generate<openai_options>(const http::any_transport& transport, const openai_options& options,
+                                           const provider_http_options& http, llm_request request);
+} // namespace detail
+
+/// `Transport` is any http_transport; the model holds it as an http::any_transport, so every
+/// openai_model<T> shares one compiled generation.
+template <class Transport = http::any_transport>
     requires http::http_transport<Transport>
-class openai_model : public detail::http_model<Transport, openai_options, openai_stream_decoder> {
+class openai_model : public detail::http_model<openai_options> {
 public:
     openai_model(Transport transport, openai_options options, provider_http_options http = {})
-        : detail::http_model<Transport, openai_options, openai_stream_decoder>(std::move(transport), std::move(options), http) {}
+        : detail::http_model<openai_options>(http::any_transport(std::move(transport)), std::move(options), http) {}
 };
 
 static_assert(model<openai_model<http::fake_transport>>);
 
 } // namespace libretto
+
+#ifdef LIBRETTO_HEADER_ONLY
+#include <libretto/provider/impl/openai_model.ipp>
+#endif
 
 #endif

@@ -1,0 +1,161 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_PROVIDER_DETAIL_HTTP_ATTEMPT_HPP
+#define LIBRETTO_PROVIDER_DETAIL_HTTP_ATTEMPT_HPP
+
+// One generation over an any_transport: the codecs' decoder on the SSE events and the retry
+// policy around whole attempts. Included by the provider models' impl/*.ipp only.
+
+#include <libretto/error.hpp>
+#include <libretto/http/any_transport.hpp>
+#include <libretto/http/error.hpp>
+#include <libretto/http/sse_parser.hpp>
+#include <libretto/model/llm_response.hpp>
+#include <libretto/model/model.hpp>
+#include <libretto/model/retry.hpp>
+#include <libretto/provider/detail/http_generation.hpp>
+#include <libretto/provider/provider_error.hpp>
+#include <libretto/provider/provider_http_options.hpp>
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace libretto::detail {
+
+/// One attempt. Emits deltas as they decode (and sets `delivered` at the first with content);
+/// returns the final response. Throws only for cancellation.
+template <class Decoder>
+boost::asio::awaitable<llm_response> http_attempt(http::any_transport& transport, const http::http_request& request,
+                                                  const provider_http_options& opts, const llm_writer& out,
+                                                  bool& delivered) {
+    http::http_request req = request;
+    boost::system::error_code ec;
+    auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
+    auto res = co_await transport.async_request(std::move(req), token);
+    if (ec == boost::asio::error::operation_aborted) throw_cancelled();
+    if (ec) co_return llm_response::failure(ec, "HTTP request to " + request.url + " failed: " + ec.message());
+
+    if (res.status() < 200 || res.status() >= 300) {
+        auto [body_ec, body] = co_await http::read_body(res, opts.max_error_body);
+        if (body_ec == boost::asio::error::operation_aborted) throw_cancelled();
+        // A partial error body still classifies by status; the body is what we have.
+        provider_error e = classify_http_error(static_cast<int>(res.status()), body, res.header("retry-after"),
+                                               res.header("retry-after-ms"));
+        co_return e.to_response();
+    }
+
+    Decoder decoder;
+    http::sse_parser sse(http::sse_parser_options{.max_event_size = opts.max_event_size});
+    std::vector<char> buf(opts.read_buffer ? opts.read_buffer : 16 * 1024);
+    std::vector<llm_chunk> pending;
+    for (;;) {
+        boost::system::error_code rec;
+        auto rtoken = boost::asio::redirect_error(boost::asio::use_awaitable, rec);
+        const std::size_t n = co_await res.async_read_some(boost::asio::buffer(buf), rtoken);
+        if (rec == boost::asio::error::operation_aborted) throw_cancelled();
+        if (rec) {
+            decoder.fail(rec, "the response stream failed after " + std::to_string(decoder.events()) +
+                                  " events: " + rec.message());
+            break;
+        }
+        if (n == 0) {
+            if (!sse.idle() && !decoder.done())
+                decoder.fail(make_error_code(http::http_errc::truncated),
+                             "the response body ended inside an SSE event: the answer is incomplete");
+            break; // finish() reports a stream that ended before its end marker
+        }
+        const auto pec = sse.feed(std::string_view(buf.data(), n), [&](const http::sse_event& e) {
+            if (decoder.done()) return;
+            llm_chunk c = decoder.feed(e.event, e.data);
+            if (!c.empty()) pending.push_back(std::move(c));
+        });
+        if (pec)
+            decoder.fail(make_error_code(errc::bad_response),
+                         "an SSE event exceeds max_event_size (" + std::to_string(opts.max_event_size) + " bytes)");
+        for (auto& c : pending) {
+            // Usage, model and finish chunks repeat harmlessly on a retry (the latest wins);
+            // content does not.
+            if (c.has_content())
+                delivered = true;
+            co_await out.emit(std::move(c));
+        }
+        pending.clear();
+        if (decoder.done()) {
+            // Read what is left (the chunked terminator) so the connection can be reused.
+            std::size_t drained = 0;
+            while (!res.done() && drained < opts.max_error_body) {
+                boost::system::error_code dec;
+                auto dtoken = boost::asio::redirect_error(boost::asio::use_awaitable, dec);
+                const std::size_t m = co_await res.async_read_some(boost::asio::buffer(buf), dtoken);
+                if (dec == boost::asio::error::operation_aborted) throw_cancelled();
+                if (dec || m == 0) break;
+                drained += m;
+            }
+            break;
+        }
+    }
+    co_return decoder.finish();
+}
+
+/// The producer of a provider model's llm_stream: attempts with retries, then the final chunk.
+template <class Decoder>
+boost::asio::awaitable<void> http_generation(http::any_transport transport, http::http_request request,
+                                             provider_http_options opts, llm_writer out) {
+    retry_schedule schedule(opts.retry);
+    std::minstd_rand rng(static_cast<std::minstd_rand::result_type>(
+        std::chrono::steady_clock::now().time_since_epoch().count()));
+    for (;;) {
+        bool delivered = false;
+        llm_response r = co_await http_attempt<Decoder>(transport, request, opts, out, delivered);
+        // Retry only what failed before the caller saw anything: a retried answer must not
+        // repeat or contradict deltas already shown.
+        const auto pause = r.ok() || delivered || !is_transient(r.error)
+                               ? std::optional<std::chrono::milliseconds>()
+                               : schedule.next(r.retry_after, rng);
+        if (!pause) {
+            llm_chunk last = llm_chunk::last(std::move(r));
+            co_await out.emit(std::move(last));
+            co_return;
+        }
+        boost::asio::steady_timer timer(out.get_executor(), *pause);
+        boost::system::error_code tec;
+        auto ttoken = boost::asio::redirect_error(boost::asio::use_awaitable, tec);
+        co_await timer.async_wait(ttoken);
+        if (tec == boost::asio::error::operation_aborted) throw_cancelled();
+    }
+}
+
+/// A provider model's generate(): encodes the request with the protocol's free functions for
+/// `Options` (encode_request, request_target, request_headers, found by ADL) and streams the
+/// reply through `Decoder`.
+template <class Decoder, class Options>
+llm_stream generate_over_http(const http::any_transport& transport, const Options& o,
+                              const provider_http_options& http, llm_request request) {
+    http::http_request req;
+    try {
+        req.body = encode_request(request, o);
+    } catch (const boost::system::system_error& e) {
+        return failed_stream(transport.get_executor(), llm_response::failure(e.code(), e.what()));
+    }
+    req.url = url_origin(o.base_url) + request_target(o);
+    req.headers = request_headers(o);
+    return llm_stream(transport.get_executor(), [t = transport, req = std::move(req),
+                                                 http](llm_writer out) mutable -> boost::asio::awaitable<void> {
+        return http_generation<Decoder>(std::move(t), std::move(req), http, std::move(out));
+    });
+}
+
+} // namespace libretto::detail
+
+#endif
