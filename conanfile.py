@@ -40,7 +40,8 @@ class LibrettoConan(ConanFile):
         "with_postgres": False,
         "with_sodium": False,
     }
-    exports_sources = "include/*", "cmake/libretto-conan-components.cmake", "LICENSE_1_0.txt"
+    exports_sources = ("include/*", "cmake/libretto-conan-components.cmake", "cmake/libretto-compiled.cmake",
+                       "LICENSE_1_0.txt")
     no_copy_source = True
 
     # Where package() puts the build module that checks find_package(... COMPONENTS ...).
@@ -87,8 +88,10 @@ class LibrettoConan(ConanFile):
         for pattern in ("*.hpp", "*.ipp"):
             copy(self, pattern, src=os.path.join(self.source_folder, "include"),
                  dst=os.path.join(self.package_folder, "include"))
-        copy(self, "libretto-conan-components.cmake", src=os.path.join(self.source_folder, "cmake"),
-             dst=os.path.join(self.package_folder, os.path.dirname(self._components_module)))
+        # The components check, and libretto::compiled (separate compilation), which it creates.
+        for module in ("libretto-conan-components.cmake", "libretto-compiled.cmake"):
+            copy(self, module, src=os.path.join(self.source_folder, "cmake"),
+                 dst=os.path.join(self.package_folder, os.path.dirname(self._components_module)))
 
     def package_info(self):
         self.cpp_info.bindirs = []

@@ -8,7 +8,10 @@
 # compilation"). Called by libretto's CMakeLists.txt and by the installed package's
 # libretto-config.cmake; a second call does nothing.
 function(libretto_add_compiled_library)
-    if(TARGET libretto_compiled)
+    # Once per build tree; and only in a project that compiles C++ (a find_package from a
+    # project without CXX gets the other targets, not this one).
+    get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+    if(TARGET libretto_compiled OR NOT "CXX" IN_LIST languages)
         return()
     endif()
     set(source "${CMAKE_CURRENT_BINARY_DIR}/libretto_compiled/libretto_compiled.cpp")

@@ -46,3 +46,9 @@ unset(_libretto_component)
 unset(_libretto_known)
 unset(_libretto_components)
 unset(_libretto_refused)
+
+# libretto::compiled (separate compilation, docs/building.md): built in the consumer's tree
+# from the packaged sources, as libretto's own package config does; after the components, so
+# that it includes the OpenSSL part when libretto::openssl is enabled.
+include("${CMAKE_CURRENT_LIST_DIR}/libretto-compiled.cmake")
+libretto_add_compiled_library()

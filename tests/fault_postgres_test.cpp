@@ -106,7 +106,8 @@ struct turn_env {
     pg_runner runner;
     explicit turn_env(const std::string& schema)
         : store(io.get_executor(), store_options(schema)),
-          agent(make_agent(make_model(io.get_executor(), 256, [this](const lb::llm_request& r) {
+          // the_server_crashes_at_random_moments: up to 6 x 41 turns, some of two requests.
+          agent(make_agent(make_model(io.get_executor(), 600, [this](const lb::llm_request& r) {
               if (hook_) hook_(r);
           }))),
           runner(agent, store, compaction(), sign_test::checksum_signer{}) {}

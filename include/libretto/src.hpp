@@ -12,7 +12,13 @@
 #error "<libretto/src.hpp> needs LIBRETTO_SEPARATE_COMPILATION defined (in every file of the program)"
 #endif
 
+#include <libretto/agent/impl/llm_agent.ipp>
+#include <libretto/event/impl/json_text.ipp>
+#include <libretto/model/impl/llm_response.ipp>
+#include <libretto/model/impl/scripted_model.ipp>
 #include <libretto/provider/impl/anthropic_model.ipp>
 #include <libretto/provider/impl/openai_model.ipp>
+#include <libretto/runner/impl/runner.ipp>
+#include <libretto/store/impl/jsonl_store.ipp>
 
 #endif

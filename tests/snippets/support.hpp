@@ -5,7 +5,9 @@
 
 #include <libretto/libretto.hpp>
 
+#include <libretto/http/any_transport.hpp>
 #include <libretto/http/beast_transport.hpp>
+#include <libretto/http/https_transport.hpp>
 #include <libretto/http/fake_transport.hpp>
 #include <libretto/http/openssl_tls.hpp>
 #include <libretto/http/sse_parser.hpp>

@@ -19,6 +19,7 @@
 // that lags, or does not store) are added to that view, so a run is correct either way.
 
 #include <libretto/agent/agent.hpp>
+#include <libretto/detail/config.hpp>
 #include <libretto/agent/detail/llm_instruction.hpp>
 #include <libretto/agent/llm_types.hpp>
 #include <libretto/agent/transfer.hpp>
@@ -158,6 +159,13 @@ class llm_agent;
 namespace detail {
 template <class Model>
 struct llm_agent_producer; // impl/llm_agent.hpp
+/// llm_agent::run (impl/llm_agent.hpp).
+template <class Model>
+event_stream start_llm_agent(const llm_agent<Model>& agent, invocation_context ctx);
+#ifdef LIBRETTO_SEPARATE_COMPILATION
+/// start_llm_agent for any_model, compiled once by <libretto/src.hpp> (impl/llm_agent.ipp).
+event_stream run_llm_agent(const llm_agent<any_model>& agent, invocation_context ctx);
+#endif
 } // namespace detail
 
 /// An agent driven by a model. Copyable; copies share the model and the tools.
@@ -195,10 +203,13 @@ public:
     /// ctx.get_executor(), or the model's executor when the context has none. The agent
     /// must outlive the stream.
     event_stream run(invocation_context ctx) const {
-        boost::asio::any_io_executor ex = ctx.get_executor();
-        if (!ex) ex = o_.model.get_executor();
-        detail::llm_agent_producer<Model> p{this, std::move(ctx)};
-        return event_stream(std::move(ex), std::move(p), o_.stream);
+        // With LIBRETTO_SEPARATE_COMPILATION, llm_agent<any_model> (the agent most programs
+        // hold) runs through a function compiled once (impl/llm_agent.ipp).
+#ifdef LIBRETTO_SEPARATE_COMPILATION
+        if constexpr (std::is_same_v<Model, any_model>) return detail::run_llm_agent(*this, std::move(ctx));
+        else
+#endif
+            return detail::start_llm_agent(*this, std::move(ctx));
     }
 
 private:

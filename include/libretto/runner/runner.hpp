@@ -29,6 +29,7 @@
 // detail/ headers it includes (session load, store, resume, compaction).
 
 #include <libretto/agent/agent.hpp>
+#include <libretto/detail/config.hpp>
 #include <libretto/compaction/compaction_strategy.hpp>
 #include <libretto/compaction/no_compaction.hpp>
 #include <libretto/context/invocation_context.hpp>
@@ -111,11 +112,67 @@ struct runner_options {
     std::function<void(const session_key&, const ignored_compaction&)> on_ignored_compaction{};
 };
 
+class any_store;
+class jsonl_store;
+class memory_store;
+
 namespace detail {
+
+/// What a runner's turns share: everything but the agent's type, so that the turn's code
+/// (impl/runner.hpp) is instantiated once per store, compaction and signer, whatever the agent.
+template <class Store, class Compaction, class Signer>
+struct runner_core {
+    using store_type = Store;
+    using compaction_type = Compaction;
+    using signer_type = Signer;
+
+    runner_core(agent_ref a, Store& s, runner_options o, Compaction c, Signer sg)
+        : root(a), store(&s), compaction(std::move(c)), signer(std::move(sg)), ex(s.get_executor()),
+          locks(std::make_shared<detail::session_locks>()), cache(o.cached_sessions),
+          on_ignored_compaction(std::move(o.on_ignored_compaction)) {
+        auto dup = duplicate_agent_names(root);
+        if (!dup.empty()) {
+            std::string names;
+            for (const auto& d : dup) names += (names.empty() ? "'" : ", '") + d + "'";
+            detail::throw_turn_error(errc::invalid_argument,
+                                     "agent names must be unique within the tree; used twice: " + names);
+        }
+        tree = std::make_shared<const agent_node>(make_agent_tree(root));
+        launcher = agent_launcher_for(root);
+    }
+
+    agent_ref root;
+    Store* store;
+    Compaction compaction;
+    Signer signer;
+    boost::asio::any_io_executor ex;
+    std::shared_ptr<detail::session_locks> locks;
+    detail::session_cache cache;
+    std::function<void(const session_key&, const ignored_compaction&)> on_ignored_compaction;
+    std::shared_ptr<const agent_node> tree;
+    libretto::agent_launcher launcher;
+};
 
 /// Starts a turn of `core`'s runner (impl/runner.hpp): the stream run() and resume() return.
 template <class Item, class Core>
 basic_event_stream<Item> start_turn(const std::shared_ptr<Core>& core, run_options& options, content&& c, bool resume);
+
+/// With LIBRETTO_SEPARATE_COMPILATION: start_turn for the runners most programs have (no
+/// compaction, no signer; a jsonl_store, a memory_store or an any_store), compiled once by
+/// <libretto/src.hpp> (impl/runner.ipp). Header-only builds instantiate start_turn instead.
+template <class Store>
+using plain_runner_core = runner_core<Store, no_compaction, no_signer>;
+#ifdef LIBRETTO_SEPARATE_COMPILATION
+#define LIBRETTO_RUNNER_COMPILED_TURN(Store)                                                                     \
+    event_stream start_compiled_turn(const std::shared_ptr<plain_runner_core<Store>>& core,       \
+                                                   run_options& options, content&& c, bool resume);            \
+    shared_event_stream start_compiled_shared_turn(                                               \
+        const std::shared_ptr<plain_runner_core<Store>>& core, run_options& options, content&& c, bool resume);
+LIBRETTO_RUNNER_COMPILED_TURN(jsonl_store)
+LIBRETTO_RUNNER_COMPILED_TURN(memory_store)
+LIBRETTO_RUNNER_COMPILED_TURN(any_store)
+#undef LIBRETTO_RUNNER_COMPILED_TURN
+#endif
 
 } // namespace detail
 
@@ -136,7 +193,9 @@ public:
 
     /// With options (runner_options::cached_sessions).
     runner(const Agent& agent, Store& store, runner_options options, Compaction compaction = {}, Signer signer = {})
-        : core_(std::make_shared<core>(agent, store, std::move(options), std::move(compaction), std::move(signer))) {}
+        : agent_(&agent),
+          core_(std::make_shared<core>(agent_ref(agent), store, std::move(options), std::move(compaction),
+                                       std::move(signer))) {}
 
     /// The runner refers to its agent: a temporary would dangle.
     runner(const Agent&& agent, Store& store, Compaction compaction = {}, Signer signer = {}) = delete;
@@ -190,7 +249,7 @@ public:
         return make_turn<event_list::pointer_type>(options, std::move(c), true);
     }
 
-    const Agent& agent() const noexcept { return *core_->agent; }
+    const Agent& agent() const noexcept { return *agent_; }
     Store& store() const noexcept { return *core_->store; }
     const Compaction& compaction() const noexcept { return core_->compaction; }
     const Signer& signer() const noexcept { return core_->signer; }
@@ -204,38 +263,6 @@ public:
     std::size_t cached_sessions() const { return core_->cache.size(); }
 
 private:
-    struct core {
-        using store_type = Store;
-        using compaction_type = Compaction;
-        using signer_type = Signer;
-
-        core(const Agent& a, Store& s, runner_options o, Compaction c, Signer sg)
-            : agent(&a), store(&s), compaction(std::move(c)), signer(std::move(sg)), ex(s.get_executor()),
-              locks(std::make_shared<detail::session_locks>()), cache(o.cached_sessions),
-              on_ignored_compaction(std::move(o.on_ignored_compaction)) {
-            agent_ref root(a);
-            auto dup = duplicate_agent_names(root);
-            if (!dup.empty()) {
-                std::string names;
-                for (const auto& d : dup) names += (names.empty() ? "'" : ", '") + d + "'";
-                detail::throw_turn_error(errc::invalid_argument,
-                                         "agent names must be unique within the tree; used twice: " + names);
-            }
-            tree = std::make_shared<const agent_node>(make_agent_tree(root));
-            launcher = agent_launcher_for(root);
-        }
-
-        const Agent* agent;
-        Store* store;
-        Compaction compaction;
-        Signer signer;
-        executor_type ex;
-        std::shared_ptr<detail::session_locks> locks;
-        detail::session_cache cache;
-        std::function<void(const session_key&, const ignored_compaction&)> on_ignored_compaction;
-        std::shared_ptr<const agent_node> tree;
-        libretto::agent_launcher launcher;
-    };
 
 
     /// Takes the public functions' by-value parameters by reference: each layer of
@@ -243,9 +270,20 @@ private:
     /// objects) per turn. The options and the content move once, into the turn's request.
     template <class Item = event>
     basic_event_stream<Item> make_turn(run_options& options, content&& c, bool resume) {
-        return detail::start_turn<Item>(core_, options, std::move(c), resume);
+#ifdef LIBRETTO_SEPARATE_COMPILATION
+        if constexpr (std::is_same_v<Item, event> &&
+                      requires { detail::start_compiled_turn(core_, options, std::move(c), resume); })
+            return detail::start_compiled_turn(core_, options, std::move(c), resume);
+        else if constexpr (std::is_same_v<Item, event_list::pointer_type> &&
+                           requires { detail::start_compiled_shared_turn(core_, options, std::move(c), resume); })
+            return detail::start_compiled_shared_turn(core_, options, std::move(c), resume);
+        else
+#endif
+            return detail::start_turn<Item>(core_, options, std::move(c), resume);
     }
 
+    using core = detail::runner_core<Store, Compaction, Signer>;
+    const Agent* agent_;
     std::shared_ptr<core> core_;
 };
 

@@ -20,10 +20,11 @@
 //
 // This header is the public surface: the options, the reports and the class. The engine
 // behind the class is in detail/jsonl_engine.hpp, one header per part of its work; the
-// class's member definitions are in impl/jsonl_store.hpp, which the engine's header,
-// included at the end of this one, ends with.
+// class's templates are in impl/jsonl_store.hpp and its other functions, with the engine, in
+// impl/jsonl_store.ipp (compiled once with LIBRETTO_SEPARATE_COMPILATION).
 
 #include <libretto/async.hpp>
+#include <libretto/detail/config.hpp>
 #include <libretto/diagnostics.hpp>
 #include <libretto/store/session_store.hpp>
 
@@ -156,33 +157,33 @@ public:
 
     /// `ex` is where completions run (the caller's io_context); blocking work runs on the
     /// store's own thread pool or on `o.blocking_executor`.
-    explicit jsonl_store(executor_type ex, jsonl_store_options o = {});
+    LIBRETTO_DECL explicit jsonl_store(executor_type ex, jsonl_store_options o = {});
 
     executor_type get_executor() const { return ex_; }
-    const jsonl_store_options& options() const;
+    LIBRETTO_DECL const jsonl_store_options& options() const;
 
     // ---- synchronous core (blocking; the async operations run these on the pool) --------
     // A failure's words go to *diag when the caller passes one (docs/errors.md).
 
-    boost::system::error_code create(create_options o, session& out, diagnostics* diag = nullptr);
-    boost::system::error_code get(const session_key& k, const get_options& o, std::optional<session>& out,
+    LIBRETTO_DECL boost::system::error_code create(create_options o, session& out, diagnostics* diag = nullptr);
+    LIBRETTO_DECL boost::system::error_code get(const session_key& k, const get_options& o, std::optional<session>& out,
                                   diagnostics* diag = nullptr);
-    boost::system::error_code list(const list_options& o, list_page& out, diagnostics* diag = nullptr);
-    boost::system::error_code remove(const session_key& k, diagnostics* diag = nullptr);
-    boost::system::error_code append(session& s, event e, std::int64_t& sequence, diagnostics* diag = nullptr);
+    LIBRETTO_DECL boost::system::error_code list(const list_options& o, list_page& out, diagnostics* diag = nullptr);
+    LIBRETTO_DECL boost::system::error_code remove(const session_key& k, diagnostics* diag = nullptr);
+    LIBRETTO_DECL boost::system::error_code append(session& s, event e, std::int64_t& sequence, diagnostics* diag = nullptr);
     /// Ends a turn: fdatasync of the session's transcript if this store wrote to it since
     /// the last flush (durability per_turn), and a checkpoint. not_found if there is no
     /// such session.
-    boost::system::error_code flush(const session_key& k, diagnostics* diag = nullptr);
-    boost::system::error_code maintain(const jsonl_maintenance_options& o, jsonl_maintenance_report& r,
+    LIBRETTO_DECL boost::system::error_code flush(const session_key& k, diagnostics* diag = nullptr);
+    LIBRETTO_DECL boost::system::error_code maintain(const jsonl_maintenance_options& o, jsonl_maintenance_report& r,
                                        diagnostics* diag = nullptr);
 
     // ---- reports ----------------------------------------------------------------------------
 
     /// Every torn tail this store recovered, oldest first.
-    std::vector<jsonl_recovery> recoveries() const;
+    LIBRETTO_DECL std::vector<jsonl_recovery> recoveries() const;
     /// What the last get read.
-    jsonl_read_stats last_read_stats() const;
+    LIBRETTO_DECL jsonl_read_stats last_read_stats() const;
 
     // ---- asynchronous operations (the session_store concept) ---------------------------
     // Each has a form with the caller's diagnostics, which names the file, line and cause
@@ -278,6 +279,27 @@ private:
     struct append_on_pool;
     struct pool_owner;
 
+    // The engine's operations, defined with the engine (impl/jsonl_store.ipp): the templates
+    // reach it only through these.
+    using engine = detail::jsonl::engine;
+    LIBRETTO_DECL static const boost::asio::any_io_executor& blocking_executor(const engine& e) noexcept;
+    LIBRETTO_DECL static boost::system::error_code engine_create(engine& e, diagnostics* d, create_options o,
+                                                                 session& out);
+    LIBRETTO_DECL static boost::system::error_code engine_get(engine& e, diagnostics* d, const session_key& k,
+                                                              const get_options& o, std::optional<session>& out);
+    LIBRETTO_DECL static boost::system::error_code engine_list(engine& e, diagnostics* d, const list_options& o,
+                                                               list_page& out);
+    LIBRETTO_DECL static boost::system::error_code engine_remove(engine& e, diagnostics* d, const session_key& k);
+    LIBRETTO_DECL static boost::system::error_code engine_flush(engine& e, diagnostics* d, const session_key& k);
+    LIBRETTO_DECL static boost::system::error_code engine_maintain(engine& e, diagnostics* d,
+                                                                   const jsonl_maintenance_options& o,
+                                                                   jsonl_maintenance_report& r);
+    LIBRETTO_DECL static boost::system::error_code engine_append(engine& e, diagnostics* d, session& s,
+                                                                 std::shared_ptr<event> node, std::int64_t& seq);
+    LIBRETTO_DECL static bool engine_try_append_inline(engine& e, diagnostics* d, session& s,
+                                                       std::shared_ptr<event>& node, std::int64_t& seq,
+                                                       boost::system::error_code& ec);
+
     template <class Sig, class Token, class Fn>
     auto run(diagnostics* d, Token&& token, Fn fn);
 
@@ -290,7 +312,10 @@ private:
 
 } // namespace libretto
 
-// The engine; it ends with impl/jsonl_store.hpp, the definitions of the members above.
-#include <libretto/store/detail/jsonl_engine.hpp>
+// The asynchronous operations (templates); the rest, with the engine, in header-only builds.
+#include <libretto/store/impl/jsonl_store.hpp>
+#ifdef LIBRETTO_HEADER_ONLY
+#include <libretto/store/impl/jsonl_store.ipp>
+#endif
 
 #endif

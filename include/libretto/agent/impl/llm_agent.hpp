@@ -459,6 +459,14 @@ struct llm_agent_producer {
     }
 };
 
+template <class Model>
+event_stream start_llm_agent(const llm_agent<Model>& agent, invocation_context ctx) {
+    boost::asio::any_io_executor ex = ctx.get_executor();
+    if (!ex) ex = agent.model().get_executor();
+    llm_agent_producer<Model> p{&agent, std::move(ctx)};
+    return event_stream(std::move(ex), std::move(p), agent.options().stream);
+}
+
 } // namespace libretto::detail
 
 #include <libretto/agent/impl/llm_agent_tools.hpp>

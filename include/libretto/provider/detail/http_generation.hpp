@@ -52,8 +52,8 @@ llm_stream provider_generate(const http::any_transport& transport, const Options
                              const provider_http_options& http, llm_request request);
 
 /// What openai_model and anthropic_model share: a model over an any_transport whose
-/// generation is provider_generate<Options>, declared next to each model and defined in its impl/*.ipp (compiled once per program with
-/// LIBRETTO_SEPARATE_COMPILATION).
+/// generation is provider_generate<Options>, declared next to each model and defined in its
+/// impl/*.ipp (compiled once per program with LIBRETTO_SEPARATE_COMPILATION).
 template <class Options>
 class http_model {
 public:

@@ -97,7 +97,7 @@ inline void make_in_place(event& e, event_type type, std::string author, content
 /// picks the agent: the one the session last transferred to, or (resume) the one that paused.
 template <class Core>
 turn_start plan_turn_start(const Core& core, const turn_state& t, turn_request& req, event& first) {
-    agent_ref root(*core.agent);
+    agent_ref root = core.root;
     turn_start ts{root, std::nullopt, {}, {}, req.options.resumable};
     if (!req.resume) {
         make_in_place(first, event_type::user_message, "user", std::move(req.content));

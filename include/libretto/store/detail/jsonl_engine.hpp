@@ -410,8 +410,7 @@ private:
 
 } // namespace libretto::detail::jsonl
 
-// The engine's members, one header per part of the work; then jsonl_store's members, which
-// need the engine complete.
+// The engine's members, one header per part of the work.
 #include <libretto/store/detail/jsonl_index.hpp>
 #include <libretto/store/detail/jsonl_lease.hpp>
 #include <libretto/store/detail/jsonl_maintenance.hpp>
@@ -419,6 +418,5 @@ private:
 #include <libretto/store/detail/jsonl_recovery.hpp>
 #include <libretto/store/detail/jsonl_shared.hpp>
 #include <libretto/store/detail/jsonl_write.hpp>
-#include <libretto/store/impl/jsonl_store.hpp>
 
 #endif

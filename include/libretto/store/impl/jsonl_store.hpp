@@ -2,11 +2,12 @@
 #ifndef LIBRETTO_STORE_IMPL_JSONL_STORE_HPP
 #define LIBRETTO_STORE_IMPL_JSONL_STORE_HPP
 
-// The definitions of jsonl_store's members, out of the class so that store/jsonl_store.hpp
-// reads as the public surface. They need the engine complete: detail/jsonl_engine.hpp
-// includes this header at its end.
+// The templates of jsonl_store: its asynchronous operations, out of the class so that
+// store/jsonl_store.hpp reads as the public surface. They reach the engine only through the
+// class's engine_* functions, defined with the engine in impl/jsonl_store.ipp (compiled once
+// with LIBRETTO_SEPARATE_COMPILATION), so they need the engine declared, not defined.
 
-#include <libretto/store/detail/jsonl_engine.hpp>
+#include <libretto/store/jsonl_store.hpp>
 
 #include <libretto/async.hpp>
 #include <libretto/detail/async_op.hpp>
@@ -21,7 +22,6 @@
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
@@ -43,82 +43,22 @@ struct jsonl_store::append_on_pool {
     template <class Handler>
     void operator()(Handler&& handler, diagnostics* d, session* sess, std::shared_ptr<event> e) const {
         auto work = boost::asio::make_work_guard(ex);
-        boost::asio::post(impl->blocking, [impl = impl, ex = ex, d, sess, e = std::move(e),
+        boost::asio::post(blocking_executor(*impl), [impl = impl, ex = ex, d, sess, e = std::move(e),
                                            h = std::forward<Handler>(handler), work = std::move(work)]() mutable {
             std::int64_t seq = 0;
-            auto ec = impl->append(d, *sess, std::move(e), seq);
+            auto ec = engine_append(*impl, d, *sess, std::move(e), seq);
             detail::post_result(std::move(h), ex, ec, seq);
             work.reset();
         });
     }
 };
 
-struct jsonl_store::pool_owner {
-    boost::asio::thread_pool pool;
-    explicit pool_owner(std::size_t n) : pool(n) {}
-    ~pool_owner() { pool.join(); } // finish queued operations and lock-linger timers
-};
-
-inline jsonl_store::jsonl_store(executor_type ex, jsonl_store_options o) : ex_(std::move(ex)) {
-    boost::asio::any_io_executor blocking;
-    if (o.blocking_executor) {
-        blocking = *o.blocking_executor;
-    } else {
-        pool_ = std::make_shared<pool_owner>(std::max<std::size_t>(o.threads, 1));
-        blocking = pool_->pool.get_executor();
-    }
-    impl_ = std::make_shared<detail::jsonl::engine>(std::move(o), std::move(blocking));
-}
-
-inline const jsonl_store_options& jsonl_store::options() const { return impl_->opt; }
-
-inline boost::system::error_code jsonl_store::create(create_options o, session& out, diagnostics* diag) {
-    if (diag) diag->clear();
-    return impl_->create(diag, std::move(o), out);
-}
-
-inline boost::system::error_code jsonl_store::get(const session_key& k, const get_options& o,
-                                                  std::optional<session>& out, diagnostics* diag) {
-    if (diag) diag->clear();
-    return impl_->get(diag, k, o, out);
-}
-
-inline boost::system::error_code jsonl_store::list(const list_options& o, list_page& out, diagnostics* diag) {
-    if (diag) diag->clear();
-    return impl_->list(diag, o, out);
-}
-
-inline boost::system::error_code jsonl_store::remove(const session_key& k, diagnostics* diag) {
-    if (diag) diag->clear();
-    return impl_->remove(diag, k);
-}
-
-inline boost::system::error_code jsonl_store::append(session& s, event e, std::int64_t& sequence,
-                                                     diagnostics* diag) {
-    if (diag) diag->clear();
-    return impl_->append(diag, s, std::move(e), sequence);
-}
-
-inline boost::system::error_code jsonl_store::flush(const session_key& k, diagnostics* diag) {
-    if (diag) diag->clear();
-    return impl_->flush(diag, k);
-}
-
-inline boost::system::error_code jsonl_store::maintain(const jsonl_maintenance_options& o,
-                                                       jsonl_maintenance_report& r, diagnostics* diag) {
-    if (diag) diag->clear();
-    return impl_->maintain(diag, o, r);
-}
-
-inline std::vector<jsonl_recovery> jsonl_store::recoveries() const { return impl_->recoveries(); }
-inline jsonl_read_stats jsonl_store::last_read_stats() const { return impl_->last_read_stats(); }
-
 template <class Token>
 auto jsonl_store::create_op(diagnostics* d, create_options o, Token&& token) {
     return run<create_signature>(d, std::forward<Token>(token),
                                  [o = std::move(o)](detail::jsonl::engine& e, diagnostics* d) mutable {
                                      session out;
-                                     auto ec = e.create(d, std::move(o), out);
+                                     auto ec = engine_create(e, d, std::move(o), out);
                                      return std::make_tuple(ec, std::move(out));
                                  });
 }
@@ -127,7 +67,7 @@ auto jsonl_store::get_op(diagnostics* d, session_key k, get_options o, Token&& t
     return run<get_signature>(d, std::forward<Token>(token),
                               [k = std::move(k), o = std::move(o)](detail::jsonl::engine& e, diagnostics* d) {
                                   std::optional<session> out;
-                                  auto ec = e.get(d, k, o, out);
+                                  auto ec = engine_get(e, d, k, o, out);
                                   return std::make_tuple(ec, std::move(out));
                               });
 }
@@ -136,7 +76,7 @@ auto jsonl_store::list_op(diagnostics* d, list_options o, Token&& token) {
     return run<list_signature>(d, std::forward<Token>(token),
                                [o = std::move(o)](detail::jsonl::engine& e, diagnostics* d) {
                                    list_page out;
-                                   auto ec = e.list(d, o, out);
+                                   auto ec = engine_list(e, d, o, out);
                                    return std::make_tuple(ec, std::move(out));
                                });
 }
@@ -144,14 +84,14 @@ template <class Token>
 auto jsonl_store::delete_op(diagnostics* d, session_key k, Token&& token) {
     return run<delete_signature>(d, std::forward<Token>(token),
                                  [k = std::move(k)](detail::jsonl::engine& e, diagnostics* d) {
-                                     return std::make_tuple(e.remove(d, k));
+                                     return std::make_tuple(engine_remove(e, d, k));
                                  });
 }
 template <class Token>
 auto jsonl_store::flush_op(diagnostics* d, session_key k, Token&& token) {
     return run<flush_signature>(d, std::forward<Token>(token),
                                 [k = std::move(k)](detail::jsonl::engine& e, diagnostics* d) {
-                                    return std::make_tuple(e.flush(d, k));
+                                    return std::make_tuple(engine_flush(e, d, k));
                                 });
 }
 template <class Token>
@@ -159,7 +99,7 @@ auto jsonl_store::maintain_op(diagnostics* d, jsonl_maintenance_options o, Token
     return run<maintain_signature>(d, std::forward<Token>(token),
                                    [o = std::move(o)](detail::jsonl::engine& e, diagnostics* d) {
                                        jsonl_maintenance_report r;
-                                       auto ec = e.maintain(d, o, r);
+                                       auto ec = engine_maintain(e, d, o, r);
                                        return std::make_tuple(ec, std::move(r));
                                    });
 }
@@ -177,7 +117,7 @@ auto jsonl_store::append_op(diagnostics* d, session& s, event&& e, Token&& token
              node](diagnostics* d) mutable -> std::optional<std::tuple<boost::system::error_code, std::int64_t>> {
                 std::int64_t seq = 0;
                 boost::system::error_code ec;
-                if (!impl->try_append_inline(d, *sess, node, seq, ec)) return std::nullopt;
+                if (!engine_try_append_inline(*impl, d, *sess, node, seq, ec)) return std::nullopt;
                 return std::make_tuple(ec, seq);
             },
             [impl = impl_, ex = ex_, sess = &s, node](diagnostics* d) {
@@ -191,7 +131,7 @@ auto jsonl_store::append_op(diagnostics* d, session& s, event&& e, Token&& token
                 std::int64_t seq = 0;
                 boost::system::error_code ec;
                 if (d) d->clear();
-                if (impl->try_append_inline(d, *sess, e, seq, ec)) {
+                if (engine_try_append_inline(*impl, d, *sess, e, seq, ec)) {
                     detail::post_result(std::move(handler), ex, ec, seq);
                     return;
                 }
@@ -211,7 +151,7 @@ auto jsonl_store::run(diagnostics* d, Token&& token, Fn fn) {
         [impl = impl_, ex = ex_](auto handler, diagnostics* d, Fn fn) {
             if (d) d->clear();
             auto work = boost::asio::make_work_guard(ex);
-            boost::asio::post(impl->blocking, [impl, ex, d, fn = std::move(fn), h = std::move(handler),
+            boost::asio::post(blocking_executor(*impl), [impl, ex, d, fn = std::move(fn), h = std::move(handler),
                                                work = std::move(work)]() mutable {
                 std::apply([&](auto&&... r) { detail::post_result(std::move(h), ex, std::move(r)...); },
                            fn(*impl, d));
