@@ -14,6 +14,7 @@
 
 #include "fault_test_support.hpp"
 
+#include <libretto/store/detail/jsonl_engine.hpp> // the engine's helpers (not in jsonl_store.hpp with separate compilation)
 #include <libretto/store/jsonl_store.hpp>
 
 #include <boost/test/unit_test.hpp>

@@ -3,6 +3,7 @@
 // killed with SIGKILL), the writer lock (busy, stale reclaim), reading only the tail,
 // maintenance, corrupt lines, oversize events.
 #include <libretto/event/filters.hpp>
+#include <libretto/store/detail/jsonl_engine.hpp> // the engine's helpers (not in jsonl_store.hpp with separate compilation)
 #include <libretto/store/jsonl_store.hpp>
 
 #include <boost/asio/as_tuple.hpp>

@@ -10,6 +10,7 @@
 #include <libretto/agent/sequential_agent.hpp>
 #include <libretto/sign/per_agent_signer.hpp>
 #include <libretto/store/detail/jsonl_format.hpp>
+#include <libretto/store/detail/jsonl_engine.hpp> // the engine's helpers (not in jsonl_store.hpp with separate compilation)
 #include <libretto/store/jsonl_store.hpp>
 #include <libretto/store/memory_store.hpp>
 

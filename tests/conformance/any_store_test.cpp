@@ -4,6 +4,7 @@
 
 #include <libretto/agent/agent.hpp>
 #include <libretto/runner/runner.hpp>
+#include <libretto/store/detail/jsonl_engine.hpp> // the engine's helpers (not in jsonl_store.hpp with separate compilation)
 #include <libretto/store/jsonl_store.hpp>
 #include <libretto/store/memory_store.hpp>
 #include <libretto/stream/event_stream.hpp>
