@@ -30,6 +30,10 @@
 #include <stdexcept>
 #include <string>
 
+// The models of the transport concept that need OpenSSL (see http_transport_test.cpp).
+static_assert(libretto::http::http_transport<libretto::http::beast_transport<libretto::http::openssl_tls>>);
+static_assert(libretto::http::http_transport<libretto::http::https_transport>);
+
 namespace asio = boost::asio;
 namespace lb = libretto;
 namespace lh = libretto::http;

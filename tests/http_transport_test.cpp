@@ -30,6 +30,11 @@
 #include <vector>
 
 // ---- heap accounting: the bounded-memory tests measure the peak of live operator-new bytes ----
+// The models of the transport concept (kept out of the headers: the check instantiates a whole
+// request for use_awaitable).
+static_assert(libretto::http::http_transport<libretto::http::beast_transport<>>);
+static_assert(libretto::http::http_transport<libretto::http::fake_transport>);
+
 namespace {
 std::atomic<long long> g_live{0};
 std::atomic<long long> g_peak{0};

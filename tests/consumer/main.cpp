@@ -3,6 +3,7 @@
 // defined in the compiled library, not in this file).
 // Exit status 0 means every check passed; each failure prints one line to stderr.
 #include <libretto/libretto.hpp>
+#include <libretto/http/fake_transport.hpp>
 #include <libretto/provider/openai_model.hpp>
 
 #include <boost/asio/co_spawn.hpp>

@@ -19,11 +19,10 @@
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/any_completion_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/system/error_code.hpp>
@@ -159,16 +158,23 @@ protected:
     struct model final : interface {
         explicit model(T&& t) : transport(std::move(t)) {}
         boost::asio::any_io_executor get_executor() const noexcept override { return transport.get_executor(); }
+        // Completes the caller's handler with the response wrapped. Its executor and
+        // cancellation slot are the caller's, as members (binders would add a layer of
+        // async_result to every operation the wrapped transport instantiates for it).
+        struct forward {
+            request_handler h;
+            boost::asio::any_completion_executor ex;
+            using executor_type = boost::asio::any_completion_executor;
+            using cancellation_slot_type = boost::asio::cancellation_slot;
+            executor_type get_executor() const noexcept { return ex; }
+            cancellation_slot_type get_cancellation_slot() const noexcept { return h.get_cancellation_slot(); }
+            void operator()(error_code ec, typename T::response_type res) {
+                std::move(h)(ec, ec ? any_response() : any_response(std::move(res)));
+            }
+        };
         void async_request(http_request r, request_handler h) override {
-            // The handler's executor and cancellation slot stay those of the caller's handler.
-            auto slot = boost::asio::get_associated_cancellation_slot(h);
-            auto ex = boost::asio::get_associated_executor(h, transport.get_executor());
-            transport.async_request(
-                std::move(r), boost::asio::bind_cancellation_slot(
-                                  slot, boost::asio::bind_executor(
-                                            ex, [h = std::move(h)](error_code ec, typename T::response_type res) mutable {
-                                                std::move(h)(ec, ec ? any_response() : any_response(std::move(res)));
-                                            })));
+            boost::asio::any_completion_executor ex = boost::asio::get_associated_executor(h, transport.get_executor());
+            transport.async_request(std::move(r), forward{std::move(h), std::move(ex)});
         }
         T transport;
     };

@@ -98,7 +98,8 @@ struct openssl_tls {
     }
 };
 
-static_assert(http_transport<beast_transport<openssl_tls>>);
+// static_assert(http_transport<beast_transport<openssl_tls>>) is in
+// tests/http_transport_openssl_test.cpp, for the reason given in beast_transport.hpp.
 
 } // namespace libretto::http
 

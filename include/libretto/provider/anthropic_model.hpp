@@ -15,7 +15,6 @@
 
 #include <libretto/detail/config.hpp>
 #include <libretto/http/any_transport.hpp>
-#include <libretto/http/fake_transport.hpp>
 #include <libretto/http/transport.hpp>
 #include <libretto/model/model.hpp>
 #include <libretto/provider/detail/http_generation.hpp>
@@ -50,7 +49,7 @@ public:
         : detail::http_model<anthropic_options>(http::any_transport(std::move(transport)), std::move(options), http) {}
 };
 
-static_assert(model<anthropic_model<http::fake_transport>>);
+static_assert(model<anthropic_model<>>);
 
 } // namespace libretto
 
