@@ -51,4 +51,4 @@ unset(_libretto_refused)
 # from the packaged sources, as libretto's own package config does; after the components, so
 # that it includes the OpenSSL part when libretto::openssl is enabled.
 include("${CMAKE_CURRENT_LIST_DIR}/libretto-compiled.cmake")
-libretto_add_compiled_library()
+libretto_add_compiled_library("${CMAKE_CURRENT_LIST_DIR}/../../include") # the module is in lib/cmake/

@@ -5,7 +5,8 @@
 // Separate compilation (docs/building.md, "Separate compilation"): build a program with
 // LIBRETTO_SEPARATE_COMPILATION defined everywhere and include this header in exactly one
 // of its source files, which then holds the definitions the headers only declare. The CMake
-// target libretto::compiled does both. The parts that need OpenSSL are in
+// target libretto::compiled does both (it compiles each impl/*.ipp listed here in a file of its
+// own, in parallel). The parts that need OpenSSL are in
 // <libretto/src_openssl.hpp>.
 
 #ifndef LIBRETTO_SEPARATE_COMPILATION
