@@ -312,10 +312,11 @@ private:
 
 } // namespace libretto
 
-// The asynchronous operations (templates); the rest, with the engine, in header-only builds.
+// The asynchronous operations (templates); in header-only builds the engine too, which ends
+// with the rest of the class (impl/jsonl_store.ipp, which needs the engine complete).
 #include <libretto/store/impl/jsonl_store.hpp>
 #ifdef LIBRETTO_HEADER_ONLY
-#include <libretto/store/impl/jsonl_store.ipp>
+#include <libretto/store/detail/jsonl_engine.hpp>
 #endif
 
 #endif

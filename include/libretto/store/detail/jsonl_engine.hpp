@@ -419,4 +419,10 @@ private:
 #include <libretto/store/detail/jsonl_shared.hpp>
 #include <libretto/store/detail/jsonl_write.hpp>
 
+// In header-only builds, jsonl_store's functions that use the engine (included here, not by
+// jsonl_store.hpp, so that they follow the engine whichever header a file includes first).
+#ifdef LIBRETTO_HEADER_ONLY
+#include <libretto/store/impl/jsonl_store.ipp>
+#endif
+
 #endif
