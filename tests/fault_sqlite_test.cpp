@@ -51,6 +51,9 @@ class raw_db {
 public:
     explicit raw_db(const std::string& path) {
         BOOST_TEST_REQUIRE(sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK);
+        // The store writes on its own thread: a lock taken mid-turn may meet one of its
+        // (short) transactions and must wait for it, not fail with "database is locked".
+        sqlite3_busy_timeout(db_, 10000);
     }
     ~raw_db() { sqlite3_close(db_); }
     raw_db(const raw_db&) = delete;
