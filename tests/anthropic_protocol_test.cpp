@@ -174,9 +174,12 @@ BOOST_AUTO_TEST_CASE(tools_schema_thinking_and_options) {
                   "input_schema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}},
                  {"name":"clock","input_schema":{"type":"object","properties":{}}}],
         "output_config":{"format":{"type":"json_schema","schema":{"type":"object","properties":{"a":{"type":"integer"}}}}},
-        "temperature":1.0,"top_p":0.9,"stop_sequences":["END"],
+        "temperature":1,"top_p":0.9,"stop_sequences":["END"],
         "thinking":{"type":"enabled","budget_tokens":10000},"stream":true,"top_k":5})");
     BOOST_TEST(v == want, json::serialize(v));
+    // Numbers as JavaScript writes them (Boost.JSON would write 1E0 and 9E-1).
+    const std::string text = lb::encode_request(r, {.thinking_budget_tokens = 10000});
+    BOOST_TEST(text.find(R"("temperature":1,"top_p":0.9,)") != std::string::npos, text);
 }
 
 BOOST_AUTO_TEST_CASE(bad_requests_are_named) {

@@ -1,6 +1,8 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
-// sign/canonical_json.hpp: RFC 8785 (JCS) against the RFC's own examples.
+// sign/canonical_json.hpp: RFC 8785 (JCS) against the RFC's own examples; detail/json_stringify.hpp
+// (what requests to models are written with) against the same numbers.
 #include <libretto/sign/canonical_json.hpp>
+#include <libretto/detail/json_stringify.hpp>
 
 #include <libretto/event/json.hpp> // detail::parse_precise: Boost 1.81's parser can be 1 ulp off
 
@@ -29,42 +31,45 @@ bool throws_invalid(const json::value& v, std::string_view mention) {
     return false;
 }
 
+struct number_vector {
+    std::uint64_t bits;
+    const char* text;
+};
+
+// RFC 8785 Appendix B: IEEE 754 bit patterns and their ECMAScript text.
+const number_vector appendix_b[] = {
+    {0x0000000000000000, "0"},
+    {0x8000000000000000, "0"},
+    {0x0000000000000001, "5e-324"},
+    {0x8000000000000001, "-5e-324"},
+    {0x7fefffffffffffff, "1.7976931348623157e+308"},
+    {0xffefffffffffffff, "-1.7976931348623157e+308"},
+    {0x4340000000000000, "9007199254740992"},
+    {0xc340000000000000, "-9007199254740992"},
+    {0x4430000000000000, "295147905179352830000"},
+    {0x44b52d02c7e14af5, "9.999999999999997e+22"},
+    {0x44b52d02c7e14af6, "1e+23"},
+    {0x44b52d02c7e14af7, "1.0000000000000001e+23"},
+    {0x444b1ae4d6e2ef4e, "999999999999999700000"},
+    {0x444b1ae4d6e2ef4f, "999999999999999900000"},
+    {0x444b1ae4d6e2ef50, "1e+21"},
+    {0x3eb0c6f7a0b5ed8c, "9.999999999999997e-7"},
+    {0x3eb0c6f7a0b5ed8d, "0.000001"},
+    {0x41b3de4355555553, "333333333.3333332"},
+    {0x41b3de4355555554, "333333333.33333325"},
+    {0x41b3de4355555555, "333333333.3333333"},
+    {0x41b3de4355555556, "333333333.3333334"},
+    {0x41b3de4355555557, "333333333.33333343"},
+    {0xbecbf647612f3696, "-0.0000033333333333333333"},
+    {0x43143ff3c1cb0959, "1424953923781206.2"},
+};
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(canonical_json_rfc8785)
 
-// RFC 8785 Appendix B: IEEE 754 bit patterns and their ECMAScript text.
 BOOST_AUTO_TEST_CASE(appendix_b_numbers) {
-    const struct {
-        std::uint64_t bits;
-        const char* text;
-    } cases[] = {
-        {0x0000000000000000, "0"},
-        {0x8000000000000000, "0"},
-        {0x0000000000000001, "5e-324"},
-        {0x8000000000000001, "-5e-324"},
-        {0x7fefffffffffffff, "1.7976931348623157e+308"},
-        {0xffefffffffffffff, "-1.7976931348623157e+308"},
-        {0x4340000000000000, "9007199254740992"},
-        {0xc340000000000000, "-9007199254740992"},
-        {0x4430000000000000, "295147905179352830000"},
-        {0x44b52d02c7e14af5, "9.999999999999997e+22"},
-        {0x44b52d02c7e14af6, "1e+23"},
-        {0x44b52d02c7e14af7, "1.0000000000000001e+23"},
-        {0x444b1ae4d6e2ef4e, "999999999999999700000"},
-        {0x444b1ae4d6e2ef4f, "999999999999999900000"},
-        {0x444b1ae4d6e2ef50, "1e+21"},
-        {0x3eb0c6f7a0b5ed8c, "9.999999999999997e-7"},
-        {0x3eb0c6f7a0b5ed8d, "0.000001"},
-        {0x41b3de4355555553, "333333333.3333332"},
-        {0x41b3de4355555554, "333333333.33333325"},
-        {0x41b3de4355555555, "333333333.3333333"},
-        {0x41b3de4355555556, "333333333.3333334"},
-        {0x41b3de4355555557, "333333333.33333343"},
-        {0xbecbf647612f3696, "-0.0000033333333333333333"},
-        {0x43143ff3c1cb0959, "1424953923781206.2"},
-    };
-    for (const auto& c : cases) {
+    for (const auto& c : appendix_b) {
         const double d = std::bit_cast<double>(c.bits);
         BOOST_TEST_CONTEXT("bits " << std::hex << c.bits) {
             BOOST_TEST(canonical_number(d) == c.text);
@@ -198,6 +203,75 @@ BOOST_AUTO_TEST_CASE(utf16_order_helper) {
     BOOST_TEST(utf16_less("\xf0\x9f\x98\x80", "\xef\xac\xb3"));  // U+1F600 < U+FB33 in UTF-16
     BOOST_TEST(utf16_less("\xe2\x82\xac", "\xf0\x9f\x98\x80"));  // U+20AC < U+1F600
     BOOST_TEST(utf16_less("\xf0\x9f\x98\x80", "\xf0\x9f\x98\x81")); // same high surrogate
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// JSON.stringify's text: what the providers send a model (numbers as JavaScript writes them,
+// members in their order, nothing sorted or rejected that a peer would accept).
+BOOST_AUTO_TEST_SUITE(json_stringify)
+
+BOOST_AUTO_TEST_CASE(numbers_as_javascript_writes_them) {
+    for (const auto& c : appendix_b) {
+        const double d = std::bit_cast<double>(c.bits);
+        BOOST_TEST_CONTEXT("bits " << std::hex << c.bits) { BOOST_TEST(detail::stringify(json::value(d)) == c.text); }
+    }
+    // What Boost.JSON writes as 4.2E1, 6.98E1, 7E-1, 1E0, 1E21.
+    BOOST_TEST(json::serialize(json::value(42.0)) == "4.2E1"); // the reason for this writer
+    BOOST_TEST(detail::stringify(json::value(42.0)) == "42");
+    BOOST_TEST(detail::stringify(json::value(69.8)) == "69.8");
+    BOOST_TEST(detail::stringify(json::value(0.7)) == "0.7");
+    BOOST_TEST(detail::stringify(json::value(1.0)) == "1");
+    BOOST_TEST(detail::stringify(json::value(-0.0)) == "0");
+    BOOST_TEST(detail::stringify(json::value(1e20)) == "100000000000000000000"); // no exponent below 1e21
+    BOOST_TEST(detail::stringify(json::value(1e21)) == "1e+21");
+    BOOST_TEST(detail::stringify(json::value(1e-7)) == "1e-7");
+}
+
+BOOST_AUTO_TEST_CASE(integers_exact_and_non_finite_as_null) {
+    BOOST_TEST(detail::stringify(json::value(std::int64_t{-9007199254740993})) == "-9007199254740993");
+    BOOST_TEST(detail::stringify(json::value(std::uint64_t{18446744073709551615u})) == "18446744073709551615");
+    json::array a{std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+                  -std::numeric_limits<double>::infinity(), nullptr, true, false};
+    BOOST_TEST(detail::stringify(a) == "[null,null,null,null,true,false]");
+}
+
+BOOST_AUTO_TEST_CASE(members_in_their_order_strings_escaped) {
+    json::object o;
+    o["z"] = 1;
+    o["a"] = json::array{};
+    o["m"] = json::object{};
+    o["s"] = std::string_view("q\"b\\ \b\f\n\r\t \x01\x1f \x7f caf\xc3\xa9 \xff", 23);
+    BOOST_TEST(detail::stringify(o) == "{\"z\":1,\"a\":[],\"m\":{},\"s\":\"q\\\"b\\\\ \\b\\f\\n\\r\\t \\u0001\\u001f \x7f caf\xc3\xa9 \xff\"}");
+    // Boost.JSON reads it back as the same value (bytes that are not UTF-8 aside).
+    json::object p = o;
+    p["s"] = "\x01 caf\xc3\xa9";
+    BOOST_TEST(json::parse(detail::stringify(p)) == json::value(p));
+    BOOST_TEST(detail::stringify(json::value("")) == "\"\"");
+    BOOST_TEST(detail::stringify(json::object{}) == "{}");
+}
+
+BOOST_AUTO_TEST_CASE(round_trips_through_a_parser) {
+    const json::value v = json::parse(R"({"a":[1,-2,3.25,1e300,-1.5e-300,"x",{"b":null}],"c":{"d":[[]]},"e":0.1})");
+    boost::system::error_code ec;
+    BOOST_TEST(detail::parse_precise(detail::stringify(v), ec, {}) == v);
+    BOOST_TEST(!ec);
+    BOOST_TEST(detail::stringify(v) == R"({"a":[1,-2,3.25,1e+300,-1.5e-300,"x",{"b":null}],"c":{"d":[[]]},"e":0.1})");
+}
+
+BOOST_AUTO_TEST_CASE(excessive_nesting_is_refused) {
+    json::value v = 1;
+    for (int i = 0; i < 1002; ++i) v = json::array{std::move(v)};
+    try {
+        detail::stringify(v);
+        BOOST_FAIL("no error for 1002 levels");
+    } catch (const boost::system::system_error& e) {
+        BOOST_TEST((e.code() == errc::invalid_argument));
+        BOOST_TEST(std::string(e.what()).find("deeper than 1000 levels") != std::string::npos, e.what());
+    }
+    json::value ok = 1;
+    for (int i = 0; i < 1000; ++i) ok = json::array{std::move(ok)};
+    BOOST_TEST(detail::stringify(ok).size() == 2001u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -448,7 +448,7 @@ BOOST_AUTO_TEST_CASE(integer_range_and_overflow) {
     BOOST_TEST(i8("18446744073709551615").first == "args.i8: integer 18446744073709551615 out of range [-128, 127]");
     BOOST_TEST(i8("2.5").first == "args.i8: expected integer, got number");
     BOOST_TEST((i8("2.5").second == errc::wrong_type));
-    BOOST_TEST(i8("1e300").first == "args.i8: integer 1E300 out of range [-128, 127]");
+    BOOST_TEST(i8("1e300").first == "args.i8: integer 1e+300 out of range [-128, 127]");
     BOOST_TEST(i8("-0.0").first == "<no error>");
     BOOST_TEST(i8("\"5\"").first == "args.i8: expected integer, got string");
 
@@ -463,14 +463,14 @@ BOOST_AUTO_TEST_CASE(integer_range_and_overflow) {
     BOOST_TEST(field("u64", "-1") == "args.u64: integer -1 out of range [0, 18446744073709551615]");
     BOOST_TEST(field("u64", "18446744073709551615") == "<no error>");
     BOOST_TEST(field("u64", "1.8446744073709552E19") ==
-               "args.u64: integer 1.8446744073709552E19 out of range [0, 18446744073709551615]");
+               "args.u64: integer 18446744073709552000 out of range [0, 18446744073709551615]");
     BOOST_TEST(field("i64", "9223372036854775808") ==
                "args.i64: integer 9223372036854775808 out of range [-9223372036854775808, 9223372036854775807]");
     BOOST_TEST(field("i64", "9.223372036854775807E18") ==
-               "args.i64: integer 9.223372036854776E18 out of range [-9223372036854775808, 9223372036854775807]");
+               "args.i64: integer 9223372036854776000 out of range [-9223372036854775808, 9223372036854775807]");
     BOOST_TEST(field("i64", "-9.223372036854775808E18") == "<no error>");
     BOOST_TEST(field("i32", "2147483648") == "args.i32: integer 2147483648 out of range [-2147483648, 2147483647]");
-    BOOST_TEST(field("f", "1e300") == "args.f: number 1E300 out of range");
+    BOOST_TEST(field("f", "1e300") == "args.f: number 1e+300 out of range");
     BOOST_TEST(field("f", "3.4e38") == "<no error>");
     BOOST_TEST(field("d", "1e300") == "<no error>");
 }

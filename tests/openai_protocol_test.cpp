@@ -176,6 +176,31 @@ BOOST_AUTO_TEST_CASE(every_part_kind_and_role) {
     BOOST_TEST(v == want, json::serialize(v));
 }
 
+// Numbers reach the model as JavaScript writes them, wherever they are: a tool's result (the
+// double 42, not 4.2E1), a call's arguments, a data part, the sampling options.
+BOOST_AUTO_TEST_CASE(numbers_are_written_as_javascript_writes_them) {
+    lb::llm_request r;
+    r.messages.push_back(msg(lb::message_role::user, {lb::data_part{{{"reading", 69.8}, {"n", 3}}, {}}}));
+    r.messages.push_back(msg(lb::message_role::assistant,
+                             {lb::tool_call_part{"call_1", "convert", {{"celsius", 21.0}, {"scale", 1e21}}, {}}}));
+    r.messages.push_back(msg(lb::message_role::tool,
+                             {lb::tool_response_part{"call_1", "convert", json::value(69.8), std::nullopt, {}}}));
+    r.messages.push_back(msg(lb::message_role::assistant, {lb::tool_call_part{"call_2", "answer", {}, {}}}));
+    r.messages.push_back(msg(lb::message_role::tool,
+                             {lb::tool_response_part{"call_2", "answer", json::value({{"value", 42.0}, {"tiny", 1e-7}}),
+                                                     std::nullopt, {}}}));
+    r.options = {.temperature = 0.7, .top_p = 1.0};
+    const std::string body = lb::encode_request(r, {.stream = false});
+    auto has = [&](std::string_view s) { return body.find(s) != std::string::npos; };
+    BOOST_TEST(has(R"("content":"{\"reading\":69.8,\"n\":3}")"), body);
+    BOOST_TEST(has(R"("arguments":"{\"celsius\":21,\"scale\":1e+21}")"), body);
+    BOOST_TEST(has(R"({"role":"tool","tool_call_id":"call_1","content":"69.8"})"), body);
+    BOOST_TEST(has(R"("content":"{\"value\":42,\"tiny\":1e-7}")"), body);
+    BOOST_TEST(has(R"("temperature":0.7,"top_p":1)"), body);
+    BOOST_TEST(body.find("E1") == std::string::npos, body);
+    BOOST_TEST(body.find("E-") == std::string::npos, body);
+}
+
 BOOST_AUTO_TEST_CASE(invalid_call_goes_back_as_written) {
     lb::invalid_tool_call bad{"call_9", "search", "{q: Oslo}", "not JSON"};
     lb::llm_request r{.messages = {msg(lb::message_role::assistant, {bad.as_call()}),

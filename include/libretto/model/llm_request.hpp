@@ -9,6 +9,7 @@
 // build_messages() turns the events a model may see (a context_view) into those messages;
 // it is a pure function, specified in docs/models.md ("From events to messages").
 
+#include <libretto/detail/json_stringify.hpp>
 #include <libretto/detail/small_id_map.hpp>
 #include <libretto/event/event_list.hpp>
 #include <libretto/event/event.hpp>
@@ -17,7 +18,6 @@
 #include <libretto/model/tool_declaration.hpp>
 
 #include <boost/json/object.hpp>
-#include <boost/json/serialize.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -115,7 +115,7 @@ namespace detail {
 /// Text for a JSON value inside a context line: strings as they are, anything else as JSON.
 inline std::string context_json_text(const json::value& v) {
     if (const auto* s = v.if_string()) return std::string(*s);
-    return json::serialize(v);
+    return stringify(v);
 }
 
 /// "[author] `name` tool returned result: ..." (or "... tool failed: <error>").
@@ -196,11 +196,11 @@ inline message foreign_context(const event& e, std::span<const tool_response_par
             push_text(m.parts, "[" + who + "] said: " + t->text);
         } else if (const auto* d = std::get_if<data_part>(&p)) {
             if (!only.empty()) continue;
-            push_text(m.parts, "[" + who + "] said: " + json::serialize(d->data));
+            push_text(m.parts, "[" + who + "] said: " + stringify(d->data));
         } else if (const auto* c = std::get_if<tool_call_part>(&p)) {
             if (!only.empty()) continue;
             push_text(m.parts, "[" + who + "] called tool `" + c->tool_name +
-                                   "` with parameters: " + json::serialize(c->args));
+                                   "` with parameters: " + stringify(c->args));
         } else if (const auto* r = std::get_if<tool_response_part>(&p)) {
             if (!wanted(r)) continue;
             push_text(m.parts, context_response_line(who, *r));

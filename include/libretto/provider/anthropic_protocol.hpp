@@ -127,7 +127,7 @@ inline void encode_anthropic_message(const message& m, std::size_t mi, json::arr
         if (const auto* t = std::get_if<text_part>(&p)) {
             if (!t->text.empty()) text(t->text); // the API rejects empty text blocks
         } else if (const auto* d = std::get_if<data_part>(&p)) {
-            text(json::serialize(d->data));
+            text(stringify(d->data));
         } else if (const auto* th = std::get_if<thinking_part>(&p)) {
             // Only this model's own thinking goes back, as it came: a redacted block's data
             // unmodified, a thinking block with its signature (the API rejects one without;
@@ -252,7 +252,7 @@ inline std::string encode_request(const llm_request& req, const anthropic_option
     }
     if (opts.stream) body["stream"] = true;
     for (const auto& kv : opts.extra_body) body[kv.key()] = json::value(kv.value(), sp);
-    return json::serialize(body);
+    return detail::stringify(body);
 }
 
 namespace detail {

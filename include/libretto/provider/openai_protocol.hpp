@@ -113,7 +113,7 @@ inline void openai_content_part(const part& p, json::array& out, bool user, std:
     if (const auto* t = std::get_if<text_part>(&p)) {
         if (!t->text.empty()) text(t->text);
     } else if (const auto* d = std::get_if<data_part>(&p)) {
-        text(json::serialize(d->data));
+        text(stringify(d->data));
     } else if (const auto* f = std::get_if<file_part>(&p)) {
         if (!user) return; // OpenAI takes files from the user only
         if (!f->uri && !f->inline_bytes) bad_request(where(mi, pi) + ": file part without uri or inline_bytes");
@@ -177,7 +177,7 @@ inline void encode_openai_message(const message& m, std::size_t mi, json::array&
                 if (c->args.empty() && raw != c->metadata.end() && raw->value().is_string())
                     fn["arguments"] = raw->value().get_string();
                 else
-                    fn["arguments"] = json::serialize(c->args);
+                    fn["arguments"] = stringify(c->args);
                 call["function"] = std::move(fn);
                 calls.emplace_back(std::move(call));
             } else {
@@ -294,7 +294,7 @@ inline std::string encode_request(const llm_request& req, const openai_options& 
         }
     }
     for (const auto& kv : opts.extra_body) body[kv.key()] = json::value(kv.value(), sp);
-    return json::serialize(body);
+    return detail::stringify(body);
 }
 
 namespace detail {

@@ -23,6 +23,7 @@
 // Errors (system_error, errc::invalid_argument): a NaN or infinite number, a string or
 // member name that is not valid UTF-8 (the message says which).
 
+#include <libretto/detail/ecma_number.hpp>
 #include <libretto/error.hpp>
 
 #include <boost/container/small_vector.hpp>
@@ -214,48 +215,7 @@ inline void jcs_value(std::string& out, const json::value& v, int depth) {
 /// system_error(errc::invalid_argument) for NaN and infinities, which JSON cannot hold.
 inline void append_canonical_number(std::string& out, double d) {
     if (!std::isfinite(d)) detail::jcs_fail("a number is NaN or infinite");
-    if (d == 0) { // +0 and -0
-        out.push_back('0');
-        return;
-    }
-    if (d < 0) {
-        out.push_back('-');
-        d = -d;
-    }
-    // The shortest digits that round-trip, as d.ddde±x; ECMAScript picks the same digits.
-    char buf[40];
-    auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
-    const std::string_view sci(buf, static_cast<std::size_t>(r.ptr - buf));
-    const std::size_t e = sci.find('e');
-    char digits[20];
-    int k = 0;
-    for (std::size_t i = 0; i < e; ++i)
-        if (sci[i] != '.') digits[k++] = sci[i];
-    int exp10 = 0;
-    std::from_chars(sci.data() + e + (sci[e + 1] == '+' ? 2 : 1), sci.data() + sci.size(), exp10);
-    const int n = exp10 + 1; // the decimal point's position after the first n digits
-    if (k <= n && n <= 21) {
-        out.append(digits, static_cast<std::size_t>(k));
-        out.append(static_cast<std::size_t>(n - k), '0');
-    } else if (0 < n && n <= 21) {
-        out.append(digits, static_cast<std::size_t>(n));
-        out.push_back('.');
-        out.append(digits + n, static_cast<std::size_t>(k - n));
-    } else if (-6 < n && n <= 0) {
-        out.append("0.");
-        out.append(static_cast<std::size_t>(-n), '0');
-        out.append(digits, static_cast<std::size_t>(k));
-    } else {
-        out.push_back(digits[0]);
-        if (k > 1) {
-            out.push_back('.');
-            out.append(digits + 1, static_cast<std::size_t>(k - 1));
-        }
-        out.push_back('e');
-        out.push_back(n - 1 >= 0 ? '+' : '-');
-        auto x = std::to_chars(buf, buf + sizeof buf, n - 1 >= 0 ? n - 1 : 1 - n);
-        out.append(buf, x.ptr);
-    }
+    detail::append_ecma_number(out, d);
 }
 
 /// canonical_number as a string.

@@ -4,12 +4,12 @@
 
 // Pieces shared by the request encoders.
 
+#include <libretto/detail/json_stringify.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/parts.hpp>
 #include <libretto/model/tool_declaration.hpp>
 
 #include <boost/json/object.hpp>
-#include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 #include <boost/system/system_error.hpp>
 #include <boost/throw_exception.hpp>
@@ -34,11 +34,11 @@ inline std::string where(std::size_t message, std::size_t part) {
 /// library's shape for failed calls, tool/tool.hpp) and "" otherwise.
 inline std::string tool_result_text(const tool_response_part& r) {
     if (const auto* s = r.result.if_string()) return std::string(*s);
-    if (!r.result.is_null()) return json::serialize(r.result);
+    if (!r.result.is_null()) return stringify(r.result);
     if (r.error) {
         json::object o;
         o["error"] = *r.error;
-        return json::serialize(o);
+        return stringify(o);
     }
     return {};
 }
