@@ -122,6 +122,7 @@ BOOST_FIXTURE_TEST_CASE(streams_text_and_usage, openai_fixture) {
         BOOST_TEST(o.finals == 1);
         BOOST_TEST_REQUIRE(o.final.ok(), o.final.error_message);
         BOOST_TEST(o.final.text() == "Hello world");
+        BOOST_TEST((o.final.reply == lb::reply_kind::streamed));
         BOOST_TEST(delta_text(o) == "Hello world");
         BOOST_REQUIRE(o.final.usage.has_value());
         BOOST_TEST(o.final.usage->input_tokens == 9);
@@ -322,6 +323,121 @@ BOOST_AUTO_TEST_CASE(over_fake_transport_in_one_byte_reads) {
     });
     BOOST_REQUIRE(fake.requests().size() == 1u);
     BOOST_TEST(fake.requests()[0].url == "http://fake/v1/chat/completions");
+}
+
+// Content negotiation: the reply's first bytes decide its form, whatever was asked and
+// whatever its content-type says; read one byte at a time, so that the decision waits.
+struct negotiation_fixture {
+    asio::io_context io;
+    lh::fake_transport fake{io.get_executor()};
+
+    template <class Model>
+    lb::llm_response reply(Model m, unsigned status, std::string_view body, std::string_view content_type,
+                           std::size_t chunk = 1) {
+        fake.push(lh::fake_response::chunked(status, body, chunk, {{"content-type", std::string(content_type)}}));
+        lb::llm_response out;
+        run(io, [&]() -> asio::awaitable<void> { out = (co_await drain(m, ask("hi"))).final; });
+        io.restart();
+        return out;
+    }
+    lb::openai_model<lh::fake_transport> openai(bool stream = true, lb::provider_http_options o = fast()) {
+        return {fake, {.base_url = "http://fake/v1", .model = "m", .stream = stream}, o};
+    }
+    lb::anthropic_model<lh::fake_transport> anthropic(lb::provider_http_options o = fast()) {
+        return {fake, {.base_url = "http://fake", .model = "claude"}, o};
+    }
+};
+
+// The body of a server that ignores stream: true (or answers stream: false).
+constexpr std::string_view openai_whole_body =
+    R"({"id":"chatcmpl-1","object":"chat.completion","model":"m-1","choices":[{"index":0,)"
+    R"("message":{"role":"assistant","content":"whole answer"},"finish_reason":"stop"}],)"
+    R"("usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}})";
+
+BOOST_FIXTURE_TEST_CASE(a_whole_json_reply_is_decoded_whatever_was_asked, negotiation_fixture) {
+    for (bool stream : {true, false}) {
+        BOOST_TEST_CONTEXT("stream " << stream) {
+            auto r = reply(openai(stream), 200, openai_whole_body, "application/json");
+            BOOST_TEST_REQUIRE(r.ok(), r.error_message);
+            BOOST_TEST((r.reply == lb::reply_kind::whole));
+            BOOST_TEST(r.text() == "whole answer");
+            BOOST_TEST(r.model_version == "m-1");
+            BOOST_REQUIRE(r.usage.has_value());
+            BOOST_TEST(r.usage->output_tokens == 2);
+        }
+    }
+    // The request said which form it wanted.
+    const auto sent = fake.requests();
+    auto accept = [&](std::size_t i) {
+        for (const auto& h : sent[i].headers)
+            if (h.name == "accept") return h.value;
+        return std::string();
+    };
+    BOOST_TEST(accept(0) == "text/event-stream");
+    BOOST_TEST(accept(1) == "application/json");
+    // White space and a BOM before the body, read in one piece.
+    auto spaced = reply(openai(), 200, "\xEF\xBB\xBF \r\n" + std::string(openai_whole_body), "application/json", 0);
+    BOOST_TEST_REQUIRE(spaced.ok(), spaced.error_message);
+    BOOST_TEST(spaced.text() == "whole answer");
+}
+
+BOOST_FIXTURE_TEST_CASE(the_bytes_decide_not_the_content_type, negotiation_fixture) {
+    const std::string sse = llm_test::render_openai({.text = {"stre", "am"}}, false);
+    auto mislabelled = reply(openai(false), 200, sse, "application/json");
+    BOOST_TEST_REQUIRE(mislabelled.ok(), mislabelled.error_message);
+    BOOST_TEST((mislabelled.reply == lb::reply_kind::streamed));
+    BOOST_TEST(mislabelled.text() == "stream");
+    auto json_as_sse = reply(openai(), 200, openai_whole_body, "text/event-stream");
+    BOOST_TEST_REQUIRE(json_as_sse.ok(), json_as_sse.error_message);
+    BOOST_TEST((json_as_sse.reply == lb::reply_kind::whole));
+    auto comment_first = reply(openai(), 200, ": keep-alive\n\n" + sse, "text/event-stream");
+    BOOST_TEST(comment_first.text() == "stream");
+}
+
+BOOST_FIXTURE_TEST_CASE(a_reply_that_is_neither_is_a_bad_response_not_retried, negotiation_fixture) {
+    auto html = reply(openai(), 200, "<html><body>Gateway login</body></html>", "text/html");
+    BOOST_TEST((html.error == lb::errc::bad_response));
+    BOOST_TEST(!lb::is_transient(html.error));
+    BOOST_TEST(html.error_message ==
+               "the reply is neither an SSE stream nor a JSON body (content-type text/html): <html><body>Gateway login</body></html>");
+    BOOST_TEST(fake.requests().size() == 1u); // not retried
+    auto empty = reply(openai(), 200, "", "");
+    BOOST_TEST((empty.error == lb::errc::bad_response));
+    BOOST_TEST(empty.error_message == "the reply body is empty (no content-type): expected an SSE stream or a JSON body");
+    auto blank = reply(anthropic(), 200, " \n\n ", "text/event-stream");
+    BOOST_TEST((blank.error == lb::errc::bad_response));
+    auto text = reply(openai(), 200, "dat", "text/plain"); // a field name's prefix, then the end
+    BOOST_TEST((text.error == lb::errc::bad_response));
+    BOOST_TEST(text.error_message.find(": dat") != std::string::npos, text.error_message);
+    BOOST_TEST(fake.requests().size() == 4u);
+}
+
+BOOST_FIXTURE_TEST_CASE(whole_replies_are_bounded_and_errors_in_them_classified, negotiation_fixture) {
+    lb::provider_http_options small = fast();
+    small.max_event_size = 100;
+    auto big = reply(openai(true, small), 200, openai_whole_body, "application/json", 16);
+    BOOST_TEST((big.error == lb::errc::bad_response));
+    BOOST_TEST(big.error_message == "the JSON reply exceeds max_event_size (100 bytes)");
+    // A 200 whose body is an error object (a few proxies do this).
+    auto overflow = reply(openai(), 200,
+                          R"({"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}})",
+                          "application/json");
+    BOOST_TEST((overflow.error == lb::errc::context_overflow));
+    BOOST_TEST((overflow.reply == lb::reply_kind::whole));
+    auto garbage = reply(openai(), 200, "{\"choices\": [", "application/json");
+    BOOST_TEST((garbage.error == lb::errc::bad_response));
+    BOOST_TEST(garbage.error_message.find("OpenAI response is not valid JSON") == 0u, garbage.error_message);
+    BOOST_TEST(fake.requests().size() == 3u);
+}
+
+BOOST_FIXTURE_TEST_CASE(anthropic_takes_a_whole_message_too, negotiation_fixture) {
+    auto r = reply(anthropic(), 200,
+                   R"({"id":"msg_1","type":"message","role":"assistant","model":"claude-x","content":[{"type":"text","text":"whole"}],)"
+                   R"("stop_reason":"end_turn","usage":{"input_tokens":4,"output_tokens":1}})",
+                   "application/json");
+    BOOST_TEST_REQUIRE(r.ok(), r.error_message);
+    BOOST_TEST((r.reply == lb::reply_kind::whole));
+    BOOST_TEST(r.text() == "whole");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -91,6 +91,13 @@ struct invalid_tool_call {
     friend bool operator==(const invalid_tool_call&, const invalid_tool_call&) = default;
 };
 
+/// How a provider's reply arrived over HTTP.
+enum class reply_kind : std::uint8_t {
+    unknown,  ///< not an HTTP provider's reply (scripted models, failures before a 2xx reply)
+    streamed, ///< a stream of SSE events
+    whole,    ///< one JSON body (`stream` off, or a server that ignores it)
+};
+
 /// The complete reply of one generation.
 struct llm_response {
     /// In order: thinking (a part per thinking block, redacted ones included), text (if
@@ -107,6 +114,9 @@ struct llm_response {
     std::string error_message{};
     /// A provider's Retry-After, with errc::transient.
     std::optional<std::chrono::milliseconds> retry_after{};
+    /// The form the provider's 2xx reply had, whatever was asked (openai_model,
+    /// anthropic_model); unknown for other models.
+    reply_kind reply = reply_kind::unknown;
 
     bool ok() const noexcept { return !error; }
 

@@ -303,6 +303,9 @@ std::optional<usage> anthropic_usage(const json::object& u, shape_reader& shape,
 /// ended before message_stop (errc::bad_response), or the transport's, given to fail().
 class anthropic_stream_decoder {
 public:
+    /// Decodes a whole (non-streamed) reply: decode_anthropic_response(body).
+    static llm_response decode_body(std::string_view body);
+
     /// Decodes one SSE event. Returns the deltas it carried (empty() for none).
     llm_chunk feed(std::string_view event_name, std::string_view data) {
         llm_chunk c;
@@ -593,6 +596,8 @@ inline llm_response decode_anthropic_response(std::string_view body) {
     acc.add(c);
     return std::move(acc).finish();
 }
+
+inline llm_response anthropic_stream_decoder::decode_body(std::string_view body) { return decode_anthropic_response(body); }
 
 } // namespace libretto
 

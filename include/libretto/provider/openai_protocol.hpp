@@ -411,6 +411,9 @@ inline bool is_openai_error_payload(const json::object& root) noexcept {
 /// truncated answer). A transport failure is recorded with fail().
 class openai_stream_decoder {
 public:
+    /// Decodes a whole (non-streamed) reply: decode_openai_response(body).
+    static llm_response decode_body(std::string_view body);
+
     /// Decodes one SSE event. Returns the deltas it carried (empty() for none: [DONE], a
     /// keep-alive, an event after the end, a failure).
     llm_chunk feed(std::string_view event_name, std::string_view data) {
@@ -526,6 +529,8 @@ inline llm_response decode_openai_response(std::string_view body) {
     acc.add(c);
     return std::move(acc).finish();
 }
+
+inline llm_response openai_stream_decoder::decode_body(std::string_view body) { return decode_openai_response(body); }
 
 } // namespace libretto
 

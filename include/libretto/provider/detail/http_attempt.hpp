@@ -13,6 +13,7 @@
 #include <libretto/model/model.hpp>
 #include <libretto/model/retry.hpp>
 #include <libretto/provider/detail/http_generation.hpp>
+#include <libretto/provider/detail/reply_sniffer.hpp>
 #include <libretto/provider/provider_error.hpp>
 #include <libretto/provider/provider_http_options.hpp>
 
@@ -59,23 +60,12 @@ boost::asio::awaitable<llm_response> http_attempt(http::any_transport& transport
     http::sse_parser sse(http::sse_parser_options{.max_event_size = opts.max_event_size});
     std::vector<char> buf(opts.read_buffer ? opts.read_buffer : 16 * 1024);
     std::vector<llm_chunk> pending;
-    for (;;) {
-        boost::system::error_code rec;
-        auto rtoken = boost::asio::redirect_error(boost::asio::use_awaitable, rec);
-        const std::size_t n = co_await res.async_read_some(boost::asio::buffer(buf), rtoken);
-        if (rec == boost::asio::error::operation_aborted) throw_cancelled();
-        if (rec) {
-            decoder.fail(rec, "the response stream failed after " + std::to_string(decoder.events()) +
-                                  " events: " + rec.message());
-            break;
-        }
-        if (n == 0) {
-            if (!sse.idle() && !decoder.done())
-                decoder.fail(make_error_code(http::http_errc::truncated),
-                             "the response body ended inside an SSE event: the answer is incomplete");
-            break; // finish() reports a stream that ended before its end marker
-        }
-        const auto pec = sse.feed(std::string_view(buf.data(), n), [&](const http::sse_event& e) {
+    // The reply's form is read from its first bytes, whatever was asked and whatever the
+    // content-type says: servers ignore `stream`, and some label either form wrongly.
+    reply_sniffer sniff;
+    std::string whole; // a whole JSON body, as it arrives
+    auto feed_sse = [&](std::string_view bytes) {
+        const auto pec = sse.feed(bytes, [&](const http::sse_event& e) {
             if (decoder.done()) return;
             llm_chunk c = decoder.feed(e.event, e.data);
             if (!c.empty()) pending.push_back(std::move(c));
@@ -83,6 +73,63 @@ boost::asio::awaitable<llm_response> http_attempt(http::any_transport& transport
         if (pec)
             decoder.fail(make_error_code(errc::bad_response),
                          "an SSE event exceeds max_event_size (" + std::to_string(opts.max_event_size) + " bytes)");
+    };
+    for (;;) {
+        boost::system::error_code rec;
+        auto rtoken = boost::asio::redirect_error(boost::asio::use_awaitable, rec);
+        const std::size_t n = co_await res.async_read_some(boost::asio::buffer(buf), rtoken);
+        if (rec == boost::asio::error::operation_aborted) throw_cancelled();
+        if (rec) {
+            if (sniff.form() == reply_kind::whole)
+                co_return llm_response::failure(rec, "the response body failed after " + std::to_string(whole.size()) +
+                                                         " bytes: " + rec.message());
+            decoder.fail(rec, "the response stream failed after " + std::to_string(decoder.events()) +
+                                  " events: " + rec.message());
+            break;
+        }
+        const std::string_view bytes(buf.data(), n);
+        if (sniff.form() == reply_kind::unknown) {
+            sniff.add(bytes, n == 0);
+            if (sniff.form() == reply_kind::unknown) {
+                if (!sniff.failed()) continue;
+                // Neither form: read a little more of it for the message, then give up.
+                while (n != 0 && !sniff.enough_kept()) {
+                    boost::system::error_code kec;
+                    auto ktoken = boost::asio::redirect_error(boost::asio::use_awaitable, kec);
+                    const std::size_t m = co_await res.async_read_some(boost::asio::buffer(buf), ktoken);
+                    if (kec == boost::asio::error::operation_aborted) throw_cancelled();
+                    if (kec || m == 0) break;
+                    sniff.keep(std::string_view(buf.data(), m));
+                }
+                co_return llm_response::failure(make_error_code(errc::bad_response),
+                                                sniff.problem(res.header("content-type")));
+            }
+            std::string head = sniff.take(); // the bytes read so far
+            if (sniff.form() == reply_kind::whole) whole = std::move(head);
+            else feed_sse(head);
+        } else if (n != 0) {
+            if (sniff.form() == reply_kind::streamed) {
+                feed_sse(bytes);
+            } else if (whole.size() + n > opts.max_event_size) {
+                co_return llm_response::failure(make_error_code(errc::bad_response),
+                                                "the JSON reply exceeds max_event_size (" +
+                                                    std::to_string(opts.max_event_size) + " bytes)");
+            } else {
+                whole.append(bytes);
+            }
+        }
+        if (sniff.form() == reply_kind::whole) {
+            if (n != 0) continue;
+            llm_response r = Decoder::decode_body(whole); // the body is complete
+            r.reply = reply_kind::whole;
+            co_return r;
+        }
+        if (n == 0) {
+            if (!sse.idle() && !decoder.done())
+                decoder.fail(make_error_code(http::http_errc::truncated),
+                             "the response body ended inside an SSE event: the answer is incomplete");
+            break; // finish() reports a stream that ended before its end marker
+        }
         for (auto& c : pending) {
             // Usage, model and finish chunks repeat harmlessly on a retry (the latest wins);
             // content does not.
@@ -105,7 +152,13 @@ boost::asio::awaitable<llm_response> http_attempt(http::any_transport& transport
             break;
         }
     }
-    co_return decoder.finish();
+    for (auto& c : pending) { // what the last read decoded (the body's end, a failure)
+        if (c.has_content()) delivered = true;
+        co_await out.emit(std::move(c));
+    }
+    llm_response r = decoder.finish();
+    r.reply = reply_kind::streamed;
+    co_return r;
 }
 
 /// The producer of a provider model's llm_stream: attempts with retries, then the final chunk.
