@@ -382,6 +382,31 @@ BOOST_AUTO_TEST_CASE(cached_input_counts_and_whole_input_at_block_start) {
     BOOST_TEST(json::value(r.tool_calls().front().args) == json::parse(R"({"a":[1,2]})"));
 }
 
+// message_start reports output_tokens 1 before any output; message_delta's cumulative count
+// replaces it, 0 included; a field message_delta leaves out keeps message_start's value
+// (the SDKs assign message_delta's output_tokens, anthropic-sdk-python message_delta_usage.py).
+BOOST_AUTO_TEST_CASE(a_final_zero_output_count_is_zero) {
+    auto usage_after = [](std::string delta_usage) {
+        return run({
+                       {"message_start", R"({"type":"message_start","message":{"model":"claude-x","usage":{"input_tokens":25,"output_tokens":1}}})"},
+                       {"message_delta", R"({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":)" + delta_usage + "}"},
+                       message_stop,
+                   })
+            .second;
+    };
+    auto zero = usage_after(R"({"output_tokens":0})");
+    BOOST_TEST_REQUIRE(zero.ok(), zero.error_message);
+    BOOST_REQUIRE(zero.usage.has_value());
+    BOOST_TEST(zero.usage->output_tokens == 0);
+    BOOST_TEST(zero.usage->input_tokens == 25);
+    auto with_input = usage_after(R"({"input_tokens":30,"output_tokens":4})");
+    BOOST_TEST(with_input.usage->input_tokens == 30);
+    BOOST_TEST(with_input.usage->output_tokens == 4);
+    auto empty = usage_after("{}");
+    BOOST_TEST(empty.usage->input_tokens == 25);
+    BOOST_TEST(empty.usage->output_tokens == 1);
+}
+
 // input + cache creation + cache read saturate at INT64_MAX instead of wrapping negative.
 BOOST_AUTO_TEST_CASE(usage_sums_saturate) {
     constexpr std::int64_t max = 9'223'372'036'854'775'807;

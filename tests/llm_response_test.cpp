@@ -227,12 +227,13 @@ BOOST_AUTO_TEST_CASE(long_invalid_arguments_are_shown_cut_on_a_character_boundar
 }
 
 BOOST_AUTO_TEST_CASE(usage_reports_are_running_totals) {
-    // Anthropic style: input tokens at message_start, output tokens at message_delta.
+    // Each report is the running total and the latest wins (the decoders carry forward what
+    // a provider's report leaves out), zeros included.
     llm_chunk start;
     start.usage = lb::usage{.input_tokens = 120, .output_tokens = 1};
     start.model_version = "claude-x";
     llm_chunk end;
-    end.usage = lb::usage{.input_tokens = 0, .output_tokens = 37};
+    end.usage = lb::usage{.input_tokens = 120, .output_tokens = 37};
     end.finish = finish_reason::stop;
     auto r = fold({start, text("hi"), end});
     BOOST_REQUIRE(r.usage.has_value());
@@ -241,6 +242,12 @@ BOOST_AUTO_TEST_CASE(usage_reports_are_running_totals) {
     BOOST_TEST(r.usage->total_tokens() == 157);
     BOOST_TEST(r.usage->model_version == "claude-x");
     BOOST_TEST(r.model_version == "claude-x");
+    // A last report of 0 output tokens is 0, not the 1 reported before it.
+    end.usage = lb::usage{.input_tokens = 120, .output_tokens = 0};
+    auto zero = fold({start, end});
+    BOOST_REQUIRE(zero.usage.has_value());
+    BOOST_TEST(zero.usage->output_tokens == 0);
+    BOOST_TEST(zero.usage->input_tokens == 120);
 }
 
 BOOST_AUTO_TEST_CASE(the_thinking_signature_is_kept_in_metadata) {

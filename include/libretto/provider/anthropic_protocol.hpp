@@ -266,14 +266,18 @@ inline finish_reason anthropic_stop_reason(std::string_view r) noexcept {
 }
 
 /// Anthropic's usage object: input counts cache reads and writes too (they all fill the
-/// context window), the sum saturated at INT64_MAX; a negative count is a bad reply.
+/// context window), the sum saturated at INT64_MAX; a negative count is a bad reply. Counts
+/// are cumulative; a field the object leaves out keeps its value in `so_far` (message_delta
+/// may carry only output_tokens, and its 0 is a real 0).
 template <class Where>
-std::optional<usage> anthropic_usage(const json::object& u, shape_reader& shape, Where&& where) {
-    usage x;
-    x.input_tokens = saturating_add(saturating_add(shape.count(u, "input_tokens", where).value_or(0),
-                                                   shape.count(u, "cache_creation_input_tokens", where).value_or(0)),
-                                    shape.count(u, "cache_read_input_tokens", where).value_or(0));
-    x.output_tokens = shape.count(u, "output_tokens", where).value_or(0);
+std::optional<usage> anthropic_usage(const json::object& u, shape_reader& shape, Where&& where, const usage& so_far = {}) {
+    usage x = so_far;
+    x.model_version.clear();
+    if (u.contains("input_tokens") || u.contains("cache_creation_input_tokens") || u.contains("cache_read_input_tokens"))
+        x.input_tokens = saturating_add(saturating_add(shape.count(u, "input_tokens", where).value_or(0),
+                                                       shape.count(u, "cache_creation_input_tokens", where).value_or(0)),
+                                        shape.count(u, "cache_read_input_tokens", where).value_or(0));
+    if (auto out = shape.count(u, "output_tokens", where)) x.output_tokens = *out;
     if (!shape.ok()) return std::nullopt;
     return x;
 }
@@ -412,7 +416,10 @@ private:
                 if (const auto* model = shape.str(*m, "model", at_message); model && !model->empty())
                     c.model_version.assign(model->data(), model->size());
                 auto at_usage = [] { return std::string("message.usage"); };
-                if (const auto* u = shape.obj(*m, "usage", at_message)) c.usage = detail::anthropic_usage(*u, shape, at_usage);
+                if (const auto* u = shape.obj(*m, "usage", at_message)) {
+                    c.usage = detail::anthropic_usage(*u, shape, at_usage, usage_);
+                    if (c.usage) usage_ = *c.usage;
+                }
             }
             return shape.ok();
         }
@@ -503,7 +510,10 @@ private:
             if (const auto* d = shape.obj(root, "delta", at_root))
                 if (const auto* r = shape.str(*d, "stop_reason", at_delta)) c.finish = detail::anthropic_stop_reason(*r);
             auto at_usage = [] { return std::string("usage"); };
-            if (const auto* u = shape.obj(root, "usage", at_root)) c.usage = detail::anthropic_usage(*u, shape, at_usage);
+            if (const auto* u = shape.obj(root, "usage", at_root)) {
+                c.usage = detail::anthropic_usage(*u, shape, at_usage, usage_);
+                if (c.usage) usage_ = *c.usage;
+            }
             return shape.ok();
         }
         if (type == "message_stop") {
@@ -521,6 +531,7 @@ private:
     llm_response_accumulator acc_;
     std::vector<block> blocks_;
     std::size_t thinking_blocks_ = 0; ///< thinking blocks started so far
+    usage usage_{};                   ///< the counts reported so far
     block unknown_; // a block that never started: its text deltas count, its input deltas do not
     std::size_t events_ = 0;
     bool stopped_ = false;

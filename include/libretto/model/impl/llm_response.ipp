@@ -32,12 +32,11 @@ LIBRETTO_DECL void llm_response_accumulator::add(const llm_chunk& c) {
     }
     for (const auto& d : c.tool_calls) add(d);
     if (c.usage) {
-        if (!usage_) usage_.emplace();
-        // Running totals; a field a report leaves at zero keeps its earlier value
-        // (Anthropic reports input tokens first and output tokens at the end).
-        if (c.usage->input_tokens != 0) usage_->input_tokens = c.usage->input_tokens;
-        if (c.usage->output_tokens != 0) usage_->output_tokens = c.usage->output_tokens;
-        if (!c.usage->model_version.empty()) usage_->model_version = c.usage->model_version;
+        // Each report is the running total, the latest wins (a 0 is a count like any
+        // other: the decoders carry forward what a report leaves out).
+        std::string version = usage_ ? std::move(usage_->model_version) : std::string();
+        usage_ = *c.usage;
+        if (usage_->model_version.empty()) usage_->model_version = std::move(version);
     }
     if (c.finish) finish_ = c.finish;
     if (!c.model_version.empty()) model_version_ = c.model_version;
