@@ -47,8 +47,8 @@ BOOST_AUTO_TEST_CASE(every_known_phrasing_is_overflow) {
         "request_too_large",                                                                    // Anthropic 413 type
         "Your input exceeds the context window of this model",                                  // OpenAI
         "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens", // OpenAI
-        "prompt too long; exceeded max context length by 12 tokens",                            // Ollama
-        "prompt too long; exceeded context length by 12 tokens",                                // Ollama (older)
+        "prompt too long; exceeded max context length by 12 tokens",                            // Ollama's hosted service
+        "prompt too long; exceeded context length by 12 tokens",                                // Ollama's hosted service (older)
         "400 status code (no body)",                                                            // Cerebras
         "413 (no body)",                                                                        // Cerebras
         // OpenClaw's list
@@ -226,6 +226,123 @@ BOOST_AUTO_TEST_CASE(to_response_carries_code_message_and_retry_after) {
     BOOST_TEST(r.error_message == "HTTP 429 (rate_limit_error): slow down");
     BOOST_REQUIRE(r.retry_after.has_value());
     BOOST_TEST(r.retry_after->count() == 7000);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// The bodies the servers people run write, as their sources write them (the comment names the
+// repository and file). Each is classified as what would fix it: compaction, a changed
+// parameter, waiting, or nothing.
+BOOST_AUTO_TEST_SUITE(servers_as_their_sources_show)
+
+BOOST_AUTO_TEST_CASE(ollama) {
+    // ollama/ollama runner/ollamarunner/runner.go (errorInputTooLong, http.Error 400) through
+    // server/routes.go's {"error": ...}.
+    auto runner = lb::classify_http_error(400, R"j({"error":"the input length exceeds the context length"})j");
+    BOOST_TEST(runner.code == errc::context_overflow);
+    BOOST_TEST(runner.message == "the input length exceeds the context length");
+    // server/routes.go, embeddings.
+    BOOST_TEST(lb::classify_http_error(400, R"j({"error":"input exceeds maximum context length and cannot be truncated further"})j").code ==
+               errc::context_overflow);
+    BOOST_TEST(lb::classify_http_error(400, R"j({"error":"input after truncation exceeds maximum context length"})j").code ==
+               errc::context_overflow);
+    // llm/llama_server.go passes llama-server's 400 body through as the error string: the
+    // body inside is read, its type and message kept.
+    auto passed = lb::classify_http_error(
+        400, R"j({"error":"{\"error\":{\"code\":400,\"message\":\"request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it\",\"type\":\"exceed_context_size_error\",\"n_prompt_tokens\":9000,\"n_ctx\":8192}}"})j");
+    BOOST_TEST(passed.code == errc::context_overflow);
+    BOOST_TEST(passed.type == "exceed_context_size_error");
+    BOOST_TEST(passed.message == "request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it");
+    // A string that only looks like JSON stays the message.
+    auto odd = lb::parse_error_body(R"j({"error":"{not json"})j");
+    BOOST_TEST(odd.message == "{not json");
+    BOOST_TEST(odd.structured);
+    // openai/openai.go: the OpenAI layer's body (type from the status, code null).
+    auto layer = lb::classify_http_error(
+        400, R"j({"error":{"message":"the input length exceeds the context length","type":"invalid_request_error","param":null,"code":null}})j");
+    BOOST_TEST(layer.code == errc::context_overflow);
+    auto missing = lb::classify_http_error(404, R"j({"error":{"message":"model \"llama9\" not found, try pulling it first","type":"not_found_error","param":null,"code":null}})j");
+    BOOST_TEST(missing.code == errc::model_error);
+    BOOST_TEST(missing.type == "not_found_error");
+    BOOST_TEST(missing.message == "model \"llama9\" not found, try pulling it first");
+}
+
+BOOST_AUTO_TEST_CASE(llama_cpp_server) {
+    // ggml-org/llama.cpp tools/server/server-context.cpp (res error: {"error": error_data},
+    // status from its code) with server-common.cpp format_error_response's types.
+    auto overflow = lb::classify_http_error(
+        400, R"j({"error":{"code":400,"message":"request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":8192}})j");
+    BOOST_TEST(overflow.code == errc::context_overflow);
+    BOOST_TEST(overflow.type == "exceed_context_size_error");
+    // The type alone decides, whatever the wording.
+    BOOST_TEST(lb::classify_http_error(400, R"j({"error":{"code":400,"message":"too big","type":"exceed_context_size_error"}})j").code ==
+               errc::context_overflow);
+    // Older wordings (same file, earlier versions).
+    BOOST_TEST(lb::classify_http_error(400, R"j({"error":{"code":400,"message":"input (9000 tokens) is larger than the max context size (8192 tokens). skipping","type":"exceed_context_size_error"}})j").code ==
+               errc::context_overflow);
+    // During generation the context fills: a server_error whose message says so.
+    BOOST_TEST(lb::classify_stream_error(lb::parse_error_body(R"j({"error":{"code":500,"message":"Context size has been exceeded.","type":"server_error"}})j")).code ==
+               errc::context_overflow);
+    BOOST_TEST(lb::classify_http_error(503, R"j({"error":{"code":503,"message":"Loading model","type":"unavailable_error"}})j").code == errc::transient);
+    BOOST_TEST(lb::classify_stream_error(lb::parse_error_body(R"j({"error":{"code":503,"message":"Loading model","type":"unavailable_error"}})j")).code ==
+               errc::transient);
+    BOOST_TEST(lb::classify_http_error(401, R"j({"error":{"code":401,"message":"Invalid API Key","type":"authentication_error"}})j").code ==
+               errc::auth_failed);
+}
+
+BOOST_AUTO_TEST_CASE(vllm) {
+    // vllm-project/vllm vllm/entrypoints/openai/serving_engine.py (_validate_input) with
+    // protocol.py's ErrorResponse: overflow of the messages.
+    auto overflow = lb::classify_http_error(
+        400, R"j({"error":{"message":"This model's maximum context length is 8192 tokens. However, your request has 9000 input tokens. Please reduce the length of the input messages.","type":"BadRequestError","param":"input_tokens","code":400}})j");
+    BOOST_TEST(overflow.code == errc::context_overflow);
+    // Older flat body, older wording.
+    BOOST_TEST(lb::classify_http_error(400, R"j({"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 4118 tokens (3118 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400})j").code ==
+               errc::context_overflow);
+    // max_tokens too large names "maximum context length is N tokens" too, but it is the
+    // parameter that must change: invalid_argument, not a compaction.
+    auto max_tokens = lb::classify_http_error(
+        400, R"j({"error":{"message":"'max_tokens' or 'max_completion_tokens' is too large: 16384. This model's maximum context length is 65536 tokens and your request has 52189 input tokens (16384 > 65536 - 52189). (parameter=max_tokens, value=16384)","type":"BadRequestError","param":"max_tokens","code":400}})j");
+    BOOST_TEST(max_tokens.code == errc::invalid_argument);
+    BOOST_TEST(max_tokens.message.find("'max_tokens' or 'max_completion_tokens' is too large: 16384") == 0u);
+    // vllm/v1/engine/processor.py.
+    BOOST_TEST(lb::classify_http_error(400, R"j({"error":{"message":"The decoder prompt (length 12324) is longer than the maximum model length of 8192. Make sure that `max_model_len` is no smaller than the number of text tokens.","type":"BadRequestError","param":null,"code":400}})j").code ==
+               errc::context_overflow);
+}
+
+BOOST_AUTO_TEST_CASE(openai) {
+    // A single request larger than the tokens-per-minute limit: a 429 that waiting never
+    // lets through (type "tokens", code rate_limit_exceeded), as reported against the API.
+    auto tpm = lb::classify_http_error(
+        429, R"j({"error":{"message":"Request too large for gpt-4o in organization org-XXXX on tokens per min (TPM): Limit 30000, Requested 36278. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"tokens","param":null,"code":"rate_limit_exceeded"}})j",
+        "7");
+    BOOST_TEST(tpm.code == errc::model_error);
+    BOOST_TEST(!lb::is_transient(tpm.code));
+    BOOST_TEST(tpm.message.find("Request too large for gpt-4o") == 0u);
+    // The ordinary rate limit of the same account is retried.
+    BOOST_TEST(lb::classify_http_error(429, R"j({"error":{"message":"Rate limit reached for gpt-4o in organization org-XXXX on tokens per min (TPM): Limit 30000, Used 29000, Requested 1500. Please try again in 1s.","type":"tokens","param":null,"code":"rate_limit_exceeded"}})j").code ==
+               errc::transient);
+}
+
+BOOST_AUTO_TEST_CASE(anthropic_rejected_sampling_parameters) {
+    // Rejected parameters, as the API answers them (400 invalid_request_error).
+    auto both = lb::classify_http_error(
+        400, R"j({"type":"error","error":{"type":"invalid_request_error","message":"temperature and top_p cannot both be specified for this model. Please use only one."},"request_id":"req_1"})j");
+    BOOST_TEST(both.code == errc::invalid_argument);
+    BOOST_TEST(both.describe() == "HTTP 400 (invalid_request_error): temperature and top_p cannot both be specified for this model. Please use only one.");
+    BOOST_TEST(lb::classify_http_error(400, R"j({"type":"error","error":{"type":"invalid_request_error","message":"`temperature` is deprecated for this model."}})j").code ==
+               errc::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(lm_studio) {
+    // 400 with the message as a string.
+    BOOST_TEST(lb::classify_http_error(400, R"j({"error":"The number of tokens to keep from the initial prompt is greater than the context length (n_keep: 13055>= n_ctx: 4096). Try to load the model with a larger context length, or provide a shorter input."})j").code ==
+               errc::context_overflow);
+    BOOST_TEST(lb::classify_http_error(400, R"j({"error":"Trying to keep the first 111490 tokens when context the overflows. However, the model is loaded with context length of only 32768 tokens, which is not enough."})j").code ==
+               errc::context_overflow);
+    BOOST_TEST(lb::classify_http_error(400, R"j({"error":"Cannot truncate prompt with n_keep (15028) >= n_ctx (7424)"})j").code ==
+               errc::context_overflow);
+    BOOST_TEST(lb::classify_http_error(400, R"j({"error":"Context size has been exceeded."})j").code == errc::context_overflow);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -440,6 +440,75 @@ BOOST_FIXTURE_TEST_CASE(anthropic_takes_a_whole_message_too, negotiation_fixture
     BOOST_TEST(r.text() == "whole");
 }
 
+// Errors inside a 200 stream, in the bytes each server writes (the comment names where).
+BOOST_FIXTURE_TEST_CASE(stream_errors_as_the_servers_write_them, negotiation_fixture) {
+    const std::string role = R"(data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"}}]})" "\n\n";
+    // Older llama.cpp server (examples/server/utils.hpp server_sent_event(sink, "error", ...)):
+    // an `error:` line with the bare error object, then data: [DONE]. Not an empty success.
+    auto old_llama = reply(openai(), 200,
+                           role + R"(error: {"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"})"
+                                  "\n\ndata: [DONE]\n\n",
+                           "text/event-stream");
+    BOOST_TEST((old_llama.error == lb::errc::context_overflow));
+    BOOST_TEST(old_llama.error_message.find("the request exceeds the available context size") != std::string::npos,
+               old_llama.error_message);
+    BOOST_TEST(old_llama.text() == "Hi"); // what arrived before the error is kept
+    // Current llama.cpp server (tools/server/server-context.cpp, format_oai_sse({"error": ...})):
+    // the error as a data chunk, and no [DONE].
+    auto new_llama = reply(openai(), 200,
+                           role + R"(data: {"error":{"code":500,"message":"Context size has been exceeded.","type":"server_error"}})" "\n\n",
+                           "text/event-stream");
+    BOOST_TEST((new_llama.error == lb::errc::context_overflow));
+    BOOST_TEST(new_llama.error_message == "provider error (server_error): Context size has been exceeded.");
+    // vLLM (serving_chat.py create_streaming_error_response, json.dumps spacing), then [DONE].
+    auto vllm = reply(openai(), 200,
+                      role + R"(data: {"error": {"object": "error", "message": "The server had an error", "type": "InternalServerError", "param": null, "code": 500}})"
+                             "\n\ndata: [DONE]\n\n",
+                      "text/event-stream");
+    BOOST_TEST((vllm.error == lb::errc::transient));
+    BOOST_TEST(vllm.error_message.find("The server had an error") != std::string::npos, vllm.error_message);
+    // llama.cpp's /v1/messages (format_anthropic_sse({"event": "error", "data": ...})): the
+    // bare object, whose "type" is not the event's name. Not "ended before message_stop".
+    auto anthropic_llama = reply(anthropic(), 200,
+                                 "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"m\",\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n"
+                                 "event: error\ndata: {\"code\":400,\"message\":\"request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it\",\"type\":\"exceed_context_size_error\"}\n\n",
+                                 "text/event-stream");
+    BOOST_TEST((anthropic_llama.error == lb::errc::context_overflow));
+    BOOST_TEST(anthropic_llama.error_message ==
+               "provider error (exceed_context_size_error): request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it");
+    // Anthropic's own error event, for comparison.
+    auto overloaded = reply(anthropic(fast(1)), 200,
+                            "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
+                            "text/event-stream");
+    BOOST_TEST((overloaded.error == lb::errc::transient));
+}
+
+// A refusal arrives as the answer's text with finish_reason::refusal (openai-python
+// chat_completion_chunk.py ChoiceDelta.refusal, chat_completion_message.py refusal).
+BOOST_FIXTURE_TEST_CASE(a_refusal_is_marked_as_one, negotiation_fixture) {
+    auto streamed = reply(openai(), 200,
+                          R"(data: {"choices":[{"index":0,"delta":{"role":"assistant","content":null,"refusal":""}}]})" "\n\n"
+                          R"(data: {"choices":[{"index":0,"delta":{"refusal":"I can't help "}}]})" "\n\n"
+                          R"(data: {"choices":[{"index":0,"delta":{"refusal":"with that."}}]})" "\n\n"
+                          R"(data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})" "\n\ndata: [DONE]\n\n",
+                          "text/event-stream");
+    BOOST_TEST_REQUIRE(streamed.ok(), streamed.error_message);
+    BOOST_TEST(streamed.text() == "I can't help with that.");
+    BOOST_TEST((streamed.finish == lb::finish_reason::refusal));
+    auto whole = reply(openai(false), 200,
+                       R"({"choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"No."},"finish_reason":"stop"}]})",
+                       "application/json");
+    BOOST_TEST_REQUIRE(whole.ok(), whole.error_message);
+    BOOST_TEST(whole.text() == "No.");
+    BOOST_TEST((whole.finish == lb::finish_reason::refusal));
+    auto plain = reply(openai(false), 200, openai_whole_body, "application/json");
+    BOOST_TEST((plain.finish == lb::finish_reason::stop));
+    auto anthropic_refusal = reply(anthropic(), 200,
+                                   R"({"content":[{"type":"text","text":"No."}],"stop_reason":"refusal","usage":{"input_tokens":4,"output_tokens":1}})",
+                                   "application/json");
+    BOOST_TEST((anthropic_refusal.finish == lb::finish_reason::refusal));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(anthropic_model_suite)

@@ -96,6 +96,35 @@ BOOST_AUTO_TEST_CASE(comments_and_unknown_fields_are_ignored) {
     check_all_splits(": keep-alive\n:\nfoo: bar\ndata: x\n: inside\n\n", {{"message", "x", ""}});
 }
 
+// llama.cpp server's older streams wrote errors as an `error:` line: read as an "error" event
+// only when asked (error_field), else ignored like any unknown field.
+BOOST_AUTO_TEST_CASE(error_lines_when_asked) {
+    const std::string_view input = "data: {\"a\":1}\n\nerror: {\"code\":400,\"message\":\"too big\"}\n\ndata: [DONE]\n\n";
+    for (std::size_t piece : {input.size(), std::size_t{1}, std::size_t{7}}) {
+        BOOST_TEST_CONTEXT("pieces of " << piece) {
+            sse_parser p(libretto::http::sse_parser_options{.error_field = true});
+            events out;
+            for (std::size_t i = 0; i < input.size(); i += piece) {
+                std::string owned(input.substr(i, piece));
+                BOOST_REQUIRE(!p.feed(owned, [&](const sse_event& e) {
+                    out.push_back({std::string(e.event), std::string(e.data), std::string(e.id)});
+                }));
+            }
+            BOOST_TEST(out == events({{"message", "{\"a\":1}", ""}, {"error", "{\"code\":400,\"message\":\"too big\"}", ""}, {"message", "[DONE]", ""}}),
+                       boost::test_tools::per_element());
+        }
+    }
+    // Off (the default): the line is an unknown field.
+    check_all_splits(input, {{"message", "{\"a\":1}", ""}, {"message", "[DONE]", ""}});
+    // An event: name given before the error line is replaced by "error".
+    sse_parser p(libretto::http::sse_parser_options{.error_field = true});
+    events out;
+    BOOST_REQUIRE(!p.feed("event: x\nerror: boom\n\n", [&](const sse_event& e) {
+        out.push_back({std::string(e.event), std::string(e.data), std::string(e.id)});
+    }));
+    BOOST_TEST(out == events({{"error", "boom", ""}}), boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_CASE(only_one_leading_space_is_stripped) {
     check_all_splits("data:  two spaces\ndata:none\n\n", {{"message", " two spaces\nnone", ""}});
 }

@@ -44,6 +44,10 @@ struct sse_parser_options {
     /// Largest event (its pending line plus data so far, in bytes) the parser buffers; a
     /// larger one is errc::oversize. Bounds memory against a server that never ends a line.
     std::size_t max_event_size = 8 * 1024 * 1024;
+    /// Reads an `error:` line as the data of an event named "error". Not SSE (the rules
+    /// ignore unknown fields), but what llama.cpp's server wrote for an error in a stream
+    /// before it moved to `data: {"error": ...}`; the provider models turn it on.
+    bool error_field = false;
 };
 
 class sse_parser {
@@ -184,8 +188,13 @@ private:
             value = line.substr(colon + 1);
             if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
         }
-        if (field == "data") {
+        const bool error_line = options_.error_field && field == "error";
+        if (field == "data" || error_line) {
             if (pending_data_size() + value.size() + 1 > options_.max_event_size) return false;
+            if (error_line) {
+                event_.assign("error");
+                has_event_name_ = true;
+            }
             if (!has_data_ && !line_.empty()) {
                 data_.assign(value); // the line itself lives in line_, which is reused
             } else if (!has_data_) {

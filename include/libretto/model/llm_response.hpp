@@ -41,6 +41,7 @@ enum class finish_reason {
     content_filter, ///< the provider withheld (part of) the output
     error,          ///< the generation failed: see llm_response::error
     other,          ///< anything else the provider reported
+    refusal,        ///< the model declined to answer; the text is its refusal (OpenAI's refusal, Anthropic's stop_reason "refusal")
 };
 
 constexpr std::string_view to_string(finish_reason r) noexcept {
@@ -51,6 +52,7 @@ constexpr std::string_view to_string(finish_reason r) noexcept {
     case finish_reason::content_filter: return "content_filter";
     case finish_reason::error: return "error";
     case finish_reason::other: return "other";
+    case finish_reason::refusal: return "refusal";
     }
     return "unknown";
 }

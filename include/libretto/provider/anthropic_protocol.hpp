@@ -261,7 +261,7 @@ inline finish_reason anthropic_stop_reason(std::string_view r) noexcept {
     if (r == "end_turn" || r == "stop_sequence") return finish_reason::stop;
     if (r == "max_tokens" || r == "model_context_window_exceeded") return finish_reason::length;
     if (r == "tool_use") return finish_reason::tool_calls;
-    if (r == "refusal") return finish_reason::content_filter;
+    if (r == "refusal") return finish_reason::refusal;
     return finish_reason::other; // pause_turn, and stop reasons added later
 }
 
@@ -336,6 +336,16 @@ public:
             return c;
         }
         std::string_view type = detail::string_member(*root, "type");
+        if (event_name == "error" && type != "error") {
+            // An error event whose JSON is not Anthropic's {"type":"error","error":{...}}:
+            // llama.cpp's /v1/messages writes its bare {"code","message","type"} object.
+            provider_error_body b;
+            if (detail::member(*root, "error")) b = read_error_value(*root);
+            else detail::read_error_object(*root, b);
+            if (b.message.empty()) b.message = detail::bounded_utf8(data, max_provider_message_bytes);
+            record(classify_stream_error(b));
+            return c;
+        }
         if (type.empty()) type = event_name;
         detail::shape_reader shape;
         if (!read_event(type, *root, c, shape)) {

@@ -329,7 +329,11 @@ inline bool read_openai_choice_payload(const json::object& root, std::string_vie
             auto at_delta = [&] { return at_choice() + "." + std::string(delta_key); };
             if (const auto* d = shape.obj(*choice, delta_key, at_choice)) {
                 if (const auto* s = shape.str(*d, "content", at_delta)) c.text.append(s->data(), s->size());
-                if (const auto* s = shape.str(*d, "refusal", at_delta)) c.text.append(s->data(), s->size());
+                // A refusal is the answer's text; the response's finish says it was one.
+                if (const auto* s = shape.str(*d, "refusal", at_delta); s && !s->empty()) {
+                    c.text.append(s->data(), s->size());
+                    c.finish = finish_reason::refusal;
+                }
                 // DeepSeek, vLLM, llama.cpp: reasoning_content; OpenRouter, Ollama: reasoning.
                 if (const auto* s = shape.str(*d, "reasoning_content", at_delta)) c.thinking.append(s->data(), s->size());
                 else if (const auto* s = shape.str(*d, "reasoning", at_delta)) c.thinking.append(s->data(), s->size());
@@ -371,7 +375,7 @@ inline bool read_openai_choice_payload(const json::object& root, std::string_vie
                 }
             }
             if (const auto* r = shape.str(*choice, "finish_reason", at_choice); r && !r->empty()) { // "" means null to a few servers
-                c.finish = openai_finish_reason(*r);
+                if (c.finish != finish_reason::refusal) c.finish = openai_finish_reason(*r);
                 saw_finish = true;
             }
         }
@@ -461,6 +465,8 @@ public:
                  "OpenAI stream: chunk #" + std::to_string(events_) + ": " + shape.problem());
             return llm_chunk{};
         }
+        if (c.finish == finish_reason::refusal) refused_ = true;
+        else if (refused_ && c.finish) c.finish = finish_reason::refusal; // "stop" after a refusal
         acc_.add(c);
         if (acc_.failed()) { // more calls (by id, without an index) than a reply may hold
             failed_ = true;
@@ -500,6 +506,7 @@ private:
     std::size_t events_ = 0;
     bool saw_done_ = false;
     bool saw_finish_ = false;
+    bool refused_ = false;
     bool failed_ = false;
 };
 

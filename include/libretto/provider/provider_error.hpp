@@ -76,6 +76,20 @@ inline provider_error_body read_error_value(const json::object& root) {
         if (const auto* eo = e->if_object()) {
             detail::read_error_object(*eo, out);
         } else if (const auto* s = e->if_string()) {
+            // Ollama passes llama-server's JSON error body through as this string
+            // (llm/llama_server.go): read the body inside, once.
+            std::string_view inner = detail::trim(*s);
+            if (!inner.empty() && inner.front() == '{') {
+                boost::system::error_code ec;
+                json::value v = json::parse(inner, ec);
+                if (const auto* io = v.if_object(); !ec && io && detail::member(*io, "error")) {
+                    if (const auto* ie = detail::member(*io, "error")->if_object()) {
+                        detail::read_error_object(*ie, out);
+                        if (out.structured) return out;
+                    }
+                }
+                out = provider_error_body{};
+            }
             out.message = detail::bounded_utf8(*s, max_provider_message_bytes);
             out.structured = !out.message.empty();
         }
@@ -126,38 +140,53 @@ inline bool is_context_overflow_message(std::string_view message) noexcept {
     return detail::any_pattern_matches(detail::overflow_patterns(), message);
 }
 
+/// True if `message` says the model or server rejects a parameter of the request (vLLM's
+/// "'max_tokens' or 'max_completion_tokens' is too large", Anthropic's "temperature and top_p
+/// cannot both be specified for this model", "temperature is deprecated for this model").
+inline bool is_rejected_parameter_message(std::string_view message) noexcept {
+    return detail::any_pattern_matches(detail::rejected_parameter_patterns(), message);
+}
+
 /// The errc for a provider error. `status` is the HTTP status (0 for an error event inside
 /// a stream, which carries only a type); `type` and `code` are the provider's.
 ///
+/// - invalid_argument: the message names a parameter the model rejects
+///   (is_rejected_parameter_message): neither waiting nor compaction helps;
 /// - context_overflow: the message matches is_context_overflow_message, or the type/code
-///   is OpenAI's `context_length_exceeded`, Anthropic's `request_too_large` or z.ai's
-///   `model_context_window_exceeded` — never for 429 (a tokens-per-minute limit is a rate
-///   limit, whatever its wording);
+///   is OpenAI's `context_length_exceeded`, Anthropic's `request_too_large`, z.ai's
+///   `model_context_window_exceeded` or llama.cpp's `exceed_context_size_error` — never for
+///   429 (a tokens-per-minute limit is a rate limit, whatever its wording);
 /// - auth_failed: 401, 403, Anthropic's authentication_error / permission_error;
 /// - transient: 408, 409, 429, 5xx, Anthropic's 529 overloaded_error, rate_limit_error,
-///   api_error, timeout_error, OpenAI's server_error — except a 429 for an exhausted quota or
-///   billing (`insufficient_quota`, `billing_error`), which waiting does not fix: model_error;
+///   api_error, timeout_error, OpenAI's server_error, llama.cpp's unavailable_error —
+///   except a 429 for an exhausted quota or billing (`insufficient_quota`, `billing_error`)
+///   or for one request larger than a per-minute token limit ("Request too large for ... on
+///   tokens per min"), which waiting does not fix: model_error;
 /// - model_error: everything else (400 bad request, 404 unknown model, 413, 422, ...).
 inline errc classify_provider_error(int status, std::string_view type, std::string_view code,
                                     std::string_view message) noexcept {
     using detail::iequals;
     const bool quota = iequals(code, "insufficient_quota") || iequals(type, "insufficient_quota") ||
                        iequals(type, "billing_error") || iequals(code, "billing_error");
+    if (!quota && is_rejected_parameter_message(message)) return errc::invalid_argument;
     if (status != 429 && !quota) {
         if (iequals(code, "context_length_exceeded") || iequals(type, "context_length_exceeded") ||
             iequals(type, "request_too_large") || iequals(code, "request_too_large") ||
-            iequals(code, "model_context_window_exceeded") || is_context_overflow_message(message))
+            iequals(code, "model_context_window_exceeded") || iequals(type, "exceed_context_size_error") ||
+            is_context_overflow_message(message))
             return errc::context_overflow;
     }
     if (status == 401 || status == 403 || iequals(type, "authentication_error") ||
         iequals(type, "permission_error") || iequals(code, "invalid_api_key"))
         return errc::auth_failed;
     if (quota) return errc::model_error;
+    if (status == 429 && detail::any_pattern_matches(detail::request_too_large_patterns(), message))
+        return errc::model_error;
     if (status == 408 || status == 409 || status == 429 || status >= 500) return errc::transient;
     if (status == 0 || status == 200) {
         // An error event inside a stream: the type is all there is.
         for (std::string_view t : {"overloaded_error", "rate_limit_error", "rate_limit_exceeded", "api_error",
-                                   "timeout_error", "server_error", "service_unavailable_error"})
+                                   "timeout_error", "server_error", "service_unavailable_error", "unavailable_error"})
             if (iequals(type, t) || iequals(code, t)) return errc::transient;
     }
     return errc::model_error;

@@ -57,7 +57,7 @@ boost::asio::awaitable<llm_response> http_attempt(http::any_transport& transport
     }
 
     Decoder decoder;
-    http::sse_parser sse(http::sse_parser_options{.max_event_size = opts.max_event_size});
+    http::sse_parser sse(http::sse_parser_options{.max_event_size = opts.max_event_size, .error_field = true});
     std::vector<char> buf(opts.read_buffer ? opts.read_buffer : 16 * 1024);
     std::vector<llm_chunk> pending;
     // The reply's form is read from its first bytes, whatever was asked and whatever the

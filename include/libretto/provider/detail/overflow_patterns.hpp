@@ -28,9 +28,11 @@ namespace libretto::detail {
 /// pi-ai's OVERFLOW_PATTERNS (badlogic/pi-mono packages/ai/src/utils/overflow.ts; the 0.73.1
 /// set and the later additions), the phrasings OpenClaw's overflow recovery recognises, and
 /// the servers documented in docs/providers.md. The comment names who says it.
-inline constexpr std::array<std::string_view, 30> overflow_pattern_sources = {
-    "prompt {is |}too long",                                               // Anthropic; Ollama "prompt too long; exceeded max context length"
-    "prompt too long; exceeded {max |}context length",                     // Ollama
+inline constexpr std::array<std::string_view, 35> overflow_pattern_sources = {
+    "prompt {is |}too long",                                               // Anthropic; Ollama's hosted service "prompt too long; exceeded max context length by N tokens"
+    "prompt too long; exceeded {max |}context length",                     // Ollama's hosted service
+    "input length exceeds the context length",                             // Ollama (runner/ollamarunner/runner.go, llm/llama_server.go)
+    "input {after truncation |}exceeds maximum context length",            // Ollama embeddings (server/routes.go)
     "request_too_large",                                                   // Anthropic 413 (request bytes)
     "input is too long for requested model",                               // Amazon Bedrock
     "input is too long for the model",                                     // OpenClaw
@@ -44,9 +46,12 @@ inline constexpr std::array<std::string_view, 30> overflow_pattern_sources = {
     "exceeds {the |}maximum allowed input length of # token",             // OpenRouter (Poolside)
     "input (# tokens) is longer than the model{'|}s context length (# tokens)", // Together AI
     "exceeds the limit of #",                                              // GitHub Copilot
-    "exceeds the available context size",                                  // llama.cpp server
-    "is larger than the max context size",                                 // older llama.cpp server
-    "greater than the context length",                                     // LM Studio
+    "exceeds the available context size",                                  // llama.cpp server ("request (N tokens) exceeds ...", older "the request exceeds ...")
+    "is larger than the max context size",                                 // llama.cpp server ("input (N tokens) is larger than ...")
+    "context size has been exceeded",                                      // llama.cpp server and LM Studio, during generation
+    "greater than the context length",                                     // LM Studio ("The number of tokens to keep ... is greater than the context length")
+    "when context the overflows",                                          // older LM Studio ("Trying to keep the first N tokens when context the overflows")
+    "cannot truncate prompt with n_keep",                                  // LM Studio 0.4
     "context window exceeds limit",                                        // MiniMax
     "exceeded model token limit",                                          // Kimi
     "too large for model with # maximum context length",                   // Mistral
@@ -67,6 +72,22 @@ inline constexpr std::array<std::string_view, 3> non_overflow_pattern_sources = 
     "^{throttling error|service unavailable}:",
     "rate limit",
     "too many requests",
+};
+
+/// A parameter the model or server rejects (errc::invalid_argument): neither waiting nor
+/// compaction helps, and the message names the parameter. vLLM's max_tokens message also
+/// says "maximum context length is N tokens", so these are checked before overflow.
+inline constexpr std::array<std::string_view, 3> rejected_parameter_pattern_sources = {
+    "'max_tokens' or 'max_completion_tokens' is too large",                // vLLM (serving_engine.py _validate_input)
+    "cannot both be specified for this model",                             // Anthropic: "temperature and top_p cannot both be specified for this model"
+    "is deprecated for this model",                                        // Anthropic: "temperature is deprecated for this model."
+};
+
+/// A 429 for one request larger than a per-minute token limit: waiting never lets it through
+/// (errc::model_error). OpenAI: "Request too large for gpt-4o in organization org-x on tokens
+/// per min (TPM): Limit 30000, Requested 36278. The input or output tokens must be reduced".
+inline constexpr std::array<std::string_view, 1> request_too_large_pattern_sources = {
+    "request too large for *per min",
 };
 
 /// Appends the plain patterns `source` expands to (every combination of its {a|b} groups).
@@ -106,6 +127,16 @@ inline const std::vector<std::string>& overflow_patterns() {
 
 inline const std::vector<std::string>& non_overflow_patterns() {
     static const std::vector<std::string> p = expand_patterns(non_overflow_pattern_sources);
+    return p;
+}
+
+inline const std::vector<std::string>& rejected_parameter_patterns() {
+    static const std::vector<std::string> p = expand_patterns(rejected_parameter_pattern_sources);
+    return p;
+}
+
+inline const std::vector<std::string>& request_too_large_patterns() {
+    static const std::vector<std::string> p = expand_patterns(request_too_large_pattern_sources);
     return p;
 }
 
