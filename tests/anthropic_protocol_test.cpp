@@ -174,12 +174,56 @@ BOOST_AUTO_TEST_CASE(tools_schema_thinking_and_options) {
                   "input_schema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}},
                  {"name":"clock","input_schema":{"type":"object","properties":{}}}],
         "output_config":{"format":{"type":"json_schema","schema":{"type":"object","properties":{"a":{"type":"integer"}}}}},
-        "temperature":1,"top_p":0.9,"stop_sequences":["END"],
+        "temperature":1,"stop_sequences":["END"],
         "thinking":{"type":"enabled","budget_tokens":10000},"stream":true,"top_k":5})");
-    BOOST_TEST(v == want, json::serialize(v));
+    BOOST_TEST(v == want, json::serialize(v)); // top_p 0.9: below what thinking takes, and not with temperature on Opus 4.1
     // Numbers as JavaScript writes them (Boost.JSON would write 1E0 and 9E-1).
-    const std::string text = lb::encode_request(r, {.thinking_budget_tokens = 10000});
+    r.model = "claude-3-5-haiku";
+    const std::string text = lb::encode_request(r, {});
     BOOST_TEST(text.find(R"("temperature":1,"top_p":0.9,)") != std::string::npos, text);
+}
+
+// The sampling table: from Claude 4.5 (and Opus 4.1) temperature or top_p, not both; Opus
+// 4.7 neither; extended thinking takes temperature 1 and top_p from 0.95 only.
+BOOST_AUTO_TEST_CASE(sampling_parameters_follow_the_model_table) {
+    lb::llm_request r{.messages = {lb::message::user("Hi")}};
+    auto sent = [&](std::string model, lb::generation_options g, const lb::anthropic_options& o = {}) {
+        r.model = std::move(model);
+        r.options = g;
+        return encode(r, o).as_object();
+    };
+    const lb::generation_options both{.temperature = 0.3, .top_p = 0.8};
+    auto old_model = sent("claude-3-7-sonnet-20250219", both);
+    BOOST_TEST(old_model.at("temperature") == 0.3);
+    BOOST_TEST(old_model.at("top_p") == 0.8);
+    for (auto m : {"claude-sonnet-4-5-20250929", "claude-haiku-4-5", "claude-opus-4-1-20250805"}) {
+        auto b = sent(m, both);
+        BOOST_TEST(b.at("temperature") == 0.3, m);
+        BOOST_TEST(!b.contains("top_p"), m);
+        BOOST_TEST(sent(m, {.top_p = 0.8}).at("top_p") == 0.8, m); // alone, it is taken
+    }
+    auto opus47 = sent("claude-opus-4-7", both);
+    BOOST_TEST(!opus47.contains("temperature"));
+    BOOST_TEST(!opus47.contains("top_p"));
+    // Thinking: temperature 1 and top_p 0.95 are taken, others not.
+    lb::anthropic_options thinking{.thinking_budget_tokens = 2048};
+    auto t1 = sent("claude-3-7-sonnet", {.temperature = 1.0, .top_p = 0.95}, thinking);
+    BOOST_TEST(t1.at("temperature") == 1);
+    BOOST_TEST(t1.at("top_p") == 0.95);
+    auto t2 = sent("claude-3-7-sonnet", both, thinking);
+    BOOST_TEST(!t2.contains("temperature"));
+    BOOST_TEST(!t2.contains("top_p"));
+    // fail: named before any I/O.
+    lb::anthropic_options strict;
+    strict.sampling.unsupported = lb::unsupported_sampling::fail;
+    try {
+        sent("claude-sonnet-4-5", both, strict);
+        BOOST_FAIL("no error");
+    } catch (const boost::system::system_error& e) {
+        BOOST_TEST((e.code() == errc::invalid_argument));
+        BOOST_TEST(std::string(e.what()).find("generation_options.top_p: model 'claude-sonnet-4-5' takes temperature or top_p, not both") == 0u,
+                   e.what());
+    }
 }
 
 BOOST_AUTO_TEST_CASE(bad_requests_are_named) {
@@ -552,7 +596,7 @@ BOOST_AUTO_TEST_CASE(stop_reasons) {
     BOOST_TEST(finish_of("max_tokens") == finish_reason::length);
     BOOST_TEST(finish_of("model_context_window_exceeded") == finish_reason::length);
     BOOST_TEST(finish_of("tool_use") == finish_reason::tool_calls);
-    BOOST_TEST(finish_of("refusal") == finish_reason::content_filter);
+    BOOST_TEST(finish_of("refusal") == finish_reason::refusal);
     BOOST_TEST(finish_of("pause_turn") == finish_reason::other);
 }
 

@@ -201,6 +201,50 @@ BOOST_AUTO_TEST_CASE(numbers_are_written_as_javascript_writes_them) {
     BOOST_TEST(body.find("E-") == std::string::npos, body);
 }
 
+// The sampling table decides what is sent: reasoning models take neither temperature nor
+// top_p; the longest prefix wins; the options can replace the answer or make it an error.
+BOOST_AUTO_TEST_CASE(sampling_parameters_follow_the_model_table) {
+    lb::llm_request r{.messages = {lb::message::user("Hi")}};
+    r.options = {.temperature = 0.2, .top_p = 0.5};
+    auto sent = [&](std::string model, const lb::openai_options& o) {
+        r.model = std::move(model);
+        return encode(r, o).as_object();
+    };
+    for (auto m : {"o3-mini", "o1", "o4-mini", "gpt-5.2-chat-latest"}) {
+        auto b = sent(m, {});
+        BOOST_TEST(!b.contains("temperature"), m);
+        BOOST_TEST(!b.contains("top_p"), m);
+    }
+    auto classic = sent("gpt-4o-mini", {});
+    BOOST_TEST(classic.at("temperature") == 0.2);
+    BOOST_TEST(classic.at("top_p") == 0.5);
+    // A local server's model: nothing matches, everything is sent.
+    BOOST_TEST(sent("qwen3:8b", {}).contains("temperature"));
+    // Overridden: a custom table (longest prefix wins), a fixed answer.
+    lb::openai_options custom;
+    custom.sampling.rules = {{"my-", {.top_p = false}}, {"my-model-2", {}}};
+    BOOST_TEST(!sent("my-model-1", custom).contains("top_p"));
+    BOOST_TEST(sent("my-model-1", custom).contains("temperature"));
+    BOOST_TEST(sent("my-model-2", custom).contains("top_p"));
+    lb::openai_options everything;
+    everything.sampling.support = lb::sampling_support{};
+    BOOST_TEST(sent("o3", everything).at("temperature") == 0.2);
+    // fail: an invalid_argument naming the parameter and the model, before any I/O.
+    lb::openai_options strict;
+    strict.sampling.unsupported = lb::unsupported_sampling::fail;
+    try {
+        sent("o3", strict);
+        BOOST_FAIL("no error");
+    } catch (const boost::system::system_error& e) {
+        BOOST_TEST((e.code() == errc::invalid_argument));
+        BOOST_TEST(std::string(e.what()).find("generation_options.temperature: model 'o3' does not take temperature") == 0u,
+                   e.what());
+    }
+    r.options = {};
+    BOOST_TEST(!sent("o3", strict).contains("temperature")); // nothing asked, nothing refused
+    BOOST_TEST((lb::find_sampling_support({}, "o3") == lb::sampling_support{}));
+}
+
 BOOST_AUTO_TEST_CASE(invalid_call_goes_back_as_written) {
     lb::invalid_tool_call bad{"call_9", "search", "{q: Oslo}", "not JSON"};
     lb::llm_request r{.messages = {msg(lb::message_role::assistant, {bad.as_call()}),

@@ -334,6 +334,22 @@ BOOST_AUTO_TEST_CASE(anthropic_rejected_sampling_parameters) {
                errc::invalid_argument);
 }
 
+BOOST_AUTO_TEST_CASE(openai_rejected_sampling_parameters) {
+    // Reasoning models and the default-only temperature, as the API answers (code unsupported_value).
+    auto temp = lb::classify_http_error(
+        400, R"j({"error":{"message":"Unsupported value: 'temperature' does not support 0.2 with this model. Only the default (1) value is supported.","type":"invalid_request_error","param":"temperature","code":"unsupported_value"}})j");
+    BOOST_TEST(temp.code == errc::invalid_argument);
+    BOOST_TEST(temp.message.find("'temperature'") != std::string::npos);
+    // The wording alone (a proxy that drops the code), and the code alone.
+    BOOST_TEST(lb::classify_http_error(400, R"j({"error":{"message":"Unsupported value: 'top_p' does not support 0.5 with this model."}})j").code ==
+               errc::invalid_argument);
+    BOOST_TEST(lb::classify_http_error(400, R"j({"error":{"message":"no","code":"unsupported_parameter"}})j").code == errc::invalid_argument);
+    BOOST_TEST(lb::classify_http_error(400, R"j({"message":"invalid temperature: only 1 is allowed for this model","type":"invalid_request_error"})j").code ==
+               errc::invalid_argument);
+    // Not anchored elsewhere: a message that merely quotes the phrase later is not one.
+    BOOST_TEST(!lb::is_rejected_parameter_message("the tool said: unsupported value: 'x'"));
+}
+
 BOOST_AUTO_TEST_CASE(lm_studio) {
     // 400 with the message as a string.
     BOOST_TEST(lb::classify_http_error(400, R"j({"error":"The number of tokens to keep from the initial prompt is greater than the context length (n_keep: 13055>= n_ctx: 4096). Try to load the model with a larger context length, or provide a shorter input."})j").code ==

@@ -17,6 +17,7 @@
 #include <libretto/provider/detail/text.hpp>
 #include <libretto/provider/http_header.hpp>
 #include <libretto/provider/provider_error.hpp>
+#include <libretto/provider/sampling.hpp>
 
 #include <boost/json/array.hpp>
 #include <boost/json/monotonic_resource.hpp>
@@ -57,6 +58,10 @@ struct anthropic_options {
     /// Members merged into the request body last (they win), e.g. {"top_k": 5} or a
     /// "metadata" object.
     json::object extra_body{};
+    /// Which sampling parameters each model takes (docs/providers.md, "Sampling parameters"):
+    /// from Claude 4.5 (and Opus 4.1) temperature or top_p, not both; Opus 4.7 neither. With
+    /// thinking on, a temperature other than 1 and a top_p below 0.95 are not taken either.
+    sampling_options sampling{.rules = anthropic_sampling_rules()};
 
     /// `defaults` with ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN and
     /// ANTHROPIC_MODEL applied where set and not empty.
@@ -237,8 +242,15 @@ inline std::string encode_request(const llm_request& req, const anthropic_option
         body["output_config"] = std::move(config);
     }
     const generation_options& g = req.options;
-    if (g.temperature) body["temperature"] = *g.temperature;
-    if (g.top_p) body["top_p"] = *g.top_p;
+    sampling_support support = find_sampling_support(opts.sampling, model);
+    if (opts.thinking_budget_tokens && !opts.sampling.support) {
+        // Extended thinking takes the default temperature and a top_p from 0.95 to 1 only.
+        if (g.temperature && *g.temperature != 1.0) support.temperature = false;
+        if (g.top_p && *g.top_p < 0.95) support.top_p = false;
+    }
+    const auto sampling = detail::choose_sampling(g, opts.sampling, model, support);
+    if (sampling.temperature) body["temperature"] = *sampling.temperature;
+    if (sampling.top_p) body["top_p"] = *sampling.top_p;
     if (!g.stop_sequences.empty()) {
         json::array stop(sp);
         for (const auto& s : g.stop_sequences) stop.emplace_back(s);

@@ -17,6 +17,7 @@
 #include <libretto/provider/detail/text.hpp>
 #include <libretto/provider/http_header.hpp>
 #include <libretto/provider/provider_error.hpp>
+#include <libretto/provider/sampling.hpp>
 
 #include <boost/json/array.hpp>
 #include <boost/json/monotonic_resource.hpp>
@@ -68,6 +69,9 @@ struct openai_options {
     /// Members merged into the request body last (they win): a server's own parameters,
     /// e.g. vLLM's {"top_k": 20} or llama.cpp's {"cache_prompt": true}.
     json::object extra_body{};
+    /// Which sampling parameters each model takes (docs/providers.md, "Sampling parameters"):
+    /// OpenAI's reasoning models (o1, o3, o4, gpt-5) take neither temperature nor top_p.
+    sampling_options sampling{.rules = openai_sampling_rules()};
 
     /// `defaults` with OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL, OPENAI_ORG_ID and
     /// OPENAI_PROJECT_ID applied where set and not empty.
@@ -273,8 +277,9 @@ inline std::string encode_request(const llm_request& req, const openai_options& 
         body["response_format"] = std::move(format);
     }
     const generation_options& g = req.options;
-    if (g.temperature) body["temperature"] = *g.temperature;
-    if (g.top_p) body["top_p"] = *g.top_p;
+    const auto sampling = detail::choose_sampling(g, opts.sampling, model, find_sampling_support(opts.sampling, model));
+    if (sampling.temperature) body["temperature"] = *sampling.temperature;
+    if (sampling.top_p) body["top_p"] = *sampling.top_p;
     if (g.max_output_tokens)
         body[opts.max_tokens_field == openai_max_tokens_field::max_tokens ? "max_tokens" : "max_completion_tokens"] =
             *g.max_output_tokens;

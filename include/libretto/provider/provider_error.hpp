@@ -151,7 +151,8 @@ inline bool is_rejected_parameter_message(std::string_view message) noexcept {
 /// a stream, which carries only a type); `type` and `code` are the provider's.
 ///
 /// - invalid_argument: the message names a parameter the model rejects
-///   (is_rejected_parameter_message): neither waiting nor compaction helps;
+///   (is_rejected_parameter_message), or the code is OpenAI's `unsupported_value` or
+///   `unsupported_parameter`: neither waiting nor compaction helps;
 /// - context_overflow: the message matches is_context_overflow_message, or the type/code
 ///   is OpenAI's `context_length_exceeded`, Anthropic's `request_too_large`, z.ai's
 ///   `model_context_window_exceeded` or llama.cpp's `exceed_context_size_error` — never for
@@ -168,7 +169,9 @@ inline errc classify_provider_error(int status, std::string_view type, std::stri
     using detail::iequals;
     const bool quota = iequals(code, "insufficient_quota") || iequals(type, "insufficient_quota") ||
                        iequals(type, "billing_error") || iequals(code, "billing_error");
-    if (!quota && is_rejected_parameter_message(message)) return errc::invalid_argument;
+    if (!quota && (iequals(code, "unsupported_value") || iequals(code, "unsupported_parameter") ||
+                   is_rejected_parameter_message(message)))
+        return errc::invalid_argument;
     if (status != 429 && !quota) {
         if (iequals(code, "context_length_exceeded") || iequals(type, "context_length_exceeded") ||
             iequals(type, "request_too_large") || iequals(code, "request_too_large") ||

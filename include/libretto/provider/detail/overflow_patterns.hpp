@@ -77,10 +77,13 @@ inline constexpr std::array<std::string_view, 3> non_overflow_pattern_sources = 
 /// A parameter the model or server rejects (errc::invalid_argument): neither waiting nor
 /// compaction helps, and the message names the parameter. vLLM's max_tokens message also
 /// says "maximum context length is N tokens", so these are checked before overflow.
-inline constexpr std::array<std::string_view, 3> rejected_parameter_pattern_sources = {
+inline constexpr std::array<std::string_view, 6> rejected_parameter_pattern_sources = {
     "'max_tokens' or 'max_completion_tokens' is too large",                // vLLM (serving_engine.py _validate_input)
     "cannot both be specified for this model",                             // Anthropic: "temperature and top_p cannot both be specified for this model"
     "is deprecated for this model",                                        // Anthropic: "temperature is deprecated for this model."
+    "^unsupported value: '",                                               // OpenAI: "Unsupported value: 'temperature' does not support 0.2 with this model."
+    "^unsupported parameter: '",                                           // OpenAI: "Unsupported parameter: 'max_tokens' is not supported with this model."
+    "only # is allowed for this model",                                    // Kimi: "invalid temperature: only 1 is allowed for this model"
 };
 
 /// A 429 for one request larger than a per-minute token limit: waiting never lets it through
