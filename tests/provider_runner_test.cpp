@@ -239,4 +239,100 @@ BOOST_AUTO_TEST_CASE(two_failures_then_success_with_the_default_options) {
     BOOST_TEST(r.events[0].sequence == 2);
 }
 
+// Extended thinking with tools, interleaved (a thinking block before the tool call, another
+// after its result) with a redacted block among them: every block is stored in the events with
+// its signature or data, and each later request sends them back as they came, in order, from
+// the store (a fresh runner over the reopened JSONL store) as well as from the turn itself.
+// The stream's bytes follow anthropic-sdk-python's block and delta types (thinking_block.py,
+// redacted_thinking_block.py, signature_delta.py).
+BOOST_AUTO_TEST_CASE(anthropic_interleaved_and_redacted_thinking_go_back_unchanged_across_turns) {
+    auto sse = [](std::initializer_list<std::pair<std::string, std::string>> events) {
+        std::string out;
+        for (const auto& [name, data] : events) out += "event: " + name + "\ndata: " + data + "\n\n";
+        llm_test::reply r = llm_test::text_reply(std::move(out));
+        r.proto = llm_test::protocol::anthropic;
+        r.headers = {{"Content-Type", "text/event-stream"}};
+        return r;
+    };
+    const std::string start = R"({"type":"message_start","message":{"model":"claude-sonnet-4-5","usage":{"input_tokens":50,"output_tokens":1}}})";
+    const std::string stop = R"({"type":"message_stop"})";
+    llm_test::server srv;
+    // Turn 1, first call: thinking (signed), a redacted block, the tool call.
+    srv.push(sse({{"message_start", start},
+                  {"content_block_start", R"({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}})"},
+                  {"content_block_delta", R"({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"The user wants Oslo."}})"},
+                  {"content_block_delta", R"({"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig-A/+=="}})"},
+                  {"content_block_stop", R"({"type":"content_block_stop","index":0})"},
+                  {"content_block_start", R"({"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix"}})"},
+                  {"content_block_stop", R"({"type":"content_block_stop","index":1})"},
+                  {"content_block_start", R"({"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}})"},
+                  {"content_block_delta", R"({"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"city\":\"Oslo\"}"}})"},
+                  {"content_block_stop", R"({"type":"content_block_stop","index":2})"},
+                  {"message_delta", R"({"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":40}})"},
+                  {"message_stop", stop}}));
+    // Turn 1, second call (after the tool result): interleaved thinking, then the answer.
+    srv.push(sse({{"message_start", start},
+                  {"content_block_start", R"({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}})"},
+                  {"content_block_delta", R"({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"21 degrees."}})"},
+                  {"content_block_delta", R"({"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig-B"}})"},
+                  {"content_block_stop", R"({"type":"content_block_stop","index":0})"},
+                  {"content_block_start", R"({"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}})"},
+                  {"content_block_delta", R"({"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"It is 21 °C in Oslo."}})"},
+                  {"content_block_stop", R"({"type":"content_block_stop","index":1})"},
+                  {"message_delta", R"({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":12}})"},
+                  {"message_stop", stop}}));
+    srv.push(llm_test::anthropic_stream({.text = {"You are welcome."}}));
+
+    asio::io_context io;
+    transport http{io.get_executor()};
+    lb::anthropic_model<transport> model{
+        http, {.base_url = srv.base_url(), .api_key = "k", .model = "claude-sonnet-4-5", .thinking_budget_tokens = 2048}};
+    const auto dir = fresh_dir("thinking-sessions");
+    {
+        lb::jsonl_store store{io.get_executor(), {.directory = dir}};
+        auto events = run_turn(model, store, "Weather in Oslo?");
+        BOOST_REQUIRE_EQUAL(events.size(), 3u);
+        // The tool-call event holds both thinking blocks of the first call, each with its own.
+        std::vector<lb::thinking_part> thinking;
+        for (const auto& p : events[0].content.parts)
+            if (const auto* t = std::get_if<lb::thinking_part>(&p)) thinking.push_back(*t);
+        BOOST_REQUIRE_EQUAL(thinking.size(), 2u);
+        BOOST_TEST(thinking[0].thinking == "The user wants Oslo.");
+        BOOST_TEST(thinking[0].metadata.at("signature") == "sig-A/+==");
+        BOOST_TEST(thinking[1].metadata.at("redacted_data") == "EmwKAhgBEgy3va3pzix");
+    }
+    {
+        lb::jsonl_store reopened{io.get_executor(), {.directory = dir}};
+        io.restart();
+        auto events = run_turn(model, reopened, "Thanks!");
+        BOOST_REQUIRE_EQUAL(events.size(), 1u);
+        BOOST_TEST(events[0].text() == "You are welcome.");
+    }
+    auto reqs = srv.requests();
+    BOOST_REQUIRE_EQUAL(reqs.size(), 3u);
+    // The assistant turn as the API requires it back: the blocks in order, unchanged.
+    const json::array want_first = json::parse(R"([
+        {"type":"thinking","thinking":"The user wants Oslo.","signature":"sig-A/+=="},
+        {"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix"},
+        {"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Oslo"}}])").as_array();
+    const json::array want_second = json::parse(R"([
+        {"type":"thinking","thinking":"21 degrees.","signature":"sig-B"},
+        {"type":"text","text":"It is 21 °C in Oslo."}])").as_array();
+    for (std::size_t i : {std::size_t{1}, std::size_t{2}}) {
+        BOOST_TEST_CONTEXT("request " << i) {
+            const json::value body = reqs[i].json();
+            const json::array& messages = body.at("messages").as_array();
+            BOOST_REQUIRE(messages.size() >= 3u);
+            BOOST_TEST(messages[1].at("role") == "assistant");
+            BOOST_TEST(messages[1].at("content") == want_first, json::serialize(messages[1]));
+            BOOST_TEST(messages[2].at("content").at(0).at("type") == "tool_result");
+            if (i == 2) {
+                BOOST_REQUIRE_EQUAL(messages.size(), 5u);
+                BOOST_TEST(messages[3].at("content") == want_second, json::serialize(messages[3]));
+                BOOST_TEST(messages[4].at("content").at(0).at("text") == "Thanks!");
+            }
+        }
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
