@@ -313,6 +313,36 @@ BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(openai_stream)
 
+// An emoji's surrogate pair split across two events (what @dwmkerr/mock-llm writes: it cuts
+// text in JavaScript string units): each half becomes U+FFFD and the answer survives.
+BOOST_AUTO_TEST_CASE(a_split_surrogate_pair_costs_a_character_not_the_answer) {
+    auto [chunks, r] = run({
+        data(R"({"id":"x","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"Gr\u00fc\u00dfe \ud83d","role":"assistant"},"finish_reason":null}]})"),
+        data(R"({"id":"x","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":"\ude00 aus K\u00f6ln"},"finish_reason":"stop"}]})"),
+        data("[DONE]"),
+    });
+    BOOST_TEST_REQUIRE(r.ok(), r.error_message);
+    BOOST_TEST(r.text() == "Gr\xC3\xBC\xC3\x9F" "e \xEF\xBF\xBD\xEF\xBF\xBD aus K\xC3\xB6ln");
+    // A whole pair in one event is the emoji.
+    auto [c2, whole] = run({data(R"({"choices":[{"index":0,"delta":{"content":"\ud83d\ude00"},"finish_reason":"stop"}]})")});
+    BOOST_TEST(whole.text() == "\xF0\x9F\x98\x80");
+}
+
+BOOST_AUTO_TEST_CASE(lone_surrogates_are_found_exactly) {
+    using lb::detail::replace_lone_surrogates;
+    BOOST_TEST(!replace_lone_surrogates(R"({"a":"\ud83d\ude00 \u00e9 \n"})").has_value());
+    BOOST_TEST(*replace_lone_surrogates(R"({"a":"x\ud83d"})") == R"({"a":"x\ufffd"})");
+    BOOST_TEST(*replace_lone_surrogates(R"({"a":"\ude00x"})") == R"({"a":"\ufffdx"})");
+    BOOST_TEST(*replace_lone_surrogates(R"({"a":"\uD83D\n\uDBFF\uDBFF"})") == R"({"a":"\ufffd\n\ufffd\ufffd"})");
+    // An escaped backslash followed by "ud83d" is text, not an escape.
+    BOOST_TEST(!replace_lone_surrogates(R"({"a":"\\ud83d"})").has_value());
+    BOOST_TEST(!replace_lone_surrogates(R"({"a":"\u12"})").has_value()); // not an escape at all: the parser says so
+    BOOST_TEST(!replace_lone_surrogates("").has_value());
+    // Still bad JSON after the repair: the parser's own error.
+    auto [c3, bad] = run({data(R"({"choices":[{"index":0,"delta":{"content":"\ud83d"})")});
+    BOOST_TEST((bad.error == errc::bad_response));
+}
+
 // The documented shape of a streamed text reply with include_usage: role chunk, content
 // chunks, finish chunk, usage-only chunk with empty choices, [DONE].
 BOOST_AUTO_TEST_CASE(text_with_usage_only_final_chunk) {

@@ -139,6 +139,24 @@ BOOST_AUTO_TEST_CASE(compatible_server_bodies) {
     BOOST_TEST(fastapi.message == "Not Found");
 }
 
+// Express servers (@dwmkerr/mock-llm's 404 and 500 among them): the string under "error" is
+// the type, "message" the message, "status" the status.
+BOOST_AUTO_TEST_CASE(express_bodies) {
+    auto b = lb::parse_error_body(R"({"error":"Not Found","message":"Cannot POST /v2/chat/completions","status":404})");
+    BOOST_TEST(b.structured);
+    BOOST_TEST(b.type == "Not Found");
+    BOOST_TEST(b.message == "Cannot POST /v2/chat/completions");
+    BOOST_TEST(b.status == 404);
+    auto e = lb::classify_http_error(404, R"({"error":"Not Found","message":"Cannot POST /v2/chat/completions","status":404})");
+    BOOST_TEST(e.describe() == "HTTP 404 (Not Found): Cannot POST /v2/chat/completions");
+    BOOST_TEST(e.code == errc::model_error);
+    auto crash = lb::classify_http_error(500, R"j({"error":"TypeError","message":"Cannot read properties of null (reading 'length')","status":500})j");
+    BOOST_TEST(crash.describe() == "HTTP 500 (TypeError): Cannot read properties of null (reading 'length')");
+    BOOST_TEST(crash.code == errc::transient);
+    // A status out of range is not one.
+    BOOST_TEST(lb::parse_error_body(R"({"error":"x","message":"y","status":7})").status == 0);
+}
+
 BOOST_AUTO_TEST_CASE(unstructured_bodies_fall_back_to_bounded_text) {
     auto html = lb::parse_error_body("<html><body>502 Bad Gateway</body></html>");
     BOOST_TEST(!html.structured);

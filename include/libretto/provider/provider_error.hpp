@@ -67,8 +67,9 @@ inline void read_error_object(const json::object& e, provider_error_body& out) {
 
 /// Reads a provider's error value: `{"error": {...}}` (OpenAI, vLLM, llama.cpp, Ollama's
 /// OpenAI layer), `{"type": "error", "error": {...}}` (Anthropic), `{"error": "text"}`
-/// (Ollama), `{"object": "error", "message": ...}` (older vLLM), `{"detail": "text"}`,
-/// `{"message": "text"}`. `structured` is false for anything else.
+/// (Ollama; a JSON error body inside the text is read), `{"error": "Type", "message":
+/// "text", "status": N}` (Express servers), `{"object": "error", "message": ...}` (older
+/// vLLM), `{"detail": "text"}`, `{"message": "text"}`. `structured` is false for anything else.
 inline provider_error_body read_error_value(const json::object& root) {
     provider_error_body out;
     const auto* o = &root;
@@ -89,6 +90,16 @@ inline provider_error_body read_error_value(const json::object& root) {
                     }
                 }
                 out = provider_error_body{};
+            }
+            // Express-style bodies: {"error": "Not Found", "message": "Cannot POST /v2/x", "status": 404}.
+            if (std::string_view m = detail::string_member(*o, "message"); !m.empty()) {
+                out.type = detail::bounded_utf8(*s, max_provider_message_bytes);
+                out.message = detail::bounded_utf8(m, max_provider_message_bytes);
+                if (const auto* st = detail::member(*o, "status"); st && st->is_int64() && st->get_int64() >= 100 &&
+                                                                    st->get_int64() <= 599)
+                    out.status = static_cast<int>(st->get_int64());
+                out.structured = true;
+                return out;
             }
             out.message = detail::bounded_utf8(*s, max_provider_message_bytes);
             out.structured = !out.message.empty();
