@@ -16,7 +16,7 @@ struct provider_http_options {
     retry_options retry{};                        ///< retries of transient failures before any chunk was delivered
     std::size_t max_error_body = 64 * 1024;       ///< the part of an error body read for classification
     std::size_t read_buffer = 16 * 1024;          ///< body bytes read at a time
-    std::size_t max_event_size = 8 * 1024 * 1024; ///< the largest SSE event accepted (errc::bad_response past it)
+    std::size_t max_event_size = 8 * 1024 * 1024; ///< the largest SSE event, or whole JSON reply, accepted (errc::bad_response past it)
 };
 
 } // namespace libretto
