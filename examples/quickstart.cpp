@@ -151,10 +151,10 @@ bool turn(Runner& runner, const lb::run_options& options, std::string question) 
         if (streaming) std::cout << "\n";
         streaming = false;
         for (const auto& call : ev.tool_calls())
-            std::cout << "  [#" << ev.sequence << " call " << call.tool_name << json::serialize(call.args) << "]\n";
+            std::cout << "  [#" << ev.sequence << " call " << call.tool_name << lb::stringify(call.args) << "]\n";
         for (const auto& r : ev.tool_responses())
             std::cout << "  [#" << ev.sequence << " " << r.tool_name << " -> "
-                      << (r.error ? "error: " + *r.error : json::serialize(r.result)) << "]\n";
+                      << (r.error ? "error: " + *r.error : lb::stringify(r.result)) << "]\n";
         if (ev.is_final_response()) std::cout << "  [#" << ev.sequence << " final answer stored]\n";
     };
     lb::turn_result r = lb::run_to_end(runner, options, std::move(question), std::move(o));
@@ -171,7 +171,7 @@ asio::awaitable<void> show_session(lb::jsonl_store& store, const lb::run_options
     std::optional<lb::session> s = co_await std::move(get);
     std::cout << "\nsession '" << s->id << "': " << s->events.size() << " events stored (user messages, tool calls, "
               << "tool results, answers; partials are never stored)\n";
-    std::cout << "state: " << json::serialize(s->state) << "\n";
+    std::cout << "state: " << lb::stringify(s->state) << "\n";
 }
 
 int main() {

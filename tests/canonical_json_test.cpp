@@ -2,7 +2,7 @@
 // sign/canonical_json.hpp: RFC 8785 (JCS) against the RFC's own examples; detail/json_stringify.hpp
 // (what requests to models are written with) against the same numbers.
 #include <libretto/sign/canonical_json.hpp>
-#include <libretto/detail/json_stringify.hpp>
+#include <libretto/json_stringify.hpp>
 
 #include <libretto/event/json.hpp> // detail::parse_precise: Boost 1.81's parser can be 1 ulp off
 
@@ -214,26 +214,26 @@ BOOST_AUTO_TEST_SUITE(json_stringify)
 BOOST_AUTO_TEST_CASE(numbers_as_javascript_writes_them) {
     for (const auto& c : appendix_b) {
         const double d = std::bit_cast<double>(c.bits);
-        BOOST_TEST_CONTEXT("bits " << std::hex << c.bits) { BOOST_TEST(detail::stringify(json::value(d)) == c.text); }
+        BOOST_TEST_CONTEXT("bits " << std::hex << c.bits) { BOOST_TEST(stringify(json::value(d)) == c.text); }
     }
     // What Boost.JSON writes as 4.2E1, 6.98E1, 7E-1, 1E0, 1E21.
     BOOST_TEST(json::serialize(json::value(42.0)) == "4.2E1"); // the reason for this writer
-    BOOST_TEST(detail::stringify(json::value(42.0)) == "42");
-    BOOST_TEST(detail::stringify(json::value(69.8)) == "69.8");
-    BOOST_TEST(detail::stringify(json::value(0.7)) == "0.7");
-    BOOST_TEST(detail::stringify(json::value(1.0)) == "1");
-    BOOST_TEST(detail::stringify(json::value(-0.0)) == "0");
-    BOOST_TEST(detail::stringify(json::value(1e20)) == "100000000000000000000"); // no exponent below 1e21
-    BOOST_TEST(detail::stringify(json::value(1e21)) == "1e+21");
-    BOOST_TEST(detail::stringify(json::value(1e-7)) == "1e-7");
+    BOOST_TEST(stringify(json::value(42.0)) == "42");
+    BOOST_TEST(stringify(json::value(69.8)) == "69.8");
+    BOOST_TEST(stringify(json::value(0.7)) == "0.7");
+    BOOST_TEST(stringify(json::value(1.0)) == "1");
+    BOOST_TEST(stringify(json::value(-0.0)) == "0");
+    BOOST_TEST(stringify(json::value(1e20)) == "100000000000000000000"); // no exponent below 1e21
+    BOOST_TEST(stringify(json::value(1e21)) == "1e+21");
+    BOOST_TEST(stringify(json::value(1e-7)) == "1e-7");
 }
 
 BOOST_AUTO_TEST_CASE(integers_exact_and_non_finite_as_null) {
-    BOOST_TEST(detail::stringify(json::value(std::int64_t{-9007199254740993})) == "-9007199254740993");
-    BOOST_TEST(detail::stringify(json::value(std::uint64_t{18446744073709551615u})) == "18446744073709551615");
+    BOOST_TEST(stringify(json::value(std::int64_t{-9007199254740993})) == "-9007199254740993");
+    BOOST_TEST(stringify(json::value(std::uint64_t{18446744073709551615u})) == "18446744073709551615");
     json::array a{std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
                   -std::numeric_limits<double>::infinity(), nullptr, true, false};
-    BOOST_TEST(detail::stringify(a) == "[null,null,null,null,true,false]");
+    BOOST_TEST(stringify(a) == "[null,null,null,null,true,false]");
 }
 
 BOOST_AUTO_TEST_CASE(members_in_their_order_strings_escaped) {
@@ -242,28 +242,28 @@ BOOST_AUTO_TEST_CASE(members_in_their_order_strings_escaped) {
     o["a"] = json::array{};
     o["m"] = json::object{};
     o["s"] = std::string_view("q\"b\\ \b\f\n\r\t \x01\x1f \x7f caf\xc3\xa9 \xff", 23);
-    BOOST_TEST(detail::stringify(o) == "{\"z\":1,\"a\":[],\"m\":{},\"s\":\"q\\\"b\\\\ \\b\\f\\n\\r\\t \\u0001\\u001f \x7f caf\xc3\xa9 \xff\"}");
+    BOOST_TEST(stringify(o) == "{\"z\":1,\"a\":[],\"m\":{},\"s\":\"q\\\"b\\\\ \\b\\f\\n\\r\\t \\u0001\\u001f \x7f caf\xc3\xa9 \xff\"}");
     // Boost.JSON reads it back as the same value (bytes that are not UTF-8 aside).
     json::object p = o;
     p["s"] = "\x01 caf\xc3\xa9";
-    BOOST_TEST(json::parse(detail::stringify(p)) == json::value(p));
-    BOOST_TEST(detail::stringify(json::value("")) == "\"\"");
-    BOOST_TEST(detail::stringify(json::object{}) == "{}");
+    BOOST_TEST(json::parse(stringify(p)) == json::value(p));
+    BOOST_TEST(stringify(json::value("")) == "\"\"");
+    BOOST_TEST(stringify(json::object{}) == "{}");
 }
 
 BOOST_AUTO_TEST_CASE(round_trips_through_a_parser) {
     const json::value v = json::parse(R"({"a":[1,-2,3.25,1e300,-1.5e-300,"x",{"b":null}],"c":{"d":[[]]},"e":0.1})");
     boost::system::error_code ec;
-    BOOST_TEST(detail::parse_precise(detail::stringify(v), ec, {}) == v);
+    BOOST_TEST(detail::parse_precise(stringify(v), ec, {}) == v);
     BOOST_TEST(!ec);
-    BOOST_TEST(detail::stringify(v) == R"({"a":[1,-2,3.25,1e+300,-1.5e-300,"x",{"b":null}],"c":{"d":[[]]},"e":0.1})");
+    BOOST_TEST(stringify(v) == R"({"a":[1,-2,3.25,1e+300,-1.5e-300,"x",{"b":null}],"c":{"d":[[]]},"e":0.1})");
 }
 
 BOOST_AUTO_TEST_CASE(excessive_nesting_is_refused) {
     json::value v = 1;
     for (int i = 0; i < 1002; ++i) v = json::array{std::move(v)};
     try {
-        detail::stringify(v);
+        stringify(v);
         BOOST_FAIL("no error for 1002 levels");
     } catch (const boost::system::system_error& e) {
         BOOST_TEST((e.code() == errc::invalid_argument));
@@ -271,7 +271,7 @@ BOOST_AUTO_TEST_CASE(excessive_nesting_is_refused) {
     }
     json::value ok = 1;
     for (int i = 0; i < 1000; ++i) ok = json::array{std::move(ok)};
-    BOOST_TEST(detail::stringify(ok).size() == 2001u);
+    BOOST_TEST(stringify(ok).size() == 2001u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

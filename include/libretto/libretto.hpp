@@ -16,6 +16,7 @@
 
 #include <libretto/error.hpp>
 #include <libretto/json_error.hpp>
+#include <libretto/json_stringify.hpp>
 
 #include <libretto/event/branch.hpp>
 #include <libretto/event/event.hpp>

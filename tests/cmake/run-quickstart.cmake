@@ -19,6 +19,7 @@ endif()
 foreach(expected
         "get_weather -> {\"city\":\"Oslo\",\"temp_c\":21,\"sky\":\"clear\"}"
         "call to_fahrenheit{\"celsius\":21}"
+        "to_fahrenheit -> 69.8]"
         "Bergen: 17 °C and clear"
         "session 'weather': 10 events stored"
         "state: {\"last_city\":\"Bergen\"}"

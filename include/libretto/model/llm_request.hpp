@@ -9,7 +9,7 @@
 // build_messages() turns the events a model may see (a context_view) into those messages;
 // it is a pure function, specified in docs/models.md ("From events to messages").
 
-#include <libretto/detail/json_stringify.hpp>
+#include <libretto/json_stringify.hpp>
 #include <libretto/detail/small_id_map.hpp>
 #include <libretto/event/event_list.hpp>
 #include <libretto/event/event.hpp>

@@ -299,7 +299,7 @@ inline std::string encode_request(const llm_request& req, const openai_options& 
         }
     }
     for (const auto& kv : opts.extra_body) body[kv.key()] = json::value(kv.value(), sp);
-    return detail::stringify(body);
+    return stringify(body);
 }
 
 namespace detail {

@@ -19,7 +19,7 @@
 //   described struct               {"type":"object","properties":…,"required":[…],"additionalProperties":false}
 //   json::value / object / array   {} / {"type":"object"} / {"type":"array"}
 
-#include <libretto/detail/json_stringify.hpp>
+#include <libretto/json_stringify.hpp>
 #include <libretto/error.hpp>
 #include <libretto/json_error.hpp>
 #include <libretto/tool/tool.hpp>
@@ -235,7 +235,7 @@ bool read_integer(const json::value& v, I& out, decode_error& err) {
         // min is 0 or -2^(bits-1) and max + 1 is 2^bits or 2^(bits-1): both exact doubles.
         constexpr double lo = static_cast<double>(std::numeric_limits<I>::min());
         constexpr double hi = 2.0 * static_cast<double>(std::numeric_limits<I>::max() / 2 + 1);
-        if (d < lo || d >= hi) return out_of_range<I>(err, detail::stringify(v));
+        if (d < lo || d >= hi) return out_of_range<I>(err, stringify(v));
         out = static_cast<I>(d);
         return true;
     }
@@ -310,7 +310,7 @@ bool read(const json::value& v, T& out, decode_error& err, int depth) {
         }
         if constexpr (sizeof(T) < sizeof(double)) {
             if (std::isfinite(d) && std::abs(d) > static_cast<double>(std::numeric_limits<T>::max()))
-                return fail(err, errc::invalid_argument, "number " + detail::stringify(v) + " out of range");
+                return fail(err, errc::invalid_argument, "number " + stringify(v) + " out of range");
         }
         out = static_cast<T>(d);
         return true;
@@ -330,7 +330,7 @@ bool read(const json::value& v, T& out, decode_error& err, int depth) {
             }
         });
         if (found) return true;
-        std::string detail = "unknown value " + detail::stringify(v) + " (expected one of: ";
+        std::string detail = "unknown value " + stringify(v) + " (expected one of: ";
         bool first = true;
         boost::mp11::mp_for_each<boost::describe::describe_enumerators<T>>([&](auto d) {
             if (!first) detail += ", ";

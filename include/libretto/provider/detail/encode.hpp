@@ -4,7 +4,7 @@
 
 // Pieces shared by the request encoders.
 
-#include <libretto/detail/json_stringify.hpp>
+#include <libretto/json_stringify.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/parts.hpp>
 #include <libretto/model/tool_declaration.hpp>

@@ -1,13 +1,19 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
-#ifndef LIBRETTO_DETAIL_JSON_STRINGIFY_HPP
-#define LIBRETTO_DETAIL_JSON_STRINGIFY_HPP
+#ifndef LIBRETTO_JSON_STRINGIFY_HPP
+#define LIBRETTO_JSON_STRINGIFY_HPP
 
 // JSON text as JavaScript's JSON.stringify writes it, for what goes to a model or another
-// JavaScript-minded peer: members in their order, no white space, doubles as ECMAScript
-// numbers ("42", "69.8", "1e+21"; Boost.JSON's serializer writes "4.2E1", "6.98E1"), a NaN or
-// infinity as null. Strings are escaped as Boost.JSON escapes them (\" \\ \b \f \n \r \t,
-// other control characters as \u00xx), other bytes written as they are. Integers held as
-// int64/uint64 are written exactly (JavaScript would round those beyond 2^53).
+// JavaScript-minded peer, and for showing values to people:
+//
+//   std::string text = libretto::stringify(v);      // {"celsius":21,"f":69.8}
+//   libretto::append_stringify(out, v);
+//
+// Members in their order, no white space, doubles as ECMAScript numbers ("42", "69.8",
+// "1e+21"; Boost.JSON's serializer writes "4.2E1", "6.98E1"), a NaN or infinity as null.
+// Strings are escaped as Boost.JSON escapes them (\" \\ \b \f \n \r \t, other control
+// characters as \u00xx), other bytes written as they are. Integers held as int64/uint64 are
+// written exactly (JavaScript would round those beyond 2^53). A value nested deeper than
+// max_stringify_depth throws system_error(errc::invalid_argument).
 
 #include <libretto/detail/ecma_number.hpp>
 #include <libretto/error.hpp>
@@ -25,13 +31,15 @@
 #include <string>
 #include <string_view>
 
-namespace libretto::detail {
+namespace libretto {
 
 namespace json = boost::json;
 
 /// Deeper values are refused (system_error, errc::invalid_argument): no peer reads them, and
 /// the writer recurses.
 inline constexpr std::size_t max_stringify_depth = 1000;
+
+namespace detail {
 
 inline void append_stringify_string(std::string& out, std::string_view s) {
     static constexpr char hex[] = "0123456789abcdef";
@@ -65,8 +73,11 @@ inline void append_stringify_string(std::string& out, std::string_view s) {
     out.push_back('"');
 }
 
+} // namespace detail
+
 inline void append_stringify(std::string& out, const json::object& o, std::size_t depth = 0);
 
+/// Appends `v` as JSON.stringify(v) writes it. `depth`: the levels already open around it.
 inline void append_stringify(std::string& out, const json::value& v, std::size_t depth = 0) {
     if (depth > max_stringify_depth)
         boost::throw_exception(boost::system::system_error(
@@ -79,10 +90,10 @@ inline void append_stringify(std::string& out, const json::value& v, std::size_t
     case json::kind::int64: out.append(buf, std::to_chars(buf, buf + sizeof buf, v.get_int64()).ptr); break;
     case json::kind::uint64: out.append(buf, std::to_chars(buf, buf + sizeof buf, v.get_uint64()).ptr); break;
     case json::kind::double_:
-        if (std::isfinite(v.get_double())) append_ecma_number(out, v.get_double());
+        if (std::isfinite(v.get_double())) detail::append_ecma_number(out, v.get_double());
         else out.append("null", 4); // as JSON.stringify writes them
         break;
-    case json::kind::string: append_stringify_string(out, v.get_string()); break;
+    case json::kind::string: detail::append_stringify_string(out, v.get_string()); break;
     case json::kind::array: {
         out.push_back('[');
         bool first = true;
@@ -104,7 +115,7 @@ inline void append_stringify(std::string& out, const json::object& o, std::size_
     for (const auto& m : o) {
         if (!first) out.push_back(',');
         first = false;
-        append_stringify_string(out, m.key());
+        detail::append_stringify_string(out, m.key());
         out.push_back(':');
         append_stringify(out, m.value(), depth + 1);
     }
@@ -126,6 +137,6 @@ inline std::string stringify(const json::object& o) {
     return out;
 }
 
-} // namespace libretto::detail
+} // namespace libretto
 
 #endif
