@@ -336,7 +336,10 @@ struct negotiation_fixture {
                            std::size_t chunk = 1) {
         fake.push(lh::fake_response::chunked(status, body, chunk, {{"content-type", std::string(content_type)}}));
         lb::llm_response out;
-        run(io, [&]() -> asio::awaitable<void> { out = (co_await drain(m, ask("hi"))).final; });
+        run(io, [&]() -> asio::awaitable<void> {
+            outcome o = co_await drain(m, ask("hi"));
+            out = std::move(o.final);
+        });
         io.restart();
         return out;
     }
