@@ -15,8 +15,9 @@
 // event and no [DONE].
 //
 // scripts/setup installs the package into $LIBRETTO_NPM_CACHE (default <repo>/.cache/npm).
-// Without node or without the package every case is skipped, saying which is missing; any
-// other problem (the server does not start, does not answer) fails.
+// Without node, or without both npm and the package, every case is skipped, saying which is
+// missing; any other problem (npm here but the package not installed, a server that does not
+// start or does not answer) fails.
 #include <libretto/agent/llm_agent.hpp>
 #include <libretto/http/beast_transport.hpp>
 #include <libretto/libretto.hpp>
@@ -40,6 +41,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <iostream>
 #include <iterator>
 #include <optional>
@@ -213,7 +215,8 @@ std::string read_file(const fs::path& p) {
 struct mock_install {
     std::string node;    ///< the node executable
     std::string main_js; ///< the package's bin (dist/main.js)
-    std::string missing; ///< why the tests cannot run, or empty
+    std::string missing; ///< why the tests are skipped (no node, no npm), or empty
+    std::string broken;  ///< node and npm are here but the package is not: every case fails with this
 };
 
 /// The source tree: $LIBRETTO_SOURCE_DIR (ctest sets it), else two levels above this file.
@@ -222,21 +225,26 @@ fs::path source_dir() {
     return fs::path(__FILE__).parent_path().parent_path();
 }
 
-mock_install locate_mock() {
-    mock_install m;
+/// The first of `names` that is an executable on PATH, or "".
+std::string on_path(std::initializer_list<std::string_view> names) {
     const std::string path = env("PATH");
-    for (std::string_view name : {"node", "nodejs"}) {
+    for (std::string_view name : names) {
         std::size_t start = 0;
-        while (m.node.empty() && start <= path.size()) {
+        while (start <= path.size()) {
             const std::size_t end = std::min(path.find(':', start), path.size());
             fs::path dir = path.substr(start, end - start);
             if (dir.empty()) dir = ".";
             const fs::path candidate = dir / name;
-            if (::access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate)) m.node = candidate.string();
+            if (::access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate)) return candidate.string();
             start = end + 1;
         }
-        if (!m.node.empty()) break;
     }
+    return {};
+}
+
+mock_install locate_mock() {
+    mock_install m;
+    m.node = on_path({"node", "nodejs"});
     std::vector<fs::path> caches;
     if (auto c = env("LIBRETTO_NPM_CACHE"); !c.empty()) caches.emplace_back(c);
     caches.push_back(source_dir() / ".cache" / "npm");
@@ -259,11 +267,16 @@ mock_install locate_mock() {
         m.main_js = (pkg / "dist" / "main.js").string();
         break;
     }
+    // Skipped only where npm cannot install the package; with npm here, a missing package
+    // is a setup that did not run or failed, which the cases report as failures.
+    const std::string not_installed = std::string(mock_package) + "@" + std::string(mock_version) +
+                                      " is not installed (looked in " + looked + "); scripts/setup installs it with npm";
     if (m.node.empty())
         m.missing = "node is not on PATH";
+    else if (m.main_js.empty() && on_path({"npm"}).empty())
+        m.missing = "npm is not on PATH, and " + not_installed;
     else if (m.main_js.empty())
-        m.missing = std::string(mock_package) + "@" + std::string(mock_version) + " is not installed (looked in " +
-                    looked + "); scripts/setup installs it with npm";
+        m.broken = not_installed;
     return m;
 }
 
@@ -272,8 +285,8 @@ const mock_install& installed_mock() {
     return m;
 }
 
-/// The suite's precondition: every case is skipped, with the reason, when node or the
-/// package is missing. Boost.Test logs skips only at --log_level=test_suite, so the reason
+/// The suite's precondition: every case is skipped, with the reason, when node is missing,
+/// or npm and the package are. Boost.Test logs skips only at --log_level=test_suite, so the reason
 /// also goes to stderr, once.
 boost::test_tools::assertion_result mock_llm_available(utf::test_unit_id) {
     const mock_install& m = installed_mock();
@@ -355,6 +368,7 @@ public:
         : config_(dir / (name + ".yaml")), log_(dir / (name + ".log")) {
         // A server that did not start once will not start for the next case either: fail
         // those at once instead of waiting out the time limit in each.
+        if (!m.broken.empty()) throw std::runtime_error("cannot start the server: " + m.broken);
         static std::string earlier_failure;
         if (!earlier_failure.empty())
             throw std::runtime_error("not started: it failed to start for an earlier case: " + earlier_failure);
