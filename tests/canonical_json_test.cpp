@@ -251,6 +251,26 @@ BOOST_AUTO_TEST_CASE(members_in_their_order_strings_escaped) {
     BOOST_TEST(stringify(json::object{}) == "{}");
 }
 
+// Runs without escapes are copied eight bytes at a time: an escape at every offset within
+// and across those words, and UTF-8 next to them, is still found.
+BOOST_AUTO_TEST_CASE(escapes_at_every_offset) {
+    for (std::size_t before = 0; before < 20; ++before) {
+        for (std::size_t after = 0; after < 12; ++after) {
+            for (std::string_view special : {"\"", "\\", "\n", "\x01", "\x1f"}) {
+                const std::string text = std::string(before, 'a') + std::string(special) + "\xC3\xA9" + std::string(after, 'b');
+                std::string escaped = special == "\"" ? "\\\"" : special == "\\" ? "\\\\" : special == "\n" ? "\\n"
+                                    : special == "\x01" ? "\\u0001" : "\\u001f";
+                const std::string want = "\"" + std::string(before, 'a') + escaped + "\xC3\xA9" + std::string(after, 'b') + "\"";
+                BOOST_TEST_CONTEXT("before " << before << ", after " << after) {
+                    BOOST_TEST(stringify(json::value(text)) == want);
+                }
+            }
+        }
+    }
+    const std::string plain(1000, 'x');
+    BOOST_TEST(stringify(json::value(plain)) == "\"" + plain + "\"");
+}
+
 BOOST_AUTO_TEST_CASE(round_trips_through_a_parser) {
     const json::value v = json::parse(R"({"a":[1,-2,3.25,1e300,-1.5e-300,"x",{"b":null}],"c":{"d":[[]]},"e":0.1})");
     boost::system::error_code ec;

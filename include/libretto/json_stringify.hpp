@@ -16,6 +16,7 @@
 // max_stringify_depth throws system_error(errc::invalid_argument).
 
 #include <libretto/detail/ecma_number.hpp>
+#include <libretto/detail/json_escape.hpp>
 #include <libretto/error.hpp>
 
 #include <boost/json/array.hpp>
@@ -28,6 +29,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -46,6 +49,14 @@ inline void append_stringify_string(std::string& out, std::string_view s) {
     out.push_back('"');
     std::size_t run = 0; // start of the pending run of bytes written as they are
     for (std::size_t i = 0; i < s.size(); ++i) {
+        // Eight bytes that need no escape at a time (most text is such runs).
+        while (i + 8 <= s.size()) {
+            std::uint64_t w;
+            std::memcpy(&w, s.data() + i, 8);
+            if (needs_json_escape(w)) break;
+            i += 8;
+        }
+        if (i >= s.size()) break;
         const auto c = static_cast<unsigned char>(s[i]);
         if (c >= 0x20 && c != '"' && c != '\\') continue;
         out.append(s.data() + run, i - run);

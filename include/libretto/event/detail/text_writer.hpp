@@ -5,6 +5,7 @@
 // The direct JSON text writer behind serialize_event (event/json.hpp): the store's append
 // path, kept apart from the json::value codecs because it is the one place tuned for speed.
 
+#include <libretto/detail/json_escape.hpp>
 #include <libretto/event/detail/json_text.hpp>
 #include <libretto/event/event.hpp>
 #include <libretto/event/json_limits.hpp>
@@ -63,17 +64,6 @@ struct text_writer {
         ++n;
     }
 
-    /// True if one of the eight bytes of `w` is a control character, a quote or a
-    /// backslash (the "has a byte less than / equal to" tricks of Bit Twiddling Hacks;
-    /// bytes from 0x80 on, UTF-8, never match).
-    static constexpr bool needs_escape(std::uint64_t w) noexcept {
-        constexpr std::uint64_t ones = 0x0101010101010101u;
-        constexpr std::uint64_t high = 0x8080808080808080u;
-        const auto zero_byte = [](std::uint64_t v) { return (v - ones) & ~v & high; };
-        const std::uint64_t control = (w - ones * 0x20) & ~w & high;
-        return (control | zero_byte(w ^ (ones * '"')) | zero_byte(w ^ (ones * '\\'))) != 0;
-    }
-
     static constexpr std::uint64_t high_bits = 0x8080808080808080u;
 
     void str(std::string_view s) {
@@ -98,7 +88,7 @@ struct text_writer {
             while (end - p >= 8) {
                 std::uint64_t w;
                 std::memcpy(&w, p, 8);
-                if (needs_escape(w) || (w & high_bits)) break;
+                if (needs_json_escape(w) || (w & high_bits)) break;
                 std::memcpy(d, p, 8);
                 d += 8;
                 p += 8;
