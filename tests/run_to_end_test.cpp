@@ -9,6 +9,7 @@
 #include <libretto/agent/llm_agent.hpp>
 #include <libretto/model/scripted_model.hpp>
 #include <libretto/runner/runner.hpp>
+#include <libretto/store/any_store.hpp>
 #include <libretto/store/memory_store.hpp>
 #include <libretto/tool/function_tool.hpp>
 
@@ -406,3 +407,147 @@ BOOST_AUTO_TEST_CASE(an_exception_that_is_not_a_system_error_is_unexpected_excep
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// Silent turns (run_options::silent_token): over a memory_store (the runner takes the agent's
+// events inside its emit()) and over an any_store (the runner reads the agent's stream).
+namespace {
+
+template <class Store>
+struct silent_world {
+    asio::io_context io;
+    lb::memory_store memory{io.get_executor()};
+    Store store;
+    lb::scripted_model model;
+    agent_type agent;
+    lb::runner<agent_type, Store> runner;
+
+    explicit silent_world(std::vector<reply> replies)
+        : store(memory), model(io.get_executor(), std::move(replies)),
+          agent(lb::llm_agent_options<lb::scripted_model>{
+              .name = "assistant", .model = model, .tools = lb::tools(lb::function_tool("add", "Adds", add)),
+              .retry = {.max_attempts = 1}}),
+          runner(agent, store) {}
+
+    struct outcome {
+        lb::turn_result result;
+        std::vector<lb::event> partials; // as the caller saw them
+    };
+    outcome turn(std::string text, std::string token = "NO_REPLY") {
+        lb::run_options o = world::session();
+        o.silent_token = std::move(token);
+        outcome out;
+        lb::run_to_end_options ro;
+        ro.on_event = [&](const lb::event& e) {
+            if (e.partial) out.partials.push_back(e);
+        };
+        out.result = lb::run_to_end(runner, std::move(o), std::move(text), std::move(ro));
+        return out;
+    }
+    std::vector<lb::event> stored() {
+        std::optional<lb::session> s;
+        asio::co_spawn(
+            io,
+            [&]() -> asio::awaitable<void> {
+                lb::session_key key{"app", "u1", "s1"};
+                auto get = memory.async_get(std::move(key), lb::get_options{}, asio::use_awaitable);
+                s = co_await std::move(get);
+            },
+            asio::detached);
+        io.restart();
+        io.run();
+        return s ? std::vector<lb::event>(s->events.begin(), s->events.end()) : std::vector<lb::event>{};
+    }
+};
+
+std::string partial_text(const std::vector<lb::event>& partials) {
+    std::string t;
+    for (const auto& e : partials) t += e.text();
+    return t;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(silent_turns)
+
+using stores = std::tuple<lb::memory_store, lb::any_store>; // copies of a memory_store share its sessions
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_silent_reply_is_stored_marked_and_not_delivered, Store, stores) {
+    silent_world<Store> w({reply::text("NO_REPLY").with_thinking("nothing to say").in_chunks(3), reply::text("  no_reply \n")});
+    auto a = w.turn("background job done");
+    BOOST_TEST(a.result.ok(), a.result.message());
+    BOOST_TEST(a.result.events.empty());        // nothing yielded
+    BOOST_TEST(a.partials.empty());             // nothing leaked mid-turn, thinking included
+    BOOST_TEST(a.result.final_answer.empty());
+    auto b = w.turn("another job"); // the whole reply is the token, in any case, white space around it
+    BOOST_TEST(b.result.events.empty());
+    auto st = w.stored();
+    BOOST_REQUIRE_EQUAL(st.size(), 4u);
+    BOOST_TEST(st[1].text() == "NO_REPLY");
+    BOOST_TEST(st[1].metadata.at("silent") == true);
+    BOOST_TEST(st[1].sequence == 2);
+    BOOST_TEST(st[3].text() == "  no_reply \n");
+    BOOST_TEST(st[3].metadata.at("silent") == true);
+    BOOST_TEST(!st[0].metadata.contains("silent"));
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(partials_are_held_while_the_reply_could_be_the_token, Store, stores) {
+    // "NO_RE" could still become NO_REPLY: held; "AD it" makes it "NO_READ it": both go out
+    // as one partial, then the answer.
+    silent_world<Store> w({reply::text("NO_READ it").in_chunks(2)});
+    auto a = w.turn("go");
+    BOOST_TEST(a.result.ok(), a.result.message());
+    BOOST_REQUIRE_EQUAL(a.partials.size(), 1u);
+    BOOST_TEST(a.partials[0].text() == "NO_READ it");
+    BOOST_REQUIRE_EQUAL(a.result.events.size(), 1u);
+    BOOST_TEST(a.result.final_answer == "NO_READ it");
+    BOOST_TEST(a.partials[0].id == a.result.events[0].id);
+    BOOST_TEST(!a.result.events[0].metadata.contains("silent"));
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_reply_that_only_begins_with_the_token_is_delivered_whole, Store, stores) {
+    // Its partials are not shown (they begin with the token), its final event is.
+    silent_world<Store> w({reply::text("no_reply needed, but: done").in_chunks(4), reply::text("Hello there").in_chunks(3)});
+    auto a = w.turn("go");
+    BOOST_TEST(a.partials.empty());
+    BOOST_REQUIRE_EQUAL(a.result.events.size(), 1u);
+    BOOST_TEST(a.result.final_answer == "no_reply needed, but: done");
+    // An ordinary reply streams as ever: the first chunk already differs from the token.
+    auto b = w.turn("hi");
+    BOOST_TEST(partial_text(b.partials) == "Hello there");
+    BOOST_TEST(b.partials.size() == 3u);
+    BOOST_TEST(b.result.final_answer == "Hello there");
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(a_tool_turn_ending_silently, Store, stores) {
+    silent_world<Store> w({reply::tool_call("add", {{"a", 2}, {"b", 3}}), reply::text("NO_REPLY").in_chunks(2)});
+    auto a = w.turn("add quietly");
+    BOOST_TEST(a.result.ok(), a.result.message());
+    BOOST_REQUIRE_EQUAL(a.result.events.size(), 2u); // the call and its result, not the silent answer
+    BOOST_TEST(a.result.events[0].has_tool_calls());
+    BOOST_TEST(a.result.events[1].tool_responses().size() == 1u);
+    BOOST_TEST(a.partials.empty());
+    auto st = w.stored();
+    BOOST_REQUIRE_EQUAL(st.size(), 4u);
+    BOOST_TEST(st[3].metadata.at("silent") == true);
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(without_a_token_nothing_is_silent, Store, stores) {
+    silent_world<Store> w({reply::text("NO_REPLY").in_chunks(2)});
+    auto a = w.turn("go", "");
+    BOOST_TEST(a.partials.size() == 2u);
+    BOOST_TEST(a.result.final_answer == "NO_REPLY");
+    BOOST_TEST(!w.stored().at(1).metadata.contains("silent"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_CASE(silent_reply_rules) {
+    using lb::detail::is_silent_reply;
+    BOOST_TEST(is_silent_reply("NO_REPLY", "NO_REPLY"));
+    BOOST_TEST(is_silent_reply(" no_Reply\n", "NO_REPLY"));
+    BOOST_TEST(!is_silent_reply("NO_REPLY.", "NO_REPLY"));
+    BOOST_TEST(!is_silent_reply("NO_REPL", "NO_REPLY"));
+    BOOST_TEST(!is_silent_reply("", "NO_REPLY"));
+    BOOST_TEST(!is_silent_reply("", ""));
+    BOOST_TEST(!is_silent_reply("anything", ""));
+}

@@ -91,6 +91,11 @@ struct run_options {
     std::size_t max_llm_calls = 500;
     /// Items the turn's stream buffers ahead of the caller (0: rendezvous).
     std::size_t stream_capacity = 2;
+    /// Silent turns (background work the user should not see): a reply whose whole text is
+    /// this token (case-insensitive, white space around it ignored; OpenClaw's "NO_REPLY")
+    /// is stored with metadata["silent"] = true and not yielded, and a reply's partial
+    /// events are held back while it could still be the token. Empty: no silent replies.
+    std::string silent_token{};
 };
 static_assert(!std::is_aggregate_v<run_options>, "run_options temporaries in co_await must be safe on g++ 12");
 

@@ -7,6 +7,7 @@
 // messages: every failure a turn reports is a system_error whose text names the session.
 
 #include <libretto/diagnostics.hpp>
+#include <libretto/runner/detail/silent_reply.hpp>
 #include <libretto/session/session.hpp>
 
 #include <boost/system/error_code.hpp>
@@ -44,6 +45,8 @@ struct turn_state {
     /// What the store said about the turn's latest failed call (docs/errors.md): one per
     /// turn, as the turn's store calls come one after the other.
     diagnostics diag;
+    /// run_options::silent_token's filter; null when the turn has none.
+    std::unique_ptr<silent_reply_filter> silent;
 };
 
 } // namespace libretto::detail

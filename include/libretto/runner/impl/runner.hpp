@@ -168,10 +168,17 @@ struct turn_sink final : stream_state<event>::sink {
         : core(c), t(ts), invocation_id(id), out(w) {}
 
     std::optional<boost::asio::awaitable<void>> accept(event&& ev) override {
-        if (ev.partial) return emit_unstored(out, std::move(ev));
+        if (ev.partial) {
+            if (!t.silent) return emit_unstored(out, std::move(ev));
+            std::optional<event> shown = t.silent->partial(std::move(ev));
+            if (!shown) return std::nullopt;
+            return emit_unstored(out, std::move(*shown));
+        }
         if (ev.invocation_id.empty()) ev.invocation_id = invocation_id;
+        const bool silent = t.silent && t.silent->silent_final(ev);
         event_list::pointer_type node;
-        store_event_now(core, t, ev, yields_copies<Item>, yields_copies<Item> ? nullptr : &node);
+        store_event_now(core, t, ev, yields_copies<Item> && !silent, yields_copies<Item> ? nullptr : &node);
+        if (silent) return std::nullopt;
         return emit_stored(out, ev, node);
     }
 };
@@ -194,11 +201,17 @@ boost::asio::awaitable<void> forward_agent_events(Core& core, turn_state& t, eve
         }
         if (!ev) co_return;
         if (ev->partial) {
+            if (t.silent) {
+                ev = t.silent->partial(std::move(*ev));
+                if (!ev) continue;
+            }
             if (auto wait = emit_unstored(out, std::move(*ev))) co_await std::move(*wait);
             continue;
         }
         if (ev->invocation_id.empty()) ev->invocation_id = invocation_id;
-        if (auto wait = store_or_wait(core, t, *ev, yields_copies<Item>, node_out)) co_await std::move(*wait);
+        const bool silent = t.silent && t.silent->silent_final(*ev);
+        if (auto wait = store_or_wait(core, t, *ev, yields_copies<Item> && !silent, node_out)) co_await std::move(*wait);
+        if (silent) continue;
         if (auto wait = emit_stored(out, *ev, node)) co_await std::move(*wait);
     }
 }
@@ -245,6 +258,7 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
     ev.emplace();
     turn_start start = plan_turn_start(*core, t, req, *ev);
     const std::string& invocation_id = req.invocation_id = ev->invocation_id;
+    if (!req.options.silent_token.empty()) t.silent = std::make_unique<silent_reply_filter>(req.options.silent_token);
 
     std::exception_ptr failure;
     bool finished = false;
