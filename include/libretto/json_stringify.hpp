@@ -45,7 +45,6 @@ inline constexpr std::size_t max_stringify_depth = 1000;
 namespace detail {
 
 inline void append_stringify_string(std::string& out, std::string_view s) {
-    static constexpr char hex[] = "0123456789abcdef";
     out.push_back('"');
     std::size_t run = 0; // start of the pending run of bytes written as they are
     for (std::size_t i = 0; i < s.size(); ++i) {
@@ -61,24 +60,7 @@ inline void append_stringify_string(std::string& out, std::string_view s) {
         if (c >= 0x20 && c != '"' && c != '\\') continue;
         out.append(s.data() + run, i - run);
         run = i + 1;
-        char esc = 0;
-        switch (c) {
-        case '"': esc = '"'; break;
-        case '\\': esc = '\\'; break;
-        case '\b': esc = 'b'; break;
-        case '\f': esc = 'f'; break;
-        case '\n': esc = 'n'; break;
-        case '\r': esc = 'r'; break;
-        case '\t': esc = 't'; break;
-        default: break;
-        }
-        if (esc) {
-            const char e[2] = {'\\', esc};
-            out.append(e, 2);
-        } else {
-            const char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            out.append(u, 6);
-        }
+        append_json_escape(out, c);
     }
     out.append(s.data() + run, s.size() - run);
     out.push_back('"');

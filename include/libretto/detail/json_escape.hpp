@@ -2,10 +2,12 @@
 #ifndef LIBRETTO_DETAIL_JSON_ESCAPE_HPP
 #define LIBRETTO_DETAIL_JSON_ESCAPE_HPP
 
-// Eight bytes of a JSON string at a time: the writers (event/detail/text_writer.hpp,
-// json_stringify.hpp) copy runs that need no escape without looking at each byte.
+// What JSON string writers share: a test of eight bytes at a time, so that runs needing no
+// escape are copied without looking at each byte (event/detail/text_writer.hpp,
+// json_stringify.hpp), and the escape of one byte (json_stringify.hpp, sign/canonical_json.hpp).
 
 #include <cstdint>
+#include <string>
 
 namespace libretto::detail {
 
@@ -18,6 +20,30 @@ constexpr bool needs_json_escape(std::uint64_t w) noexcept {
     const auto zero_byte = [](std::uint64_t v) { return (v - ones) & ~v & high; };
     const std::uint64_t control = (w - ones * 0x20) & ~w & high;
     return (control | zero_byte(w ^ (ones * '"')) | zero_byte(w ^ (ones * '\\'))) != 0;
+}
+
+/// Appends the escape JSON needs for the byte `c` (a control character, a quote or a
+/// backslash): backslash-quote, two backslashes, \b \f \n \r \t, else \u00xx in lower case.
+inline void append_json_escape(std::string& out, unsigned char c) {
+    static constexpr char hex[] = "0123456789abcdef";
+    char esc = 0;
+    switch (c) {
+    case '"': esc = '"'; break;
+    case '\\': esc = '\\'; break;
+    case '\b': esc = 'b'; break;
+    case '\f': esc = 'f'; break;
+    case '\n': esc = 'n'; break;
+    case '\r': esc = 'r'; break;
+    case '\t': esc = 't'; break;
+    default: break;
+    }
+    if (esc) {
+        const char e[2] = {'\\', esc};
+        out.append(e, 2);
+    } else {
+        const char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+        out.append(u, 6);
+    }
 }
 
 } // namespace libretto::detail

@@ -24,6 +24,7 @@
 // member name that is not valid UTF-8 (the message says which).
 
 #include <libretto/detail/ecma_number.hpp>
+#include <libretto/detail/json_escape.hpp>
 #include <libretto/error.hpp>
 
 #include <boost/container/small_vector.hpp>
@@ -114,7 +115,6 @@ inline bool utf16_less(std::string_view a, std::string_view b) noexcept {
 }
 
 inline void jcs_string(std::string& out, std::string_view s, const char* what) {
-    static constexpr char hex[] = "0123456789abcdef";
     out.push_back('"');
     std::size_t run = 0; // start of the pending run of bytes written as they are
     for (std::size_t i = 0; i < s.size();) {
@@ -132,24 +132,7 @@ inline void jcs_string(std::string& out, std::string_view s, const char* what) {
             continue;
         }
         out.append(s.data() + run, i - run);
-        char esc = 0;
-        switch (c) {
-        case '"': esc = '"'; break;
-        case '\\': esc = '\\'; break;
-        case '\b': esc = 'b'; break;
-        case '\f': esc = 'f'; break;
-        case '\n': esc = 'n'; break;
-        case '\r': esc = 'r'; break;
-        case '\t': esc = 't'; break;
-        default: break;
-        }
-        if (esc) {
-            out.push_back('\\');
-            out.push_back(esc);
-        } else {
-            const char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            out.append(u, 6);
-        }
+        append_json_escape(out, c);
         run = ++i;
     }
     out.append(s.data() + run, s.size() - run);
