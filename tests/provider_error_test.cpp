@@ -332,13 +332,13 @@ BOOST_AUTO_TEST_CASE(openai) {
     // A single request larger than the tokens-per-minute limit: a 429 that waiting never
     // lets through (type "tokens", code rate_limit_exceeded), as reported against the API.
     auto tpm = lb::classify_http_error(
-        429, R"j({"error":{"message":"Request too large for gpt-4o in organization org-XXXX on tokens per min (TPM): Limit 30000, Requested 36278. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"tokens","param":null,"code":"rate_limit_exceeded"}})j",
+        429, R"j({"error":{"message":"Request too large for gpt-4o in organization org-a1b2c3 on tokens per min (TPM): Limit 30000, Requested 36278. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"tokens","param":null,"code":"rate_limit_exceeded"}})j",
         "7");
     BOOST_TEST(tpm.code == errc::model_error);
     BOOST_TEST(!lb::is_transient(tpm.code));
     BOOST_TEST(tpm.message.find("Request too large for gpt-4o") == 0u);
     // The ordinary rate limit of the same account is retried.
-    BOOST_TEST(lb::classify_http_error(429, R"j({"error":{"message":"Rate limit reached for gpt-4o in organization org-XXXX on tokens per min (TPM): Limit 30000, Used 29000, Requested 1500. Please try again in 1s.","type":"tokens","param":null,"code":"rate_limit_exceeded"}})j").code ==
+    BOOST_TEST(lb::classify_http_error(429, R"j({"error":{"message":"Rate limit reached for gpt-4o in organization org-a1b2c3 on tokens per min (TPM): Limit 30000, Used 29000, Requested 1500. Please try again in 1s.","type":"tokens","param":null,"code":"rate_limit_exceeded"}})j").code ==
                errc::transient);
 }
 

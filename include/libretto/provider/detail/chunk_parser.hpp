@@ -28,7 +28,7 @@ inline int hex_value(char c) noexcept {
     return -1;
 }
 
-/// The UTF-16 code unit of the escape backslash-u-XXXX at text[i] (the backslash), or -1.
+/// The UTF-16 code unit of the escape at text[i] (a backslash, "u" and four hex digits), or -1.
 inline long utf16_escape_at(std::string_view text, std::size_t i) noexcept {
     if (i + 6 > text.size() || text[i + 1] != 'u') return -1;
     long v = 0;

@@ -9,6 +9,7 @@
 // the token, so nothing of a silent reply reaches the caller mid-turn. Sans-io: the runner
 // asks it about each event.
 
+#include <libretto/detail/ascii.hpp>
 #include <libretto/event/event.hpp>
 
 #include <cstddef>
@@ -21,28 +22,10 @@
 
 namespace libretto::detail {
 
-inline bool is_reply_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
-
-inline char reply_lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-/// True if `a` and `b` are equal ignoring ASCII case.
-inline bool reply_iequals(std::string_view a, std::string_view b) noexcept {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        if (reply_lower(a[i]) != reply_lower(b[i])) return false;
-    return true;
-}
-
-inline std::string_view trim_reply(std::string_view s) noexcept {
-    while (!s.empty() && is_reply_space(s.front())) s.remove_prefix(1);
-    while (!s.empty() && is_reply_space(s.back())) s.remove_suffix(1);
-    return s;
-}
-
 /// True if `text` is the silent token and nothing else (case-insensitive, white space
 /// around it ignored). An empty token matches nothing.
 inline bool is_silent_reply(std::string_view text, std::string_view token) noexcept {
-    return !token.empty() && reply_iequals(trim_reply(text), token);
+    return !token.empty() && iequals(trim(text), token);
 }
 
 class silent_reply_filter {
@@ -65,12 +48,12 @@ public:
         if (held_) append_parts(*held_, std::move(ev));
         else held_ = std::move(ev);
         const std::string_view so_far = trim_left(text_);
-        if (so_far.size() >= token_.size() && reply_iequals(so_far.substr(0, token_.size()), token_)) {
+        if (so_far.size() >= token_.size() && iequals(so_far.substr(0, token_.size()), token_)) {
             state_ = state::silent; // begins with the token: nothing of it is shown mid-turn
             held_.reset();
             return std::nullopt;
         }
-        if (reply_iequals(so_far, std::string_view(token_).substr(0, so_far.size())))
+        if (iequals(so_far, std::string_view(token_).substr(0, so_far.size())))
             return std::nullopt; // could still become the token (or has no text yet)
         state_ = state::delivered;
         std::optional<event> out = std::move(held_);
@@ -97,7 +80,7 @@ private:
     enum class state { undecided, silent, delivered };
 
     static std::string_view trim_left(std::string_view s) noexcept {
-        while (!s.empty() && is_reply_space(s.front())) s.remove_prefix(1);
+        while (!s.empty() && is_http_space(s.front())) s.remove_prefix(1);
         return s;
     }
 
