@@ -2,7 +2,10 @@
 #include <libretto/store/any_store.hpp>
 #include <libretto/store/memory_store.hpp>
 
+#include "index_conformance.hpp"
 #include "store_conformance.hpp"
+
+#include <libretto/store/memory_session_index.hpp>
 
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/detached.hpp>
@@ -24,9 +27,20 @@ struct memory_fixture {
     }
 };
 
+struct memory_index_fixture {
+    using index_type = libretto::memory_session_index;
+    static constexpr bool persistent = false;
+    std::optional<libretto::memory_session_index> first;
+    libretto::memory_session_index open() {
+        if (!first) first.emplace();
+        return *first; // copies share their entries
+    }
+};
+
 } // namespace
 
 LIBRETTO_STORE_CONFORMANCE(memory_fixture)
+LIBRETTO_INDEX_CONFORMANCE(memory_index_fixture)
 
 BOOST_AUTO_TEST_SUITE(memory_store_specific)
 

@@ -1,0 +1,274 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_STORE_ANY_SESSION_INDEX_HPP
+#define LIBRETTO_STORE_ANY_SESSION_INDEX_HPP
+
+// any_session_index: any session_index model behind one type, with the asynchronous
+// operations (any completion token; default libretto::default_completion_token_t):
+//
+//   async_get(app, key[, diag])          -> void(error_code, std::optional<conversation_entry>)
+//   async_put(entry[, diag])             -> void(error_code)
+//   async_patch(app, key, patch[, diag]) -> void(error_code, conversation_entry)
+//   async_list(query[, diag])            -> void(error_code, std::vector<conversation_entry>)
+//   async_erase(app, key[, diag])        -> void(error_code)
+//
+// A blocking model (files, SQLite, PostgreSQL) runs on a worker strand (a one-thread pool
+// the index owns, or a strand on the given blocking executor), so the caller's thread never
+// waits; a memory model runs in the initiating call. Completions go through the handler's
+// associated executor (default: the index's). Copies share the model.
+
+#include <libretto/async.hpp>
+#include <libretto/detail/async_op.hpp>
+#include <libretto/diagnostics.hpp>
+#include <libretto/store/detail/post_result.hpp>
+#include <libretto/store/session_index.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <concepts>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace libretto {
+
+namespace detail {
+
+struct index_iface {
+    virtual ~index_iface() = default;
+    virtual boost::system::error_code get(const std::string& app, const std::string& key,
+                                          std::optional<conversation_entry>& out, diagnostics* d) = 0;
+    virtual boost::system::error_code put(const conversation_entry& e, diagnostics* d) = 0;
+    virtual boost::system::error_code patch(const std::string& app, const std::string& key, const conversation_patch& p,
+                                            conversation_entry& out, diagnostics* d) = 0;
+    virtual boost::system::error_code list(const conversation_query& q, std::vector<conversation_entry>& out,
+                                           diagnostics* d) = 0;
+    virtual boost::system::error_code erase(const std::string& app, const std::string& key, diagnostics* d) = 0;
+};
+
+template <class S>
+struct index_model final : index_iface {
+    explicit index_model(S s) : index(std::move(s)) {}
+    boost::system::error_code get(const std::string& app, const std::string& key,
+                                  std::optional<conversation_entry>& out, diagnostics* d) override {
+        return index.index_get(app, key, out, d);
+    }
+    boost::system::error_code put(const conversation_entry& e, diagnostics* d) override { return index.index_put(e, d); }
+    boost::system::error_code patch(const std::string& app, const std::string& key, const conversation_patch& p,
+                                    conversation_entry& out, diagnostics* d) override {
+        return index.index_patch(app, key, p, out, d);
+    }
+    boost::system::error_code list(const conversation_query& q, std::vector<conversation_entry>& out,
+                                   diagnostics* d) override {
+        return index.index_list(q, out, d);
+    }
+    boost::system::error_code erase(const std::string& app, const std::string& key, diagnostics* d) override {
+        return index.index_erase(app, key, d);
+    }
+    S index;
+};
+
+} // namespace detail
+
+using index_get_signature = void(boost::system::error_code, std::optional<conversation_entry>);
+using index_put_signature = void(boost::system::error_code);
+using index_patch_signature = void(boost::system::error_code, conversation_entry);
+using index_list_signature = void(boost::system::error_code, std::vector<conversation_entry>);
+
+class any_session_index {
+public:
+    using executor_type = boost::asio::any_io_executor;
+
+    /// Wraps `index`. `blocking_executor`: where a blocking model's calls run (through a
+    /// strand); empty: a one-thread pool of the index's own.
+    template <session_index S>
+        requires(!std::same_as<std::decay_t<S>, any_session_index>)
+    any_session_index(executor_type ex, S index, executor_type blocking_executor = {})
+        : ex_(std::move(ex)), impl_(std::make_shared<detail::index_model<S>>(std::move(index))) {
+        if constexpr (S::blocking) {
+            workers_ = std::make_shared<worker>(blocking_executor);
+        }
+    }
+
+    executor_type get_executor() const { return ex_; }
+
+    // ---- synchronous: blocks for a blocking model; safe to mix with the async operations.
+    boost::system::error_code get(const std::string& app, const std::string& key, std::optional<conversation_entry>& out,
+                                  diagnostics* d = nullptr) {
+        return impl_->get(app, key, out, d);
+    }
+    boost::system::error_code put(const conversation_entry& e, diagnostics* d = nullptr) { return impl_->put(e, d); }
+    boost::system::error_code patch(const std::string& app, const std::string& key, const conversation_patch& p,
+                                    conversation_entry& out, diagnostics* d = nullptr) {
+        return impl_->patch(app, key, p, out, d);
+    }
+    boost::system::error_code list(const conversation_query& q, std::vector<conversation_entry>& out,
+                                   diagnostics* d = nullptr) {
+        return impl_->list(q, out, d);
+    }
+    boost::system::error_code erase(const std::string& app, const std::string& key, diagnostics* d = nullptr) {
+        return impl_->erase(app, key, d);
+    }
+
+    // ---- asynchronous
+    template <boost::asio::completion_token_for<index_get_signature> Token = default_completion_token_t>
+    auto async_get(std::string app, std::string key, diagnostics& d, Token&& token = {}) {
+        return get_op(&d, std::move(app), std::move(key), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<index_get_signature> Token = default_completion_token_t>
+    auto async_get(std::string app, std::string key, Token&& token = {}) {
+        return get_op(nullptr, std::move(app), std::move(key), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<index_put_signature> Token = default_completion_token_t>
+    auto async_put(conversation_entry e, diagnostics& d, Token&& token = {}) {
+        return put_op(&d, std::move(e), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<index_put_signature> Token = default_completion_token_t>
+    auto async_put(conversation_entry e, Token&& token = {}) {
+        return put_op(nullptr, std::move(e), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<index_patch_signature> Token = default_completion_token_t>
+    auto async_patch(std::string app, std::string key, conversation_patch p, diagnostics& d, Token&& token = {}) {
+        return patch_op(&d, std::move(app), std::move(key), std::move(p), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<index_patch_signature> Token = default_completion_token_t>
+    auto async_patch(std::string app, std::string key, conversation_patch p, Token&& token = {}) {
+        return patch_op(nullptr, std::move(app), std::move(key), std::move(p), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<index_list_signature> Token = default_completion_token_t>
+    auto async_list(conversation_query q, diagnostics& d, Token&& token = {}) {
+        return list_op(&d, std::move(q), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<index_list_signature> Token = default_completion_token_t>
+    auto async_list(conversation_query q, Token&& token = {}) {
+        return list_op(nullptr, std::move(q), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<index_put_signature> Token = default_completion_token_t>
+    auto async_erase(std::string app, std::string key, diagnostics& d, Token&& token = {}) {
+        return erase_op(&d, std::move(app), std::move(key), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<index_put_signature> Token = default_completion_token_t>
+    auto async_erase(std::string app, std::string key, Token&& token = {}) {
+        return erase_op(nullptr, std::move(app), std::move(key), std::forward<Token>(token));
+    }
+
+private:
+    // The worker of a blocking model. Held by the handles only (never by an operation), so
+    // the pool is joined by the last handle's destructor, on the caller's thread.
+    struct worker {
+        explicit worker(executor_type blocking)
+            : pool(blocking ? nullptr : std::make_unique<boost::asio::thread_pool>(1)),
+              strand(blocking ? blocking : executor_type(pool->get_executor())) {}
+        ~worker() {
+            if (pool) pool->join(); // no work guard: returns once the operations are done
+        }
+        std::unique_ptr<boost::asio::thread_pool> pool;
+        boost::asio::strand<executor_type> strand;
+    };
+
+    // Runs work(model, d) where the model may run; its (error_code, results...) complete the
+    // handler through a post to the handler's associated executor (work-tracked until then).
+    template <class Handler, class Work>
+    void run(Handler handler, diagnostics* d, Work work) {
+        if (d) d->clear();
+        auto guard = boost::asio::make_work_guard(boost::asio::get_associated_executor(handler, ex_));
+        auto body = [impl = impl_, ex = ex_, d, guard = std::move(guard), handler = std::move(handler),
+                     work = std::move(work)]() mutable {
+            decltype(work(*impl, d)) results{};
+            try {
+                results = work(*impl, d);
+            } catch (...) {
+                // Never into the worker thread (it would end the process).
+                results = {};
+                std::get<0>(results) = detail::exception_to_error(std::current_exception(), d);
+            }
+            std::apply([&](auto&... args) { detail::post_result(std::move(handler), ex, std::move(args)...); }, results);
+            guard.reset();
+        };
+        if (workers_)
+            boost::asio::post(workers_->strand, std::move(body));
+        else
+            body();
+    }
+
+    template <class Token>
+    auto get_op(diagnostics* d, std::string app, std::string key, Token&& token) {
+        return detail::initiate_with_diagnostics<index_get_signature>(
+            d, std::forward<Token>(token),
+            [this](auto handler, diagnostics* d, std::string app, std::string key) {
+                run(std::move(handler), d, [app = std::move(app), key = std::move(key)](detail::index_iface& i, diagnostics* d) {
+                    std::optional<conversation_entry> out;
+                    auto ec = i.get(app, key, out, d);
+                    return std::make_tuple(ec, std::move(out));
+                });
+            },
+            std::move(app), std::move(key));
+    }
+    template <class Token>
+    auto put_op(diagnostics* d, conversation_entry e, Token&& token) {
+        return detail::initiate_with_diagnostics<index_put_signature>(
+            d, std::forward<Token>(token),
+            [this](auto handler, diagnostics* d, conversation_entry e) {
+                run(std::move(handler), d, [e = std::move(e)](detail::index_iface& i, diagnostics* d) {
+                    return std::make_tuple(i.put(e, d));
+                });
+            },
+            std::move(e));
+    }
+    template <class Token>
+    auto patch_op(diagnostics* d, std::string app, std::string key, conversation_patch p, Token&& token) {
+        return detail::initiate_with_diagnostics<index_patch_signature>(
+            d, std::forward<Token>(token),
+            [this](auto handler, diagnostics* d, std::string app, std::string key, conversation_patch p) {
+                run(std::move(handler), d,
+                    [app = std::move(app), key = std::move(key), p = std::move(p)](detail::index_iface& i, diagnostics* d) {
+                        conversation_entry out;
+                        auto ec = i.patch(app, key, p, out, d);
+                        return std::make_tuple(ec, std::move(out));
+                    });
+            },
+            std::move(app), std::move(key), std::move(p));
+    }
+    template <class Token>
+    auto list_op(diagnostics* d, conversation_query q, Token&& token) {
+        return detail::initiate_with_diagnostics<index_list_signature>(
+            d, std::forward<Token>(token),
+            [this](auto handler, diagnostics* d, conversation_query q) {
+                run(std::move(handler), d, [q = std::move(q)](detail::index_iface& i, diagnostics* d) {
+                    std::vector<conversation_entry> out;
+                    auto ec = i.list(q, out, d);
+                    return std::make_tuple(ec, std::move(out));
+                });
+            },
+            std::move(q));
+    }
+    template <class Token>
+    auto erase_op(diagnostics* d, std::string app, std::string key, Token&& token) {
+        return detail::initiate_with_diagnostics<index_put_signature>(
+            d, std::forward<Token>(token),
+            [this](auto handler, diagnostics* d, std::string app, std::string key) {
+                run(std::move(handler), d, [app = std::move(app), key = std::move(key)](detail::index_iface& i, diagnostics* d) {
+                    return std::make_tuple(i.erase(app, key, d));
+                });
+            },
+            std::move(app), std::move(key));
+    }
+
+    executor_type ex_;
+    std::shared_ptr<detail::index_iface> impl_;
+    std::shared_ptr<worker> workers_;
+};
+
+} // namespace libretto
+
+#endif
