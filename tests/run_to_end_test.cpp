@@ -11,6 +11,12 @@
 #include <libretto/runner/runner.hpp>
 #include <libretto/store/any_store.hpp>
 #include <libretto/store/memory_store.hpp>
+#include <libretto/store/any_session_index.hpp>
+#include <libretto/store/conversation_key.hpp>
+#include <libretto/store/memory_session_index.hpp>
+#include <libretto/store/jsonl_session_index.hpp>
+#include <libretto/store/session_index_rebuild.hpp>
+#include <libretto/runner/detail/conversation_clock.hpp>
 #include <libretto/tool/function_tool.hpp>
 
 #include <boost/asio/strand.hpp>
@@ -30,6 +36,9 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
 #include <exception>
 #include <future>
 #include <optional>
@@ -551,3 +560,451 @@ BOOST_AUTO_TEST_CASE(silent_reply_rules) {
     BOOST_TEST(!is_silent_reply("", ""));
     BOOST_TEST(!is_silent_reply("anything", ""));
 }
+
+// ---- conversation turns: keys, the index, resets (docs/sessions.md) -------------------------
+
+namespace {
+
+struct conversation_world {
+    asio::io_context io;
+    lb::memory_store store{io.get_executor()};
+    lb::memory_session_index entries; // copies share: the test reads what the runner wrote
+    lb::any_session_index index{io.get_executor(), entries};
+    lb::scripted_model model;
+    agent_type agent;
+    lb::runner<agent_type, lb::memory_store> runner;
+
+    static lb::runner_options options(lb::any_session_index& ix, lb::reset_policy reset) {
+        lb::runner_options o;
+        o.index = &ix;
+        o.reset = std::move(reset);
+        return o;
+    }
+
+    explicit conversation_world(std::vector<reply> replies, lb::reset_policy reset = {})
+        : model(io.get_executor(), std::move(replies)),
+          agent(lb::llm_agent_options<lb::scripted_model>{.name = "assistant", .model = model, .retry = {.max_attempts = 1}}),
+          runner(agent, store, options(index, std::move(reset))) {}
+
+    static inline const std::string key = lb::direct_key("assistant");
+
+    lb::turn_result turn(std::string text, bool background = false, bool reset = false) {
+        auto o = lb::run_options::in_conversation("app", "u1", key);
+        o.background = background;
+        o.reset = reset;
+        return lb::run_to_end(runner, std::move(o), std::move(text));
+    }
+    static lb::run_options session_options() { return lb::run_options("app", "u1", "plain-session"); }
+    lb::conversation_entry entry() {
+        std::optional<lb::conversation_entry> e;
+        BOOST_TEST_REQUIRE(!entries.index_get("app", key, e));
+        BOOST_TEST_REQUIRE(e.has_value());
+        return *e;
+    }
+    void patch(const lb::conversation_patch& p) {
+        lb::conversation_entry out;
+        BOOST_TEST_REQUIRE(!entries.index_patch("app", key, p, out));
+    }
+    std::vector<lb::event> stored(const std::string& id) {
+        std::optional<lb::session> s;
+        lb::diagnostics d;
+        BOOST_TEST_REQUIRE(!store.get({"app", "u1", id}, {}, s, &d));
+        return s ? std::vector<lb::event>(s->events.begin(), s->events.end()) : std::vector<lb::event>{};
+    }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(conversations)
+
+BOOST_AUTO_TEST_CASE(a_key_keeps_its_session_and_the_entry_counts_the_turns) {
+    conversation_world w({reply::text("Hi").with_usage(100, 10), reply::text("Again").with_usage(180, 20)});
+    const double before = lb::event::now();
+    auto a = w.turn("hello");
+    BOOST_TEST(a.ok(), a.message());
+    lb::conversation_entry e = w.entry();
+    BOOST_TEST(!e.session_id.empty());
+    BOOST_TEST(e.user_id == "u1");
+    BOOST_TEST(e.chat_type == "direct");
+    BOOST_TEST(e.started_at >= before);
+    BOOST_TEST(e.last_interaction_at >= e.started_at);
+    BOOST_TEST(e.input_tokens == 100);
+    BOOST_TEST(e.output_tokens == 10);
+    BOOST_TEST(e.context_tokens == 100);
+    BOOST_TEST(e.last_sequence == 2);
+    auto b = w.turn("hello again");
+    BOOST_TEST(b.ok(), b.message());
+    lb::conversation_entry e2 = w.entry();
+    BOOST_TEST(e2.session_id == e.session_id); // the same session
+    BOOST_TEST(e2.input_tokens == 280);
+    BOOST_TEST(e2.output_tokens == 30);
+    BOOST_TEST(e2.total_tokens == 310);
+    BOOST_TEST(e2.context_tokens == 180); // the latest request's size
+    BOOST_TEST(e2.last_sequence == 4);
+    BOOST_TEST(e2.previous.empty());
+    auto events = w.stored(e.session_id);
+    BOOST_REQUIRE_EQUAL(events.size(), 4u);
+    // The session names its conversation in its state (what a rebuild finds it by).
+    BOOST_TEST(events[0].actions.state_delta.at("libretto:conversation").as_string() == w.key);
+}
+
+BOOST_AUTO_TEST_CASE(an_explicit_reset_starts_a_new_session_and_keeps_the_old_one) {
+    conversation_world w({reply::text("one").with_usage(50, 5), reply::text("two")});
+    BOOST_TEST(w.turn("first").ok());
+    const lb::conversation_entry old = w.entry();
+    auto r = w.turn("/new", false, true);
+    BOOST_TEST(r.ok(), r.message());
+    const lb::conversation_entry e = w.entry();
+    BOOST_TEST(e.session_id != old.session_id);
+    BOOST_TEST(e.input_tokens == 0); // counters restart with the session
+    BOOST_TEST(e.last_sequence == 2);
+    BOOST_REQUIRE_EQUAL(e.previous.size(), 1u);
+    BOOST_TEST(e.previous[0].session_id == old.session_id);
+    BOOST_TEST(e.previous[0].reason == "explicit");
+    BOOST_TEST(w.stored(old.session_id).size() == 2u); // archived, not deleted
+    BOOST_TEST(w.stored(e.session_id).size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(idle_expiry_resets_and_background_turns_neither_reset_nor_refresh) {
+    lb::reset_policy policy;
+    policy.idle = std::chrono::minutes(30);
+    conversation_world w({reply::text("a"), reply::text("b"), reply::text("c"), reply::text("d")}, policy);
+    BOOST_TEST(w.turn("first").ok());
+    const lb::conversation_entry first = w.entry();
+    // Forty minutes without a user: the next background turn still runs in this session and
+    // leaves last_interaction_at alone.
+    lb::conversation_patch back;
+    back.last_interaction_at = lb::event::now() - 40 * 60;
+    w.patch(back);
+    auto bg = w.turn("heartbeat", true);
+    BOOST_TEST(bg.ok(), bg.message());
+    lb::conversation_entry after_bg = w.entry();
+    BOOST_TEST(after_bg.session_id == first.session_id);
+    BOOST_TEST(after_bg.last_interaction_at == *back.last_interaction_at);
+    BOOST_TEST(after_bg.last_sequence == 4);
+    auto stored = w.stored(first.session_id);
+    BOOST_TEST(stored[2].metadata.at("background") == true);
+    // The next user turn finds it idle.
+    auto u = w.turn("are you there?");
+    BOOST_TEST(u.ok(), u.message());
+    lb::conversation_entry e = w.entry();
+    BOOST_TEST(e.session_id != first.session_id);
+    BOOST_REQUIRE_EQUAL(e.previous.size(), 1u);
+    BOOST_TEST(e.previous[0].reason == "idle");
+    BOOST_TEST(e.last_interaction_at > *back.last_interaction_at);
+    // Fresh again: no reset.
+    BOOST_TEST(w.turn("still here").ok());
+    BOOST_TEST(w.entry().session_id == e.session_id);
+}
+
+BOOST_AUTO_TEST_CASE(the_daily_boundary_resets_once) {
+    lb::reset_policy policy;
+    policy.daily_at_hour = 4;
+    policy.time_zone = "CET-1CEST,M3.5.0,M10.5.0/3";
+    conversation_world w({reply::text("a"), reply::text("b"), reply::text("c")}, policy);
+    BOOST_TEST(w.turn("first").ok());
+    const auto first = w.entry();
+    BOOST_TEST(w.turn("second").ok()); // started after today's boundary: fresh
+    BOOST_TEST(w.entry().session_id == first.session_id);
+    // Started two days ago (and active a minute ago: daily does not care).
+    lb::conversation_entry aged = first;
+    aged.started_at -= 2 * 86400;
+    aged.last_interaction_at = lb::event::now() - 60;
+    BOOST_TEST_REQUIRE(!w.entries.index_put(aged));
+    BOOST_TEST(w.turn("good morning").ok());
+    const auto e = w.entry();
+    BOOST_TEST(e.session_id != first.session_id);
+    BOOST_REQUIRE_EQUAL(e.previous.size(), 1u);
+    BOOST_TEST(e.previous[0].reason == "daily");
+}
+
+// Events stored but the index not updated (a crash between them): the next turn sets the
+// entry from the transcript.
+BOOST_AUTO_TEST_CASE(an_entry_behind_its_transcript_is_repaired_from_it) {
+    conversation_world w({reply::text("a").with_usage(10, 1), reply::text("b").with_usage(30, 3)});
+    BOOST_TEST(w.turn("first").ok());
+    const auto e = w.entry();
+    std::optional<lb::session> s;
+    BOOST_TEST_REQUIRE(!w.store.get({"app", "u1", e.session_id}, {}, s));
+    lb::event lost = lb::event::make(lb::event_type::agent_message, "assistant", lb::content::from_text("unindexed"));
+    lost.usage = lb::usage{1000, 100, {}};
+    std::int64_t seq = 0;
+    BOOST_TEST_REQUIRE(!w.store.append(*s, lost, seq));
+    BOOST_TEST(w.entry().input_tokens == 10); // the index does not know
+    BOOST_TEST(w.turn("second").ok());
+    const auto fixed = w.entry();
+    BOOST_TEST(fixed.input_tokens == 10 + 1000 + 30);
+    BOOST_TEST(fixed.output_tokens == 1 + 100 + 3);
+    BOOST_TEST(fixed.last_sequence == 5);
+    BOOST_TEST(fixed.session_id == e.session_id);
+}
+
+// A reset lands while a turn of the old session runs: the turn's patch is refused as stale,
+// its events stay in the (now archived) old session, and the entry is the new session's.
+BOOST_AUTO_TEST_CASE(a_reset_racing_a_turn_loses_nothing) {
+    conversation_world* world = nullptr;
+    std::string new_id;
+    conversation_world w({reply::text("a"), reply::computed([&](const lb::llm_request&) {
+                              lb::conversation_patch p;
+                              p.new_session_id = new_id = "reset-by-another-process";
+                              p.reset_reason = "explicit";
+                              world->patch(p);
+                              return reply::text("late answer").with_usage(7, 7);
+                          })});
+    world = &w;
+    BOOST_TEST(w.turn("first").ok());
+    const auto old = w.entry();
+    auto t = w.turn("second");
+    BOOST_TEST(t.ok(), t.message());
+    const auto e = w.entry();
+    BOOST_TEST(e.session_id == new_id);
+    BOOST_TEST(e.input_tokens == 0);
+    auto events = w.stored(old.session_id);
+    BOOST_REQUIRE_EQUAL(events.size(), 4u);
+    BOOST_TEST(events[3].text() == "late answer");
+}
+
+BOOST_AUTO_TEST_CASE(the_memory_flush_turn_is_silent_background_and_recorded) {
+    conversation_world w({reply::text("hello"), reply::text("NO_REPLY")});
+    BOOST_TEST(w.turn("hi").ok());
+    const auto before = w.entry();
+    auto o = lb::run_options::in_conversation("app", "u1", w.key);
+    o.memory_flush = true;
+    auto r = lb::run_to_end(w.runner, std::move(o), "Write anything worth keeping to memory now.");
+    BOOST_TEST(r.ok(), r.message());
+    BOOST_TEST(r.events.empty()); // silent
+    const auto e = w.entry();
+    BOOST_TEST(e.memory_flush_at > 0);
+    BOOST_TEST(e.memory_flush_compaction_count == 0);
+    BOOST_TEST(e.last_interaction_at == before.last_interaction_at);
+    auto events = w.stored(e.session_id);
+    BOOST_REQUIRE_EQUAL(events.size(), 4u);
+    BOOST_TEST(events[2].metadata.at("memory_flush") == true);
+    BOOST_TEST(events[3].metadata.at("silent") == true);
+}
+
+BOOST_AUTO_TEST_CASE(bad_conversation_turns_are_refused_with_their_reason) {
+    conversation_world w({reply::text("a"), reply::text("b")});
+    auto both = lb::run_options::in_conversation("app", "u1", w.key);
+    both.session = "s1";
+    auto r = lb::run_to_end(w.runner, std::move(both), "x");
+    BOOST_TEST(r.error == lb::errc::invalid_argument);
+    BOOST_TEST(r.message().find("both set") != std::string::npos, r.message());
+    auto bad = lb::run_to_end(w.runner, lb::run_options::in_conversation("app", "u1", "agent:a/b"), "x");
+    BOOST_TEST(bad.error == lb::errc::invalid_argument);
+    BOOST_TEST(bad.message().find("conversation key") != std::string::npos, bad.message());
+    auto ctl = lb::run_to_end(w.runner, lb::run_options::in_conversation("app", "u1", "agent:a\n"), "x");
+    BOOST_TEST(ctl.error == lb::errc::invalid_argument);
+    BOOST_TEST(ctl.message().find("control character") != std::string::npos, ctl.message());
+    BOOST_TEST(w.turn("mine").ok());
+    auto other_user = lb::run_to_end(w.runner, lb::run_options::in_conversation("app", "u2", w.key), "x");
+    BOOST_TEST(other_user.error == lb::errc::invalid_argument);
+    BOOST_TEST(other_user.message().find("user 'u1'") != std::string::npos, other_user.message());
+    // Without an index.
+    lb::runner<agent_type, lb::memory_store> plain(w.agent, w.store);
+    auto none = lb::run_to_end(plain, lb::run_options::in_conversation("app", "u1", w.key), "x");
+    BOOST_TEST(none.error == lb::errc::invalid_argument);
+    BOOST_TEST(none.message().find("runner_options::index") != std::string::npos, none.message());
+    // A bad reset policy is refused when the runner is made.
+    lb::runner_options ro;
+    ro.reset.daily_at_hour = 24;
+    BOOST_CHECK_THROW((lb::runner<agent_type, lb::memory_store>(w.agent, w.store, ro)), boost::system::system_error);
+    ro.reset.daily_at_hour = 4;
+    ro.reset.time_zone = "Europe/Oslo";
+    try {
+        lb::runner<agent_type, lb::memory_store> r2(w.agent, w.store, ro);
+        BOOST_FAIL("an IANA name is not a POSIX TZ string");
+    } catch (const boost::system::system_error& e) {
+        BOOST_TEST(std::string(e.what()).find("POSIX TZ") != std::string::npos, e.what());
+    }
+    // Nothing stored by the refused turns.
+    BOOST_TEST(w.stored(w.entry().session_id).size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(the_status_comes_from_the_entry) {
+    conversation_world w({reply::text("a").with_usage(3000, 100)});
+    BOOST_TEST(w.turn("hi").ok());
+    lb::conversation_entry e = w.entry();
+    const double now = e.started_at + 600;
+    auto st = lb::conversation_status_of(e, now, 8000);
+    BOOST_TEST(st.session_id == e.session_id);
+    BOOST_TEST(st.age_seconds == 600);
+    BOOST_TEST(st.idle_seconds == now - e.last_interaction_at);
+    BOOST_TEST(st.context_tokens == 3000);
+    BOOST_TEST(st.context_used == 0.375);
+    BOOST_TEST(!st.since_memory_flush_seconds);
+    BOOST_TEST(!st.flushed_since_last_compaction);
+    BOOST_TEST(st.archived_sessions == 0u);
+    BOOST_TEST(lb::conversation_status_of(e, now).context_used == 0); // window unknown
+    e.memory_flush_at = now - 5;
+    auto flushed = lb::conversation_status_of(e, now);
+    BOOST_TEST(flushed.since_memory_flush_seconds.value_or(-1) == 5);
+    BOOST_TEST(flushed.flushed_since_last_compaction);
+}
+
+// The index lost or unreadable: rebuilt from the transcripts, counters, resets and the
+// conversation's settings included (when the old index can still be read).
+BOOST_AUTO_TEST_CASE(the_index_is_rebuilt_from_the_transcripts) {
+    conversation_world w({reply::text("a").with_usage(10, 1), reply::text("b").with_usage(20, 2),
+                          reply::text("c").with_usage(40, 4), reply::text("d")});
+    BOOST_TEST(w.turn("one").ok());
+    BOOST_TEST(w.turn("two").ok());
+    BOOST_TEST(w.turn("three", false, true).ok()); // a reset: two sessions
+    lb::conversation_patch labels;
+    labels.labels = std::vector<std::string>{"vip"};
+    w.patch(labels);
+    const lb::conversation_entry before = w.entry();
+    // A plain session without a conversation is left out.
+    BOOST_TEST(lb::run_to_end(w.runner, conversation_world::session_options(), "unrelated").ok());
+    auto run = [&](auto op) {
+        std::optional<std::pair<boost::system::error_code, lb::index_rebuild_report>> out;
+        asio::co_spawn(w.io, std::move(op), [&](std::exception_ptr, auto r) { out = r; });
+        w.io.restart();
+        w.io.run();
+        return *out;
+    };
+    // Entry lost entirely (its settings too): rebuilt from the sessions.
+    BOOST_TEST_REQUIRE(!w.entries.index_erase("app", w.key));
+    lb::diagnostics d;
+    auto [ec, report] = run([&]() -> asio::awaitable<std::pair<boost::system::error_code, lb::index_rebuild_report>> {
+        auto op = lb::async_rebuild_session_index(w.store, w.index, "app", d, asio::as_tuple(asio::use_awaitable));
+        auto [e, r] = co_await std::move(op);
+        co_return std::make_pair(e, std::move(r));
+    });
+    BOOST_TEST(!ec, d.message());
+    BOOST_TEST(report.conversations == 1u);
+    BOOST_TEST(report.sessions_read == 3u);
+    lb::conversation_entry e = w.entry();
+    BOOST_TEST(e.session_id == before.session_id);
+    BOOST_TEST(e.input_tokens == 40);
+    BOOST_TEST(e.last_sequence == before.last_sequence);
+    BOOST_TEST(e.chat_type == "direct");
+    BOOST_REQUIRE_EQUAL(e.previous.size(), 1u);
+    BOOST_TEST(e.previous[0].session_id == before.previous[0].session_id);
+    BOOST_TEST(e.previous[0].reason == "rebuilt");
+    BOOST_TEST(e.labels.empty()); // only the lost entry knew
+    // With the old entry readable, its settings stay.
+    w.patch(labels);
+    auto [ec2, report2] = run([&]() -> asio::awaitable<std::pair<boost::system::error_code, lb::index_rebuild_report>> {
+        auto op = lb::async_rebuild_session_index(w.store, w.index, "app", asio::as_tuple(asio::use_awaitable));
+        auto [e, r] = co_await std::move(op);
+        co_return std::make_pair(e, std::move(r));
+    });
+    BOOST_TEST(!ec2);
+    BOOST_TEST(!report2.old_index_unreadable);
+    lb::conversation_entry kept = w.entry();
+    BOOST_TEST(kept.labels == std::vector<std::string>{"vip"});
+    BOOST_REQUIRE_EQUAL(kept.previous.size(), 1u); // the archive as the old entry lists it
+    BOOST_TEST(kept.previous[0].reason == "rebuilt");
+    // A bad app id.
+    auto [ec3, report3] = run([&]() -> asio::awaitable<std::pair<boost::system::error_code, lb::index_rebuild_report>> {
+        auto op = lb::async_rebuild_session_index(w.store, w.index, "a/b", d, asio::as_tuple(asio::use_awaitable));
+        auto [e, r] = co_await std::move(op);
+        co_return std::make_pair(e, std::move(r));
+    });
+    BOOST_TEST(ec3 == lb::errc::invalid_argument);
+    BOOST_TEST(d.message().find("app id") != std::string::npos, d.message());
+}
+
+// A JSONL index edited into invalid JSON: the conversation turn fails naming the file, a
+// rebuild replaces it (the bad file kept aside), and the conversation goes on in its session.
+BOOST_AUTO_TEST_CASE(a_malformed_jsonl_index_is_reported_and_rebuilt) {
+    const auto dir = std::filesystem::temp_directory_path() / ("conv-index-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    asio::io_context io;
+    lb::memory_store store{io.get_executor()};
+    lb::any_session_index index{io.get_executor(), lb::jsonl_session_index({.directory = dir})};
+    lb::scripted_model model(io.get_executor(), {reply::text("a"), reply::text("b"), reply::text("c")});
+    agent_type agent(lb::llm_agent_options<lb::scripted_model>{.name = "assistant", .model = model, .retry = {.max_attempts = 1}});
+    lb::runner_options ro;
+    ro.index = &index;
+    lb::runner<agent_type, lb::memory_store> runner(agent, store, ro);
+    const std::string key = lb::group_key("assistant", "telegram", "-100");
+    auto o = [&] { return lb::run_options::in_conversation("app", "group-100", key); };
+    BOOST_TEST(lb::run_to_end(runner, o(), "one").ok());
+    std::optional<lb::conversation_entry> first;
+    BOOST_TEST_REQUIRE(!index.get("app", key, first));
+    BOOST_TEST_REQUIRE(first.has_value());
+    BOOST_TEST(first->chat_type == "group");
+    // Written to conversations.json, then broken by hand.
+    {
+        lb::jsonl_session_index other({.directory = dir});
+        std::vector<lb::conversation_entry> all{*first};
+        BOOST_TEST_REQUIRE(!other.index_replace("app", all));
+    }
+    std::ofstream(dir / "apps" / "app" / "conversations.json", std::ios::trunc) << "{\"entries\": [ {";
+    auto broken = lb::run_to_end(runner, o(), "two");
+    BOOST_TEST(broken.error == lb::errc::corrupt_data);
+    BOOST_TEST(broken.message().find("conversations.json") != std::string::npos, broken.message());
+    std::optional<std::pair<boost::system::error_code, lb::index_rebuild_report>> out;
+    asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+        auto op = lb::async_rebuild_session_index(store, index, "app", asio::as_tuple(asio::use_awaitable));
+        auto [ec, r] = co_await std::move(op);
+        out.emplace(ec, std::move(r));
+    }, asio::detached);
+    io.restart();
+    io.run();
+    BOOST_TEST_REQUIRE(out.has_value());
+    BOOST_TEST(!out->first);
+    BOOST_TEST(out->second.old_index_unreadable);
+    BOOST_TEST(out->second.old_index_problem.find("not JSON") != std::string::npos, out->second.old_index_problem);
+    std::optional<lb::conversation_entry> rebuilt;
+    BOOST_TEST_REQUIRE(!index.get("app", key, rebuilt));
+    BOOST_TEST_REQUIRE(rebuilt.has_value());
+    BOOST_TEST(rebuilt->session_id == first->session_id);
+    auto next = lb::run_to_end(runner, o(), "three");
+    BOOST_TEST(next.ok(), next.message());
+    std::optional<lb::conversation_entry> after;
+    BOOST_TEST_REQUIRE(!index.get("app", key, after));
+    BOOST_TEST(after->session_id == first->session_id); // the conversation went on
+    BOOST_TEST(after->last_sequence == 4);
+    bool aside = false;
+    for (const auto& de : std::filesystem::directory_iterator(dir / "apps" / "app"))
+        aside = aside || de.path().filename().string().starts_with("conversations.json.bad-");
+    BOOST_TEST(aside);
+    std::filesystem::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_CASE(posix_time_zones_and_the_daily_boundary) {
+    using lb::detail::boost_tz_from_posix;
+    std::string why;
+    BOOST_TEST(boost_tz_from_posix("UTC0", why) == "STD+00:00:00");
+    BOOST_TEST(boost_tz_from_posix("CET-1CEST,M3.5.0,M10.5.0/3", why) == "STD+01:00:00DST,M3.5.0,M10.5.0/3");
+    BOOST_TEST(boost_tz_from_posix("EST5EDT4,M3.2.0,M11.1.0", why) == "STD-05:00:00DST+01:00:00,M3.2.0,M11.1.0");
+    BOOST_TEST(boost_tz_from_posix("<+0530>-5:30", why) == "STD+05:30:00");
+    BOOST_TEST(boost_tz_from_posix("Europe/Oslo", why).empty());
+    BOOST_TEST(!why.empty());
+    BOOST_TEST(boost_tz_from_posix("CET", why).empty());
+    BOOST_TEST(why.find("hours") != std::string::npos, why);
+    BOOST_TEST(boost_tz_from_posix("UTC0,M3.5.0", why).empty());
+
+    lb::reset_policy p;
+    p.daily_at_hour = 4;
+    p.time_zone = "CET-1CEST,M3.5.0,M10.5.0/3";
+    auto clock = lb::detail::make_conversation_clock(p);
+    // 2026-07-01 12:00 UTC (14:00 CEST): the boundary is 04:00 CEST = 02:00 UTC that day.
+    const double noon_july = 1782907200;
+    BOOST_TEST(clock->last_boundary(noon_july) == noon_july - 10 * 3600);
+    // 2026-01-15 02:00 UTC (03:00 CET): before 04:00, so the previous day's 03:00 UTC.
+    const double jan = 1768442400;
+    BOOST_TEST(clock->last_boundary(jan) == jan - 23 * 3600);
+    // The boundary itself counts as passed.
+    BOOST_TEST(clock->last_boundary(noon_july - 10 * 3600) == noon_july - 10 * 3600);
+    lb::conversation_entry e;
+    e.started_at = noon_july - 11 * 3600; // before the boundary
+    e.last_interaction_at = noon_july - 60;
+    BOOST_TEST(clock->stale_reason(e, noon_july) == "daily");
+    e.started_at = noon_july - 9 * 3600;
+    BOOST_TEST(clock->stale_reason(e, noon_july) == "");
+    // Both expired: the one that expired first.
+    lb::reset_policy both = p;
+    both.idle = std::chrono::minutes(60);
+    auto clock2 = lb::detail::make_conversation_clock(both);
+    e.started_at = noon_july - 30 * 3600;
+    e.last_interaction_at = noon_july - 29 * 3600; // idle since 28 h ago, before the boundary
+    BOOST_TEST(clock2->stale_reason(e, noon_july) == "idle");
+    e.last_interaction_at = noon_july - 2 * 3600; // idle expired 1 h ago, after the boundary
+    BOOST_TEST(clock2->stale_reason(e, noon_july) == "daily");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

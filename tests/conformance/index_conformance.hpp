@@ -19,6 +19,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <exception>
+#include <limits>
 #include <optional>
 #include <string>
 #include <thread>
@@ -235,6 +236,17 @@ inline lb::conversation_query query() {
         bad_reset.new_session_id = "../x";                                                                       \
         bad_reset.add_input_tokens = 5;                                                                          \
         BOOST_TEST(ix.index_patch("app", "k", bad_reset, out, &d) == lb::errc::invalid_argument);                \
+        lb::conversation_entry nan_time = entry("k3", "s");                                                      \
+        nan_time.updated_at = std::numeric_limits<double>::quiet_NaN();                                          \
+        BOOST_TEST(ix.index_put(nan_time, &d) == lb::errc::invalid_argument);                                    \
+        BOOST_TEST(d.message().find("updated_at is not a finite number") != std::string::npos, d.message());     \
+        nan_time.updated_at = 1;                                                                                 \
+        nan_time.started_at = std::numeric_limits<double>::infinity();                                           \
+        BOOST_TEST(ix.index_put(nan_time, &d) == lb::errc::invalid_argument);                                    \
+        lb::conversation_patch inf_patch;                                                                        \
+        inf_patch.last_interaction_at = -std::numeric_limits<double>::infinity();                                \
+        BOOST_TEST(ix.index_patch("app", "k", inf_patch, out, &d) == lb::errc::invalid_argument);                \
+        BOOST_TEST(!get(ix, "k3"));                                                                              \
         lb::conversation_query q = query();                                                                      \
         q.app_name = "";                                                                                         \
         std::vector<lb::conversation_entry> listed;                                                              \
@@ -302,6 +314,40 @@ inline lb::conversation_query query() {
         BOOST_TEST(!ix.index_erase("app", "cron:nightly", &d));                                                  \
         BOOST_TEST(keys(list(ix, query())) == (v{"agent:a:main", "agent:a:slack:channel:c1"}));                  \
         BOOST_TEST(get(ix, "agent:a:main", "app2").has_value());                                                 \
+    }                                                                                                            \
+                                                                                                                 \
+    BOOST_AUTO_TEST_CASE(replace_swaps_every_entry_of_one_app) {                                                 \
+        using namespace index_conformance;                                                                       \
+        F f;                                                                                                     \
+        auto ix = f.open();                                                                                      \
+        lb::diagnostics d;                                                                                       \
+        BOOST_TEST_REQUIRE(!ix.index_put(entry("old-1", "s1"), &d), d.message());                                \
+        BOOST_TEST_REQUIRE(!ix.index_put(entry("kept", "s2"), &d), d.message());                                 \
+        lb::conversation_entry elsewhere = entry("old-1", "s3");                                                 \
+        elsewhere.app_name = "app2";                                                                             \
+        BOOST_TEST_REQUIRE(!ix.index_put(elsewhere, &d), d.message());                                           \
+        std::vector<lb::conversation_entry> rebuilt{entry("kept", "s2b", 50), full_entry()};                    \
+        BOOST_TEST_REQUIRE(!ix.index_replace("app", rebuilt, &d), d.message());                                  \
+        BOOST_TEST(!get(ix, "old-1"));                                                                           \
+        auto kept = get(ix, "kept");                                                                             \
+        BOOST_TEST_REQUIRE(kept.has_value());                                                                    \
+        BOOST_TEST(kept->session_id == "s2b");                                                                   \
+        auto full = get(ix, full_entry().key);                                                                   \
+        BOOST_TEST_REQUIRE(full.has_value());                                                                    \
+        BOOST_TEST((*full == full_entry()));                                                                     \
+        BOOST_TEST(get(ix, "old-1", "app2").has_value()); /* another app is untouched */                        \
+        /* A bad entry (or one of another app): refused, nothing replaced. */                                   \
+        std::vector<lb::conversation_entry> bad{entry("fine", "s"), entry("bad", "s/x")};                       \
+        BOOST_TEST(ix.index_replace("app", bad, &d) == lb::errc::invalid_argument);                              \
+        std::vector<lb::conversation_entry> foreign{elsewhere};                                                  \
+        BOOST_TEST(ix.index_replace("app", foreign, &d) == lb::errc::invalid_argument);                          \
+        BOOST_TEST(d.message().find("of app 'app2'") != std::string::npos, d.message());                         \
+        BOOST_TEST(keys(list(ix, query())).size() == 2u);                                                        \
+        BOOST_TEST(!get(ix, "fine"));                                                                            \
+        if constexpr (F::persistent) {                                                                           \
+            auto again = f.open();                                                                               \
+            BOOST_TEST(keys(list(again, query())).size() == 2u);                                                 \
+        }                                                                                                        \
     }                                                                                                            \
                                                                                                                  \
     BOOST_AUTO_TEST_CASE(patches_from_two_instances_both_land) {                                                 \

@@ -49,9 +49,11 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/json/object.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -96,8 +98,48 @@ struct run_options {
     /// is stored with metadata["silent"] = true and not yielded, and a reply's partial
     /// events are held back while it could still be the token. Empty: no silent replies.
     std::string silent_token{};
+
+    /// A conversation turn: the session is the current session of this conversation key
+    /// (conversation_key.hpp) in runner_options::index, created on the key's first turn and
+    /// replaced by a new one when runner_options::reset says so; `session` must be empty.
+    /// The turn updates the key's index entry (docs/sessions.md).
+    std::string conversation{};
+    /// Start a new session for the conversation (a user's "/new"): the current one is
+    /// kept as an archive.
+    bool reset = false;
+    /// A turn nobody typed (a system event, a scheduled job, a memory flush): it never
+    /// resets the conversation and does not count as an interaction for the idle reset.
+    /// Its first event carries metadata["background"] = true.
+    bool background = false;
+    /// The pre-compaction memory flush: a background turn recorded as the conversation's
+    /// memory_flush_at; its first event carries metadata["memory_flush"] = true. With
+    /// silent_token empty, the reply "NO_REPLY" is silent.
+    bool memory_flush = false;
+
+    /// A turn of conversation `key` for `user` of `app`.
+    static run_options in_conversation(std::string app, std::string user, std::string key) {
+        run_options o(std::move(app), std::move(user), {});
+        o.conversation = std::move(key);
+        return o;
+    }
 };
 static_assert(!std::is_aggregate_v<run_options>, "run_options temporaries in co_await must be safe on g++ 12");
+
+/// When a conversation's current session is replaced by a new one (conversation turns,
+/// run_options::conversation): on the first non-background turn after the daily boundary
+/// or after the idle window, whichever comes first. Unset members do not apply.
+struct reset_policy {
+    /// The hour (0 to 23, local time in time_zone) at which each day's conversations
+    /// start afresh.
+    std::optional<int> daily_at_hour{};
+    /// The local time of daily_at_hour, as a POSIX TZ string: "UTC0", "CET-1CEST,M3.5.0,
+    /// M10.5.0/3" (Central Europe, with summer time), "EST5EDT,M3.2.0,M11.1.0", "<+0530>-5:30".
+    std::string time_zone = "UTC0";
+    /// A session whose last interaction (last non-background turn) is older than this.
+    std::optional<std::chrono::minutes> idle{};
+};
+
+class any_session_index;
 
 /// How a runner works, beyond its agent, store, compaction and signer.
 struct runner_options {
@@ -115,6 +157,11 @@ struct runner_options {
     /// is not shortened by it: the events it claims to cover stay in the context. Empty:
     /// nothing is checked. ignored_compaction::source points at the event during the call.
     std::function<void(const session_key&, const ignored_compaction&)> on_ignored_compaction{};
+    /// The session index of conversation turns (run_options::conversation); it must outlive
+    /// the runner. Null: conversation turns fail with errc::invalid_argument.
+    any_session_index* index = nullptr;
+    /// When conversation turns start a new session.
+    reset_policy reset{};
 };
 
 class any_store;
@@ -122,6 +169,9 @@ class jsonl_store;
 class memory_store;
 
 namespace detail {
+
+struct conversation_clock;
+std::shared_ptr<const conversation_clock> make_conversation_clock(const reset_policy& p);
 
 /// What a runner's turns share: everything but the agent's type, so that the turn's code
 /// (impl/runner.hpp) is instantiated once per store, compaction and signer, whatever the agent.
@@ -134,7 +184,8 @@ struct runner_core {
     runner_core(agent_ref a, Store& s, runner_options o, Compaction c, Signer sg)
         : root(a), store(&s), compaction(std::move(c)), signer(std::move(sg)), ex(s.get_executor()),
           locks(std::make_shared<detail::session_locks>()), cache(o.cached_sessions),
-          on_ignored_compaction(std::move(o.on_ignored_compaction)) {
+          on_ignored_compaction(std::move(o.on_ignored_compaction)), index(o.index),
+          clock(make_conversation_clock(o.reset)) {
         auto dup = duplicate_agent_names(root);
         if (!dup.empty()) {
             std::string names;
@@ -154,6 +205,8 @@ struct runner_core {
     std::shared_ptr<detail::session_locks> locks;
     detail::session_cache cache;
     std::function<void(const session_key&, const ignored_compaction&)> on_ignored_compaction;
+    any_session_index* index;
+    std::shared_ptr<const conversation_clock> clock; ///< null: no reset policy
     std::shared_ptr<const agent_node> tree;
     libretto::agent_launcher launcher;
 };

@@ -10,6 +10,7 @@
 //   async_patch(app, key, patch[, diag]) -> void(error_code, conversation_entry)
 //   async_list(query[, diag])            -> void(error_code, std::vector<conversation_entry>)
 //   async_erase(app, key[, diag])        -> void(error_code)
+//   async_replace(app, entries[, diag])  -> void(error_code)
 //
 // A blocking model (files, SQLite, PostgreSQL) runs on a worker strand (a one-thread pool
 // the index owns, or a strand on the given blocking executor), so the caller's thread never
@@ -54,6 +55,8 @@ struct index_iface {
     virtual boost::system::error_code list(const conversation_query& q, std::vector<conversation_entry>& out,
                                            diagnostics* d) = 0;
     virtual boost::system::error_code erase(const std::string& app, const std::string& key, diagnostics* d) = 0;
+    virtual boost::system::error_code replace(const std::string& app, const std::vector<conversation_entry>& entries,
+                                              diagnostics* d) = 0;
 };
 
 template <class S>
@@ -74,6 +77,10 @@ struct index_model final : index_iface {
     }
     boost::system::error_code erase(const std::string& app, const std::string& key, diagnostics* d) override {
         return index.index_erase(app, key, d);
+    }
+    boost::system::error_code replace(const std::string& app, const std::vector<conversation_entry>& entries,
+                                      diagnostics* d) override {
+        return index.index_replace(app, entries, d);
     }
     S index;
 };
@@ -119,6 +126,10 @@ public:
     boost::system::error_code erase(const std::string& app, const std::string& key, diagnostics* d = nullptr) {
         return impl_->erase(app, key, d);
     }
+    boost::system::error_code replace(const std::string& app, const std::vector<conversation_entry>& entries,
+                                      diagnostics* d = nullptr) {
+        return impl_->replace(app, entries, d);
+    }
 
     // ---- asynchronous
     template <boost::asio::completion_token_for<index_get_signature> Token = default_completion_token_t>
@@ -160,6 +171,15 @@ public:
     template <boost::asio::completion_token_for<index_put_signature> Token = default_completion_token_t>
     auto async_erase(std::string app, std::string key, Token&& token = {}) {
         return erase_op(nullptr, std::move(app), std::move(key), std::forward<Token>(token));
+    }
+
+    template <boost::asio::completion_token_for<index_put_signature> Token = default_completion_token_t>
+    auto async_replace(std::string app, std::vector<conversation_entry> entries, diagnostics& d, Token&& token = {}) {
+        return replace_op(&d, std::move(app), std::move(entries), std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<index_put_signature> Token = default_completion_token_t>
+    auto async_replace(std::string app, std::vector<conversation_entry> entries, Token&& token = {}) {
+        return replace_op(nullptr, std::move(app), std::move(entries), std::forward<Token>(token));
     }
 
 private:
@@ -262,6 +282,19 @@ private:
                 });
             },
             std::move(app), std::move(key));
+    }
+
+    template <class Token>
+    auto replace_op(diagnostics* d, std::string app, std::vector<conversation_entry> entries, Token&& token) {
+        return detail::initiate_with_diagnostics<index_put_signature>(
+            d, std::forward<Token>(token),
+            [this](auto handler, diagnostics* d, std::string app, std::vector<conversation_entry> entries) {
+                run(std::move(handler), d,
+                    [app = std::move(app), entries = std::move(entries)](detail::index_iface& i, diagnostics* d) {
+                        return std::make_tuple(i.replace(app, entries, d));
+                    });
+            },
+            std::move(app), std::move(entries));
     }
 
     executor_type ex_;

@@ -130,14 +130,7 @@ public:
     /// is moved aside first (conversations.json.bad-<ms>, conversations.log.bad-<ms>).
     boost::system::error_code index_replace(const std::string& app, const std::vector<conversation_entry>& entries,
                                             diagnostics* diag = nullptr) {
-        if (auto ec = detail::check_index_args(app, "replace", diag)) return ec;
-        for (const auto& e : entries) {
-            if (auto ec = detail::check_entry(e, diag)) return ec;
-            if (e.app_name != app) {
-                if (diag) diag->assign("session index: replace: entry '" + e.key + "' is of app '" + e.app_name + "'");
-                return errc::invalid_argument;
-            }
-        }
+        if (auto ec = detail::check_replace(app, entries, diag)) return ec;
         std::lock_guard guard(state_->mutex);
         app_cache& c = cache_of(app);
         app_lock lock;

@@ -71,6 +71,15 @@ public:
         return {};
     }
 
+    boost::system::error_code index_replace(const std::string& app, const std::vector<conversation_entry>& entries,
+                                            diagnostics* diag = nullptr) {
+        if (auto ec = detail::check_replace(app, entries, diag)) return ec;
+        std::lock_guard lock(data_->mutex);
+        std::erase_if(data_->entries, [&](const auto& kv) { return kv.second.app_name == app; });
+        for (const auto& e : entries) data_->entries.insert_or_assign(slot(app, e.key), e);
+        return {};
+    }
+
 private:
     // Ids have no control characters, so "\x1f" cannot occur in either part.
     static std::string slot(const std::string& app, const std::string& key) { return app + '\x1f' + key; }

@@ -177,6 +177,32 @@ public:
         return s_->exec(s_->sql_erase, key_params(app, key), r, "erase '" + key + "'", diag, true);
     }
 
+    /// Replaces every entry of `app` with `entries` (a rebuild), in one transaction.
+    boost::system::error_code index_replace(const std::string& app, const std::vector<conversation_entry>& entries,
+                                            diagnostics* diag = nullptr) {
+        if (auto ec = detail::check_replace(app, entries, diag)) return ec;
+        std::lock_guard lock(s_->mutex);
+        state& s = *s_;
+        const std::string what = "replace '" + app + "'";
+        detail::pg::result_ptr r;
+        if (auto ec = s.exec(s.sql_begin, {}, r, what, diag, true)) return ec;
+        struct rollback_guard {
+            state& s;
+            bool active = true;
+            ~rollback_guard() {
+                if (active) s.rollback();
+            }
+        } guard{s};
+        detail::pg::params ap;
+        ap.add(app);
+        if (auto ec = s.exec(s.sql_erase_app, ap, r, what, diag, false)) return ec;
+        for (const auto& e : entries)
+            if (auto ec = s.exec(s.sql_put, row_params(e), r, what, diag, false)) return ec;
+        if (auto ec = s.exec(s.sql_commit, {}, r, what + ": commit", diag, false)) return ec;
+        guard.active = false;
+        return {};
+    }
+
 private:
     static detail::pg::params key_params(const std::string& app, const std::string& key) {
         detail::pg::params p;
@@ -202,7 +228,7 @@ private:
         std::string schema;
         std::unique_ptr<PGconn, conn_deleter> conn;
         std::string sql_begin = "BEGIN", sql_commit = "COMMIT";
-        std::string sql_get, sql_get_for_update, sql_put, sql_erase, sql_list;
+        std::string sql_get, sql_get_for_update, sql_put, sql_erase, sql_erase_app, sql_list;
 
         static std::string trimmed(const char* m) {
             std::string s = m ? m : "";
@@ -268,6 +294,7 @@ private:
                       " last_interaction_at = excluded.last_interaction_at, chat_type = excluded.chat_type,"
                       " entry = excluded.entry";
             sql_erase = "DELETE FROM " + table + " WHERE app_name = $1 AND conv_key = $2";
+            sql_erase_app = "DELETE FROM " + table + " WHERE app_name = $1";
             sql_list = "SELECT conv_key, entry FROM " + table +
                        " WHERE app_name = $1 AND ($2::text IS NULL OR user_id = $2::text)"
                        " AND ($3::text IS NULL OR chat_type = $3::text) ORDER BY updated_at DESC, conv_key";

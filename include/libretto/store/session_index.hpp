@@ -21,6 +21,8 @@
 //                                                      the patch's if_session_id differs
 //   s.index_list(const conversation_query&, std::vector<conversation_entry>& out, diag)
 //   s.index_erase(app, key, diag)                                          absent: no error
+//   s.index_replace(app, const std::vector<conversation_entry>&, diag)     every entry of the app
+//                                                      (a rebuild); all or nothing
 //   S::blocking                                        true: calls wait for files or servers
 //
 // any_session_index (any_session_index.hpp) erases the type and adds the asynchronous
@@ -128,6 +130,51 @@ struct conversation_query {
     std::size_t limit = 0;                  ///< 0: no limit
 };
 
+/// What a status view shows of a conversation, from its entry alone (no transcript read).
+struct conversation_status {
+    std::string key{};
+    std::string session_id{};
+    double age_seconds = 0;   ///< since the current session started
+    double idle_seconds = 0;  ///< since the last interaction (the start, if none)
+    std::int64_t input_tokens = 0;
+    std::int64_t output_tokens = 0;
+    std::int64_t total_tokens = 0;
+    std::int64_t context_tokens = 0;
+    std::int64_t context_window = 0; ///< as given; 0: unknown
+    double context_used = 0;         ///< context_tokens / context_window (0 when unknown)
+    std::int64_t compaction_count = 0;
+    std::optional<double> since_memory_flush_seconds{}; ///< unset: never flushed
+    bool flushed_since_last_compaction = false;           ///< the latest flush came after the latest compaction
+    std::size_t archived_sessions = 0;
+    std::vector<std::string> labels{};
+    conversation_overrides overrides{};
+};
+
+/// The status of `e` at `now` (seconds since the epoch), with the model's context window
+/// (tokens; 0 if unknown).
+inline conversation_status conversation_status_of(const conversation_entry& e, double now,
+                                                  std::int64_t context_window = 0) {
+    conversation_status s;
+    s.key = e.key;
+    s.session_id = e.session_id;
+    s.age_seconds = e.started_at != 0 ? now - e.started_at : 0;
+    const double last = e.last_interaction_at != 0 ? e.last_interaction_at : e.started_at;
+    s.idle_seconds = last != 0 ? now - last : 0;
+    s.input_tokens = e.input_tokens;
+    s.output_tokens = e.output_tokens;
+    s.total_tokens = e.total_tokens;
+    s.context_tokens = e.context_tokens;
+    s.context_window = context_window;
+    s.context_used = context_window > 0 ? static_cast<double>(e.context_tokens) / static_cast<double>(context_window) : 0;
+    s.compaction_count = e.compaction_count;
+    if (e.memory_flush_at != 0) s.since_memory_flush_seconds = now - e.memory_flush_at;
+    s.flushed_since_last_compaction = e.memory_flush_at != 0 && e.memory_flush_compaction_count == e.compaction_count;
+    s.archived_sessions = e.previous.size();
+    s.labels = e.labels;
+    s.overrides = e.overrides;
+    return s;
+}
+
 /// Checks an index key: validate_id's rules (1 to 128 bytes, UTF-8, no '/', '\\', '..' or
 /// control characters); ':' is allowed. Every index operation applies it.
 inline boost::system::error_code validate_conversation_key(std::string_view key) noexcept { return validate_id(key); }
@@ -144,6 +191,7 @@ concept session_index = requires(S& s, const S& cs, const std::string& app, cons
     { s.index_patch(app, key, patch, entry, diag) } -> std::same_as<boost::system::error_code>;
     { s.index_list(query, list, diag) } -> std::same_as<boost::system::error_code>;
     { s.index_erase(app, key, diag) } -> std::same_as<boost::system::error_code>;
+    { s.index_replace(app, std::as_const(list), diag) } -> std::same_as<boost::system::error_code>;
 };
 
 } // namespace libretto

@@ -158,6 +158,22 @@ public:
         return {};
     }
 
+    /// Replaces every entry of `app` with `entries` (a rebuild), in one transaction.
+    boost::system::error_code index_replace(const std::string& app, const std::vector<conversation_entry>& entries,
+                                            diagnostics* diag = nullptr) {
+        if (auto ec = detail::check_replace(app, entries, diag)) return ec;
+        std::lock_guard lock(s_->mutex);
+        state& s = *s_;
+        detail::sqlite::transaction tx(s.begin_immediate, s.commit, s.rollback);
+        if (int rc = tx.begin(); rc != SQLITE_OK) return s.sql_error(rc, "replace '" + app + "': cannot begin", diag);
+        if (int rc = s.erase_app.bind(1, std::string_view(app)).run(); rc != SQLITE_OK)
+            return s.sql_error(rc, "replace '" + app + "'", diag);
+        for (const auto& e : entries)
+            if (auto ec = s.write(e, json::serialize(detail::entry_to_json(e)), diag)) return ec;
+        if (int rc = tx.commit(); rc != SQLITE_OK) return s.sql_error(rc, "replace '" + app + "': cannot commit", diag);
+        return {};
+    }
+
 private:
     // Everything behind one pointer: the class moves, the connection and its statements
     // stay where they are (a statement points at its connection).
@@ -167,7 +183,7 @@ private:
         // Declared first, destroyed last: close_v2 after every statement is finalized.
         detail::sqlite::connection db;
         detail::sqlite::statement begin_immediate, commit, rollback;
-        detail::sqlite::statement select, upsert, erase, list;
+        detail::sqlite::statement select, upsert, erase, erase_app, list;
 
         boost::system::error_code sql_error(int rc, const std::string& what, diagnostics* diag) const {
             if (diag) diag->assign("sqlite_session_index: '" + path + "': " + what + ": " + db.errmsg());
@@ -264,6 +280,7 @@ private:
             {&s.upsert, "INSERT OR REPLACE INTO libretto_session_index (app_name, conv_key, user_id, session_id, "
                         "updated_at, last_interaction_at, chat_type, entry) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"},
             {&s.erase, "DELETE FROM libretto_session_index WHERE app_name = ?1 AND conv_key = ?2"},
+            {&s.erase_app, "DELETE FROM libretto_session_index WHERE app_name = ?1"},
             {&s.list, "SELECT conv_key, entry FROM libretto_session_index WHERE app_name = ?1 "
                       "AND (?2 IS NULL OR user_id = ?2) AND (?3 IS NULL OR chat_type = ?3) "
                       "ORDER BY updated_at DESC, conv_key"},

@@ -19,6 +19,8 @@
 
 namespace libretto::detail {
 
+struct conversation_turn;
+
 [[noreturn]] inline void throw_turn_error(boost::system::error_code ec, const std::string& what) {
     throw boost::system::system_error(ec, "libretto::runner: " + what);
 }
@@ -47,6 +49,12 @@ struct turn_state {
     diagnostics diag;
     /// run_options::silent_token's filter; null when the turn has none.
     std::unique_ptr<silent_reply_filter> silent;
+    /// A conversation turn's state (turn_conversation.hpp); null for a plain turn.
+    std::unique_ptr<conversation_turn> conv;
+
+    turn_state();
+    ~turn_state();
+    turn_state(turn_state&&) noexcept;
 };
 
 } // namespace libretto::detail

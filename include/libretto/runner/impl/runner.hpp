@@ -19,6 +19,7 @@
 #include <libretto/runner/detail/runner_lock.hpp>
 #include <libretto/runner/detail/session_load.hpp>
 #include <libretto/runner/detail/turn_compaction.hpp>
+#include <libretto/runner/detail/turn_conversation.hpp>
 #include <libretto/runner/detail/turn_output.hpp>
 #include <libretto/runner/detail/turn_state.hpp>
 #include <libretto/runner/detail/turn_store.hpp>
@@ -121,6 +122,11 @@ turn_start plan_turn_start(const Core& core, const turn_state& t, turn_request& 
         ts.resumable = true;
     }
     first.actions.state_delta = std::move(req.options.state_delta);
+    if (req.options.background || req.options.memory_flush) first.metadata["background"] = true;
+    if (req.options.memory_flush) first.metadata["memory_flush"] = true;
+    // A conversation's sessions name it in their state: a rebuild of the index finds them.
+    if (t.conv && !t.sess->state.contains(conversation_state_key))
+        first.actions.state_delta[conversation_state_key] = t.conv->key;
     return ts;
 }
 
@@ -224,11 +230,15 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
     event_list::pointer_type node;
     event_list::pointer_type* const node_out = yields_copies<Item> ? nullptr : &node;
     turn_request& req = *boxed; // boxed: the frame keeps a pointer (see turn_request)
+    turn_state& t = req.state;
+    if (!req.options.conversation.empty()) {
+        auto resolve = resolve_conversation(*core, req.options, t);
+        co_await std::move(resolve);
+    }
     validate_turn_ids(req.options);
     if (req.content.parts.empty())
         throw_turn_error(errc::invalid_argument, req.resume ? "resume: the content has no tool_response part"
                                                             : "the user message is empty (no parts)");
-    turn_state& t = req.state;
     t.key = session_key{req.options.app, req.options.user, req.options.session};
 
     // 1. One turn per session at a time (no thread blocks while a turn waits).
@@ -252,12 +262,22 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
 
     // 2. The session: what the context needs (turn_load_options), or a new one.
     if (auto wait = load_or_wait(*core, t, cache_key, req.resume)) co_await std::move(*wait);
+    if (t.conv) {
+        // The transcript is the truth: an entry that does not account for exactly its
+        // events (a crash between the two) is set from it.
+        if (t.conv->entry_sequence != t.sess->last_sequence) {
+            auto repair = repair_conversation(*core, t);
+            co_await std::move(repair);
+        }
+        t.conv->seq_at_start = t.sess->last_sequence;
+    }
 
     // 3. The first event (the user message, or the answer to a paused call) and the agent.
     std::optional<event>& ev = req.first;
     ev.emplace();
     turn_start start = plan_turn_start(*core, t, req, *ev);
     const std::string& invocation_id = req.invocation_id = ev->invocation_id;
+    if (req.options.memory_flush && req.options.silent_token.empty()) req.options.silent_token = "NO_REPLY";
     if (!req.options.silent_token.empty()) t.silent = std::make_unique<silent_reply_filter>(req.options.silent_token);
 
     std::exception_ptr failure;
@@ -312,6 +332,17 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
     if constexpr (flushable_store<typename Core::store_type>) {
         auto flush = flush_turn(*core, t);
         flushed = co_await std::move(flush);
+    }
+    if (t.conv && t.stored > 0) {
+        std::exception_ptr index_failure;
+        try {
+            auto finish = finish_conversation(*core, t, req.options.background || req.options.memory_flush,
+                                              req.options.memory_flush);
+            co_await std::move(finish);
+        } catch (...) {
+            index_failure = std::current_exception();
+        }
+        if (!failure) failure = index_failure; // the turn's own failure says more
     }
     if (failure) std::rethrow_exception(failure);
     if (finished && flushed.ec)

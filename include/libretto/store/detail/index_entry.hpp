@@ -18,6 +18,8 @@
 #include <boost/json/value.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -153,9 +155,26 @@ inline boost::system::error_code check_index_args(std::string_view app, std::str
     return errc::invalid_argument;
 }
 
-/// An entry's ids checked before it is stored.
+/// Times are finite: JSON has no NaN or infinity, so no back end could read one back.
+inline boost::system::error_code check_times(std::string_view key, std::initializer_list<std::pair<const char*, double>> times,
+                                             diagnostics* diag) {
+    for (const auto& [name, t] : times)
+        if (!std::isfinite(t)) {
+            if (diag) diag->assign("session index: '" + std::string(key) + "': " + name + " is not a finite number");
+            return errc::invalid_argument;
+        }
+    return {};
+}
+
+/// An entry's ids and times checked before it is stored.
 inline boost::system::error_code check_entry(const conversation_entry& e, diagnostics* diag) {
     if (auto ec = check_index_args(e.app_name, e.key, diag)) return ec;
+    if (auto ec = check_times(e.key, {{"started_at", e.started_at}, {"last_interaction_at", e.last_interaction_at},
+                                      {"updated_at", e.updated_at}, {"memory_flush_at", e.memory_flush_at}}, diag))
+        return ec;
+    for (const auto& p : e.previous)
+        if (auto ec = check_times(e.key, {{"previous.started_at", p.started_at}, {"previous.ended_at", p.ended_at}}, diag))
+            return ec;
     for (auto [what, id] : {std::pair<const char*, const std::string*>{"user id", &e.user_id}, {"session id", &e.session_id}})
         if (auto p = id_problem(*id); !p.empty()) {
             if (diag) diag->assign("session index: entry '" + e.key + "': the " + what + " " + p);
@@ -178,6 +197,10 @@ inline boost::system::error_code apply_patch(conversation_entry& e, const conver
                 if (diag) diag->assign("session index: '" + e.key + "': the new id " + problem);
                 return errc::invalid_argument;
             }
+    if (auto ec = check_times(e.key, {{"updated_at", p.updated_at.value_or(0)},
+                                      {"last_interaction_at", p.last_interaction_at.value_or(0)},
+                                      {"memory_flush_at", p.memory_flush_at.value_or(0)}}, diag))
+        return ec;
     if (p.updated_at) e.updated_at = *p.updated_at;
     if (p.new_session_id && *p.new_session_id != e.session_id) {
         if (!e.session_id.empty())
@@ -237,6 +260,23 @@ inline boost::system::error_code check_query(const conversation_query& q, diagno
     if (auto p = id_problem(q.app_name); !p.empty()) {
         if (diag) diag->assign("session index: list: the app id " + p);
         return errc::invalid_argument;
+    }
+    return {};
+}
+
+/// The arguments of index_replace: a valid app, and valid entries of that app.
+inline boost::system::error_code check_replace(std::string_view app, const std::vector<conversation_entry>& entries,
+                                               diagnostics* diag) {
+    if (auto p = id_problem(app); !p.empty()) {
+        if (diag) diag->assign("session index: replace: the app id " + p);
+        return errc::invalid_argument;
+    }
+    for (const auto& e : entries) {
+        if (auto ec = check_entry(e, diag)) return ec;
+        if (e.app_name != app) {
+            if (diag) diag->assign("session index: replace: entry '" + e.key + "' is of app '" + e.app_name + "'");
+            return errc::invalid_argument;
+        }
     }
     return {};
 }
