@@ -16,6 +16,7 @@
 #include <libretto/store/memory_session_index.hpp>
 #include <libretto/store/jsonl_session_index.hpp>
 #include <libretto/store/session_index_rebuild.hpp>
+#include <libretto/runner/fork.hpp>
 #include <libretto/runner/detail/conversation_clock.hpp>
 #include <libretto/tool/function_tool.hpp>
 
@@ -963,6 +964,183 @@ BOOST_AUTO_TEST_CASE(a_malformed_jsonl_index_is_reported_and_rebuilt) {
         aside = aside || de.path().filename().string().starts_with("conversations.json.bad-");
     BOOST_TEST(aside);
     std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// A signer for the chain checks: a deterministic "signature" naming the event's sequence.
+struct test_signer {
+    std::string_view did() const { return "did:test:forks"; }
+    void sign_event(lb::event& e) const {
+        e.signer_did = std::string(did());
+        e.signature = "sig-" + e.session_id + "-" + std::to_string(e.sequence);
+    }
+};
+
+lb::fork_result fork(asio::io_context& io, lb::memory_store& store, lb::session_key parent, lb::fork_options o,
+                     boost::system::error_code* failed = nullptr, lb::diagnostics* d = nullptr) {
+    std::optional<lb::fork_result> out;
+    lb::diagnostics own;
+    asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+        auto op = lb::async_fork_session(store, std::move(parent), std::move(o), d ? *d : own, asio::as_tuple(asio::use_awaitable));
+        auto [ec, r] = co_await std::move(op);
+        if (failed) *failed = ec;
+        else BOOST_TEST(!ec, (d ? *d : own).message());
+        out = std::move(r);
+    }, asio::detached);
+    io.restart();
+    io.run();
+    return std::move(*out);
+}
+
+} // namespace
+
+// A child from the parent's history: every event copied (same sequences, no signatures),
+// then a marker that starts the child's own chain and names the parent; the child's
+// conversation is entered with its parent, and the child's turns see the parent's history.
+BOOST_AUTO_TEST_CASE(a_fork_copies_the_history_and_names_its_parent) {
+    asio::io_context io;
+    lb::memory_store store{io.get_executor()};
+    lb::memory_session_index entries;
+    lb::any_session_index index{io.get_executor(), entries};
+    lb::scripted_model model(io.get_executor(), {reply::text("Paris"), reply::text("It has 2.1 million people"),
+                                                 reply::text("In the thread: yes")});
+    agent_type agent(lb::llm_agent_options<lb::scripted_model>{.name = "assistant", .model = model, .retry = {.max_attempts = 1}});
+    lb::runner<agent_type, lb::memory_store, lb::no_compaction, test_signer> runner(agent, store);
+    lb::run_options parent_turn("app", "u1", "parent");
+    BOOST_TEST(lb::run_to_end(runner, parent_turn, "Capital of France?").ok());
+    BOOST_TEST(lb::run_to_end(runner, parent_turn, "How big is it?").ok());
+    std::optional<lb::session> parent;
+    BOOST_TEST_REQUIRE(!store.get({"app", "u1", "parent"}, {}, parent));
+    BOOST_TEST_REQUIRE(parent->events.back().signature.has_value());
+
+    lb::fork_options o;
+    o.child_session_id = "thread-1";
+    o.signer = test_signer{};
+    o.conversation = "agent:assistant:slack:channel:c1";
+    o.index = &index;
+    lb::fork_result r = fork(io, store, {"app", "u1", "parent"}, std::move(o));
+    BOOST_TEST((r.mode == lb::fork_mode::copied));
+    BOOST_TEST(r.events_copied == 4u);
+    BOOST_TEST(r.parent_sequence == 4);
+    BOOST_TEST(r.inherited_tokens > 0);
+    std::optional<lb::session> child;
+    BOOST_TEST_REQUIRE(!store.get({"app", "u1", "thread-1"}, {}, child));
+    BOOST_REQUIRE_EQUAL(child->events.size(), 5u);
+    for (std::size_t i = 0; i < 4; ++i) {
+        BOOST_TEST(child->events[i].sequence == parent->events[i].sequence);
+        BOOST_TEST(child->events[i].text() == parent->events[i].text());
+        BOOST_TEST(!child->events[i].signature.has_value()); // a signature names the parent's session
+    }
+    const lb::event& marker = child->events[4];
+    BOOST_TEST(marker.author == "libretto");
+    BOOST_TEST(marker.metadata.at("fork").at("session_id").as_string() == "parent");
+    BOOST_TEST(marker.metadata.at("fork").at("sequence") == 4);
+    BOOST_TEST(marker.metadata.at("fork").at("signature").as_string() == *parent->events.back().signature);
+    BOOST_TEST(marker.signature.value_or("") == "sig-thread-1-5");
+    BOOST_TEST(!marker.prev_signature.has_value()); // a fresh chain
+    BOOST_TEST(child->state.at("libretto:fork").at("session_id").as_string() == "parent");
+    BOOST_TEST(child->state.at("libretto:conversation").as_string() == "agent:assistant:slack:channel:c1");
+    BOOST_TEST(!parent->state.contains("libretto:fork"));
+    // Listed as the parent's fork.
+    lb::conversation_query q;
+    q.app_name = "app";
+    q.parent_session_id = "parent";
+    std::vector<lb::conversation_entry> forks;
+    BOOST_TEST_REQUIRE(!entries.index_list(q, forks));
+    BOOST_REQUIRE_EQUAL(forks.size(), 1u);
+    BOOST_TEST(forks[0].session_id == "thread-1");
+    BOOST_TEST(forks[0].chat_type == "channel");
+    BOOST_TEST(forks[0].last_sequence == 5);
+    // A turn of the child sees the parent's history; its chain continues from the marker.
+    BOOST_TEST(lb::run_to_end(runner, lb::run_options("app", "u1", "thread-1"), "Is that the city proper?").ok());
+    auto requests = model.requests();
+    BOOST_REQUIRE_EQUAL(requests.size(), 3u);
+    std::string seen;
+    for (const auto& m : requests[2].messages) seen += m.text() + "|";
+    BOOST_TEST(seen.find("Capital of France?") != std::string::npos, seen);
+    BOOST_TEST(seen.find("2.1 million") != std::string::npos, seen);
+    BOOST_TEST(seen.find("libretto") == std::string::npos, seen);
+    BOOST_TEST_REQUIRE(!store.get({"app", "u1", "thread-1"}, {}, child));
+    BOOST_TEST(child->events[5].prev_signature.value_or("") == "sig-thread-1-5");
+    // The parent is as it was.
+    std::optional<lb::session> parent_after;
+    BOOST_TEST_REQUIRE(!store.get({"app", "u1", "parent"}, {}, parent_after));
+    BOOST_TEST(parent_after->events.size() == 4u);
+}
+
+// Too large for the child's window: the child starts isolated (a summary, or nothing)
+// instead of failing.
+BOOST_AUTO_TEST_CASE(a_fork_too_large_for_the_child_starts_isolated) {
+    asio::io_context io;
+    lb::memory_store store{io.get_executor()};
+    lb::session s;
+    BOOST_TEST_REQUIRE(!store.create(lb::create_options("app", "u1", "big"), s));
+    std::int64_t seq = 0;
+    for (int i = 0; i < 40; ++i) {
+        auto e = lb::event::make(i % 2 ? lb::event_type::agent_message : lb::event_type::user_message,
+                                 i % 2 ? "assistant" : "user",
+                                 lb::content::from_text("message " + std::to_string(i) + ": " + std::string(400, 'x')));
+        BOOST_TEST_REQUIRE(!store.append(s, e, seq));
+    }
+    lb::fork_options o;
+    o.max_tokens = 1000; // the history is ~4,000 tokens
+    o.child_session_id = "summarized";
+    lb::fork_result r = fork(io, store, {"app", "u1", "big"}, o);
+    BOOST_TEST((r.mode == lb::fork_mode::summarized));
+    BOOST_TEST(r.inherited_tokens > 1000);
+    BOOST_TEST(r.events_copied == 0u);
+    BOOST_REQUIRE_EQUAL(r.child.events.size(), 2u);
+    BOOST_TEST((r.child.events[0].type == lb::event_type::user_message));
+    BOOST_TEST(r.child.events[0].text().starts_with("Context from the parent conversation (summary):"));
+    BOOST_TEST(r.child.events[0].metadata.at("summary_produced_by").as_string() == "extractive");
+    BOOST_TEST(r.child.events[1].metadata.at("fork").at("mode").as_string() == "summarized");
+
+    o.child_session_id = "empty";
+    o.when_too_large = lb::fork_isolation::empty;
+    lb::fork_result e = fork(io, store, {"app", "u1", "big"}, o);
+    BOOST_TEST((e.mode == lb::fork_mode::empty));
+    BOOST_REQUIRE_EQUAL(e.child.events.size(), 1u); // the marker alone
+    BOOST_TEST(!e.child.events[0].signature.has_value()); // no signer: unsigned
+
+    // With room enough: copied.
+    o.child_session_id = "roomy";
+    o.max_tokens = 100'000;
+    BOOST_TEST((fork(io, store, {"app", "u1", "big"}, o).mode == lb::fork_mode::copied));
+}
+
+BOOST_AUTO_TEST_CASE(bad_forks_are_refused_and_change_nothing) {
+    asio::io_context io;
+    lb::memory_store store{io.get_executor()};
+    lb::session s;
+    BOOST_TEST_REQUIRE(!store.create(lb::create_options("app", "u1", "p"), s));
+    boost::system::error_code ec;
+    lb::diagnostics d;
+    fork(io, store, {"app", "u1", "missing"}, {}, &ec, &d);
+    BOOST_TEST(ec == lb::errc::not_found);
+    BOOST_TEST(d.message().find("'app/u1/missing'") != std::string::npos, d.message());
+    lb::fork_options bad;
+    bad.child_session_id = "../x";
+    fork(io, store, {"app", "u1", "p"}, bad, &ec, &d);
+    BOOST_TEST(ec == lb::errc::invalid_argument);
+    BOOST_TEST(d.message().find("child's id") != std::string::npos, d.message());
+    lb::fork_options no_index;
+    no_index.conversation = "agent:a:main";
+    fork(io, store, {"app", "u1", "p"}, no_index, &ec, &d);
+    BOOST_TEST(ec == lb::errc::invalid_argument);
+    lb::fork_options same;
+    same.child_session_id = "p";
+    fork(io, store, {"app", "u1", "p"}, same, &ec, &d);
+    BOOST_TEST(ec == lb::errc::invalid_argument);
+    lb::fork_options taken; // the child's id is taken: the store refuses the create
+    taken.child_session_id = "p";
+    taken.child_user_id = "u1";
+    fork(io, store, {"app", "u1", "p"}, taken, &ec, &d);
+    BOOST_TEST(ec == lb::errc::already_exists);
+    BOOST_TEST(d.message().find("creating the child failed") != std::string::npos, d.message());
+    lb::list_page page;
+    BOOST_TEST_REQUIRE(!store.list(lb::list_options("app"), page));
+    BOOST_TEST(page.sessions.size() == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(posix_time_zones_and_the_daily_boundary) {

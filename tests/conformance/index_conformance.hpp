@@ -59,6 +59,7 @@ inline lb::conversation_entry full_entry() {
     e.metadata["subject"] = "Ops \"team\" \xc3\xa9";
     e.metadata["n"] = 3;
     e.previous.push_back({"s-0", 1.6e9, 1.65e9, "daily"});
+    e.parent_session_id = "s-parent";
     return e;
 }
 
@@ -302,6 +303,9 @@ inline lb::conversation_query query() {
         q = query();                                                                                             \
         q.active_since = 199;                                                                                    \
         BOOST_TEST(keys(list(ix, q)) == (v{"agent:a:main", "cron:nightly"}));                                     \
+        q = query();                                                                                             \
+        q.parent_session_id = "s1";                                                                              \
+        BOOST_TEST(list(ix, q).empty());                                                                         \
         q = query();                                                                                             \
         q.limit = 2;                                                                                             \
         BOOST_TEST(keys(list(ix, q)) == (v{"agent:a:main", "cron:nightly"}));                                     \

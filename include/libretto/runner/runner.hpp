@@ -40,6 +40,7 @@
 #include <libretto/runner/detail/runner_lock.hpp>
 #include <libretto/runner/detail/session_cache.hpp>
 #include <libretto/runner/detail/turn_state.hpp>
+#include <libretto/runner/reset_policy.hpp>
 #include <libretto/session/session.hpp>
 #include <libretto/sign/no_signer.hpp>
 #include <libretto/sign/signer.hpp>
@@ -124,20 +125,6 @@ struct run_options {
     }
 };
 static_assert(!std::is_aggregate_v<run_options>, "run_options temporaries in co_await must be safe on g++ 12");
-
-/// When a conversation's current session is replaced by a new one (conversation turns,
-/// run_options::conversation): on the first non-background turn after the daily boundary
-/// or after the idle window, whichever comes first. Unset members do not apply.
-struct reset_policy {
-    /// The hour (0 to 23, local time in time_zone) at which each day's conversations
-    /// start afresh.
-    std::optional<int> daily_at_hour{};
-    /// The local time of daily_at_hour, as a POSIX TZ string: "UTC0", "CET-1CEST,M3.5.0,
-    /// M10.5.0/3" (Central Europe, with summer time), "EST5EDT,M3.2.0,M11.1.0", "<+0530>-5:30".
-    std::string time_zone = "UTC0";
-    /// A session whose last interaction (last non-background turn) is older than this.
-    std::optional<std::chrono::minutes> idle{};
-};
 
 class any_session_index;
 

@@ -88,6 +88,7 @@ struct conversation_entry {
     conversation_overrides overrides{};
     json::object metadata{};           ///< the app's own fields
     std::vector<previous_session> previous{}; ///< archived sessions, oldest first
+    std::string parent_session_id{}; ///< a fork's parent session (fork.hpp); empty for a conversation of its own
 
     friend bool operator==(const conversation_entry&, const conversation_entry&) = default;
 };
@@ -125,6 +126,7 @@ struct conversation_query {
     std::optional<std::string> chat_type{};
     std::vector<std::string> labels{};   ///< every one present
     std::string key_prefix{};            ///< keys that begin with it
+    std::optional<std::string> parent_session_id{}; ///< forks of this session
     std::optional<double> active_since{};   ///< last_interaction_at >= this
     std::optional<double> inactive_since{}; ///< last_interaction_at < this
     std::size_t limit = 0;                  ///< 0: no limit

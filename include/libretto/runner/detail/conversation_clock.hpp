@@ -8,7 +8,8 @@
 // "+1" to Boost, "-1" to POSIX): the string is translated first.
 
 #include <libretto/error.hpp>
-#include <libretto/runner/runner.hpp>
+#include <libretto/runner/detail/turn_state.hpp>
+#include <libretto/runner/reset_policy.hpp>
 #include <libretto/store/session_index.hpp>
 
 #include <boost/date_time/local_time/local_time.hpp>

@@ -12,7 +12,6 @@
 #include <libretto/event/event.hpp>
 #include <libretto/runner/detail/conversation_clock.hpp>
 #include <libretto/runner/detail/turn_state.hpp>
-#include <libretto/runner/runner.hpp>
 #include <libretto/store/any_session_index.hpp>
 #include <libretto/store/conversation_key.hpp>
 #include <libretto/store/detail/index_rebuild.hpp>
@@ -61,8 +60,8 @@ inline turn_state::turn_state(turn_state&&) noexcept = default;
 }
 
 /// Step 0: the conversation's current session becomes options.session.
-template <class Core>
-boost::asio::awaitable<void> resolve_conversation(Core& core, run_options& o, turn_state& t) {
+template <class Core, class Options>
+boost::asio::awaitable<void> resolve_conversation(Core& core, Options& o, turn_state& t) {
     namespace asio = boost::asio;
     if (!core.index)
         throw_turn_error(errc::invalid_argument, "run_options.conversation is set but the runner has no session index "

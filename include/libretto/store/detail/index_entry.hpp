@@ -63,6 +63,7 @@ inline json::object entry_to_json(const conversation_entry& e) {
     }
     if (auto o = overrides_to_json(e.overrides); !o.empty()) j["overrides"] = std::move(o);
     if (!e.metadata.empty()) j["metadata"] = e.metadata;
+    if (!e.parent_session_id.empty()) j["parent_session_id"] = e.parent_session_id;
     if (!e.previous.empty()) {
         json::array a;
         for (const auto& p : e.previous)
@@ -108,7 +109,8 @@ inline bool read_entry(const json::value& v, conversation_entry& e, decode_error
               read_member(*o, "compaction_count", e.compaction_count, err) &&
               read_member(*o, "memory_flush_at", e.memory_flush_at, err) &&
               read_member(*o, "memory_flush_compaction_count", e.memory_flush_compaction_count, err) &&
-              read_member(*o, "chat_type", e.chat_type, err) && read_member(*o, "metadata", e.metadata, err);
+              read_member(*o, "chat_type", e.chat_type, err) && read_member(*o, "metadata", e.metadata, err) &&
+              read_member(*o, "parent_session_id", e.parent_session_id, err);
     if (!ok) return false;
     if (auto it = o->find("labels"); it != o->end() && !read_strings(it->value(), e.labels, err))
         return in_field(err, "labels");
@@ -180,6 +182,11 @@ inline boost::system::error_code check_entry(const conversation_entry& e, diagno
             if (diag) diag->assign("session index: entry '" + e.key + "': the " + what + " " + p);
             return errc::invalid_argument;
         }
+    if (!e.parent_session_id.empty())
+        if (auto p = id_problem(e.parent_session_id); !p.empty()) {
+            if (diag) diag->assign("session index: entry '" + e.key + "': the parent session id " + p);
+            return errc::invalid_argument;
+        }
     return {};
 }
 
@@ -239,6 +246,7 @@ inline bool matches(const conversation_entry& e, const conversation_query& q) {
     if (e.app_name != q.app_name) return false;
     if (q.user_id && e.user_id != *q.user_id) return false;
     if (q.chat_type && e.chat_type != *q.chat_type) return false;
+    if (q.parent_session_id && e.parent_session_id != *q.parent_session_id) return false;
     if (!std::string_view(e.key).starts_with(q.key_prefix)) return false;
     if (q.active_since && !(e.last_interaction_at >= *q.active_since)) return false;
     if (q.inactive_since && !(e.last_interaction_at < *q.inactive_since)) return false;
