@@ -17,6 +17,7 @@
 #include <libretto/store/jsonl_session_index.hpp>
 #include <libretto/store/session_index_rebuild.hpp>
 #include <libretto/runner/fork.hpp>
+#include <libretto/store/session_index_maintenance.hpp>
 #include <libretto/runner/detail/conversation_clock.hpp>
 #include <libretto/tool/function_tool.hpp>
 
@@ -1141,6 +1142,192 @@ BOOST_AUTO_TEST_CASE(bad_forks_are_refused_and_change_nothing) {
     lb::list_page page;
     BOOST_TEST_REQUIRE(!store.list(lb::list_options("app"), page));
     BOOST_TEST(page.sessions.size() == 1u);
+}
+
+// A scheduled job's run: a new session every time, inheriting only the safe preferences.
+BOOST_AUTO_TEST_CASE(a_scheduled_run_gets_a_new_session_with_the_safe_preferences) {
+    conversation_world w({reply::text("report 1"), reply::text("report 2")});
+    const std::string key = lb::scheduled_job_key("nightly-report");
+    auto run = [&] {
+        auto o = lb::run_options::in_conversation("app", "u1", key);
+        o.scheduled_run = true;
+        return lb::run_to_end(w.runner, std::move(o), "Write the nightly report.");
+    };
+    BOOST_TEST(run().ok());
+    std::optional<lb::conversation_entry> first;
+    BOOST_TEST_REQUIRE(!w.entries.index_get("app", key, first));
+    BOOST_TEST(first->chat_type == "scheduled_job");
+    BOOST_TEST(first->last_interaction_at == 0); // nobody typed
+    lb::conversation_patch prefs;
+    prefs.labels = std::vector<std::string>{"ops"};
+    prefs.overrides = lb::conversation_overrides{"small-model", "low", "deliver-to-slack"};
+    prefs.metadata["origin"] = "slack:#ops";
+    lb::conversation_entry ignored;
+    BOOST_TEST_REQUIRE(!w.entries.index_patch("app", key, prefs, ignored));
+    BOOST_TEST(run().ok());
+    std::optional<lb::conversation_entry> second;
+    BOOST_TEST_REQUIRE(!w.entries.index_get("app", key, second));
+    BOOST_TEST(second->session_id != first->session_id);
+    BOOST_TEST(second->labels == std::vector<std::string>{"ops"});
+    BOOST_TEST(second->overrides.model == "small-model");
+    BOOST_TEST(second->overrides.thinking_level == "low");
+    BOOST_TEST(second->overrides.send_policy.empty()); // delivery is not inherited
+    BOOST_TEST(second->metadata.empty());               // nor the origin
+    BOOST_REQUIRE_EQUAL(second->previous.size(), 1u);
+    BOOST_TEST(second->previous[0].reason == "scheduled_run");
+    auto events = w.stored(second->session_id);
+    BOOST_REQUIRE_EQUAL(events.size(), 2u);
+    BOOST_TEST(events[0].metadata.at("scheduled_run") == true);
+    BOOST_TEST(events[0].metadata.at("background") == true);
+}
+
+namespace {
+
+lb::maintenance_report maintain(conversation_world& w, lb::maintenance_options o, boost::system::error_code* failed = nullptr,
+                                lb::diagnostics* d = nullptr) {
+    std::optional<lb::maintenance_report> out;
+    lb::diagnostics own;
+    asio::co_spawn(w.io, [&]() -> asio::awaitable<void> {
+        auto op = lb::async_maintain_sessions(w.store, w.index, std::move(o), d ? *d : own, asio::as_tuple(asio::use_awaitable));
+        auto [ec, r] = co_await std::move(op);
+        if (failed) *failed = ec;
+        else BOOST_TEST(!ec, (d ? *d : own).message());
+        out = std::move(r);
+    }, asio::detached);
+    w.io.restart();
+    w.io.run();
+    return std::move(*out);
+}
+
+std::size_t session_count(conversation_world& w) {
+    lb::list_page page;
+    BOOST_TEST_REQUIRE(!w.store.list(lb::list_options("app", std::nullopt, 1000), page));
+    return page.sessions.size();
+}
+
+} // namespace
+
+// What maintenance removes, in the seed's order; warn reports exactly what enforce does.
+BOOST_AUTO_TEST_CASE(maintenance_prunes_in_order_and_warn_changes_nothing) {
+    std::vector<reply> replies;
+    for (int i = 0; i < 12; ++i) replies.push_back(reply::text("r" + std::to_string(i)));
+    conversation_world w(std::move(replies));
+    auto turn = [&](const std::string& key, bool reset = false, bool scheduled = false) {
+        auto o = lb::run_options::in_conversation("app", "u1", key);
+        o.reset = reset;
+        o.scheduled_run = scheduled;
+        BOOST_TEST(lb::run_to_end(w.runner, std::move(o), "hi").ok());
+    };
+    const std::string direct = lb::direct_key("assistant");
+    const std::string group = lb::group_key("assistant", "telegram", "g1");
+    const std::string job = lb::scheduled_job_key("nightly");
+    turn(direct);
+    turn(direct, true); // an archive
+    turn(group);
+    turn(group, true);  // an archive of a durable conversation
+    turn(job, false, true);
+    turn(job, false, true); // a scheduled-run archive
+    // An orphan: a session naming a conversation whose entry does not list it.
+    lb::session ghost;
+    BOOST_TEST_REQUIRE(!w.store.create(lb::create_options("app", "u1", "ghost", {{"libretto:conversation", "agent:assistant:gone"}}), ghost));
+    // A session of no conversation: never touched.
+    lb::session plain;
+    BOOST_TEST_REQUIRE(!w.store.create(lb::create_options("app", "u1", "plain"), plain));
+    BOOST_TEST(session_count(w) == 8u);
+
+    // Two days on: only the scheduled run's archive is past its retention (24 h).
+    lb::maintenance_options o;
+    o.app_name = "app";
+    o.now = lb::event::now() + 2 * 86400;
+    auto soon = maintain(w, o);
+    BOOST_REQUIRE_EQUAL(soon.actions.size(), 1u);
+    BOOST_TEST((soon.actions[0].what == lb::maintenance_action::kind::remove_archive));
+    BOOST_TEST(soon.actions[0].key == job);
+    BOOST_TEST(soon.actions[0].reason == "scheduled_retention");
+    BOOST_TEST(!soon.applied);
+    BOOST_TEST(session_count(w) == 8u); // warn: nothing changed
+
+    // Forty days on: archives and the orphan (retention = prune_after, 30 days), then the
+    // stale entries that are not durable (the direct and the scheduled job; not the group).
+    o.now = lb::event::now() + 40 * 86400;
+    auto plan = maintain(w, o);
+    std::vector<std::string> got;
+    for (const auto& a : plan.actions) got.push_back(a.reason + ":" + a.key);
+    const std::vector<std::string> want{"archive_retention:" + direct, "archive_retention:" + group,
+                                        "scheduled_retention:" + job, "archive_retention:agent:assistant:gone",
+                                        "prune_after:" + direct, "prune_after:" + job};
+    BOOST_TEST(got == want, boost::test_tools::per_element());
+    BOOST_TEST(plan.entries_before == 3u);
+    BOOST_TEST(plan.entries_after == 1u);
+    BOOST_TEST(plan.bytes_after < plan.bytes_before);
+    BOOST_TEST(session_count(w) == 8u);
+    o.mode = lb::maintenance_mode::enforce;
+    auto done = maintain(w, o);
+    BOOST_TEST(done.applied);
+    std::vector<std::string> did;
+    for (const auto& a : done.actions) did.push_back(a.reason + ":" + a.key);
+    BOOST_TEST(did == want, boost::test_tools::per_element()); // exactly the plan
+    BOOST_TEST(session_count(w) == 2u); // the group's current session and the plain one
+    std::optional<lb::conversation_entry> g;
+    BOOST_TEST_REQUIRE(!w.entries.index_get("app", group, g));
+    BOOST_TEST_REQUIRE(g.has_value());
+    BOOST_TEST(g->previous.empty());
+    std::optional<lb::conversation_entry> gone;
+    BOOST_TEST_REQUIRE(!w.entries.index_get("app", direct, gone));
+    BOOST_TEST(!gone.has_value());
+    std::optional<lb::session> still;
+    BOOST_TEST_REQUIRE(!w.store.get({"app", "u1", "plain"}, {}, still));
+    BOOST_TEST(still.has_value());
+    // Again: nothing left to do.
+    BOOST_TEST(maintain(w, o).actions.empty());
+}
+
+BOOST_AUTO_TEST_CASE(maintenance_caps_entries_and_bytes) {
+    std::vector<reply> replies;
+    for (int i = 0; i < 8; ++i) replies.push_back(reply::text(std::string(2000, 'a' + i)));
+    conversation_world w(std::move(replies));
+    auto turn = [&](const std::string& key, bool reset = false) {
+        auto o = lb::run_options::in_conversation("app", "u1", key);
+        o.reset = reset;
+        BOOST_TEST(lb::run_to_end(w.runner, std::move(o), "hi").ok());
+    };
+    turn("agent:a:one");
+    turn("agent:a:two");
+    turn("agent:a:three");
+    turn("agent:a:three", true);
+    lb::maintenance_options o;
+    o.app_name = "app";
+    o.max_entries = 2;
+    o.prune_after_seconds.reset();
+    auto capped = maintain(w, o);
+    BOOST_REQUIRE_EQUAL(capped.actions.size(), 1u);
+    BOOST_TEST(capped.actions[0].key == "agent:a:one"); // the oldest
+    BOOST_TEST(capped.actions[0].reason == "max_entries");
+    // A byte budget a little under what is there: the archive goes first, then the oldest entry.
+    o.max_entries.reset();
+    auto plan = maintain(w, o);
+    BOOST_TEST(plan.actions.empty());
+    o.max_bytes = plan.bytes_before - 100;
+    o.high_water_bytes = plan.bytes_before - 100;
+    auto budget = maintain(w, o);
+    BOOST_REQUIRE_EQUAL(budget.actions.size(), 1u);
+    BOOST_TEST((budget.actions[0].what == lb::maintenance_action::kind::remove_archive));
+    BOOST_TEST(budget.actions[0].reason == "max_bytes");
+    BOOST_TEST(budget.actions[0].bytes > 2000u);
+    o.high_water_bytes = budget.bytes_after - 100;
+    auto more = maintain(w, o);
+    BOOST_REQUIRE_EQUAL(more.actions.size(), 2u);
+    BOOST_TEST((more.actions[1].what == lb::maintenance_action::kind::remove_entry));
+    BOOST_TEST(more.actions[1].key == "agent:a:one");
+    BOOST_TEST(more.bytes_after <= *o.high_water_bytes);
+    // Bad options.
+    lb::maintenance_options bad;
+    bad.app_name = "../etc";
+    boost::system::error_code ec;
+    lb::diagnostics d;
+    maintain(w, bad, &ec, &d);
+    BOOST_TEST(ec == lb::errc::invalid_argument);
+    BOOST_TEST(d.message().find("app id") != std::string::npos, d.message());
 }
 
 BOOST_AUTO_TEST_CASE(posix_time_zones_and_the_daily_boundary) {

@@ -36,6 +36,13 @@
 #include <libretto/store/memory_store.hpp>
 #include <libretto/store/never_blocking_store.hpp>
 #include <libretto/store/jsonl_store.hpp>
+#include <libretto/store/conversation_key.hpp>
+#include <libretto/store/session_index.hpp>
+#include <libretto/store/any_session_index.hpp>
+#include <libretto/store/memory_session_index.hpp>
+#include <libretto/store/jsonl_session_index.hpp>
+#include <libretto/store/session_index_rebuild.hpp>
+#include <libretto/store/session_index_maintenance.hpp>
 
 #include <libretto/agent/agent.hpp>
 #include <libretto/agent/agent_tool.hpp>
@@ -95,5 +102,7 @@
 #include <libretto/sign/verifier.hpp>
 #include <libretto/runner/runner.hpp>
 #include <libretto/runner/run_to_end.hpp>
+#include <libretto/runner/reset_policy.hpp>
+#include <libretto/runner/fork.hpp>
 
 #endif

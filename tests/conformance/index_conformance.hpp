@@ -144,6 +144,7 @@ inline lb::conversation_query query() {
         p.labels = std::vector<std::string>{"vip"};                                                              \
         p.metadata["subject"] = nullptr; /* removed */                                                           \
         p.metadata["topic"] = "billing";                                                                         \
+        p.drop_previous = {"s-0", "never-archived"};                                                             \
         lb::conversation_entry out;                                                                              \
         BOOST_TEST_REQUIRE(!ix.index_patch("app", key, p, out, &d), d.message());                                \
         BOOST_TEST(out.input_tokens == 1050);                                                                    \
@@ -158,6 +159,7 @@ inline lb::conversation_query query() {
         BOOST_TEST(!out.metadata.contains("subject"));                                                           \
         BOOST_TEST(out.metadata.at("topic") == "billing");                                                       \
         BOOST_TEST(out.metadata.at("n") == 3);                                                                   \
+        BOOST_TEST(out.previous.empty());                                                                        \
         BOOST_TEST(out.chat_type == "group"); /* untouched fields stay */                                        \
         BOOST_TEST(out.overrides.model == "gpt-5-mini");                                                         \
         auto g = get(ix, key);                                                                                   \

@@ -19,6 +19,8 @@
 #include <libretto/provider/provider_error.hpp>
 #include <libretto/store/postgres_store.hpp>
 #include <libretto/store/sqlite_store.hpp>
+#include <libretto/store/sqlite_session_index.hpp>
+#include <libretto/store/postgres_session_index.hpp>
 #include <libretto/sign/ed25519_openssl.hpp>
 #include <libretto/sign/ed25519_sodium.hpp>
 

@@ -37,12 +37,11 @@
 #include <libretto/sign/signable_payload.hpp>
 #include <libretto/store/any_session_index.hpp>
 #include <libretto/store/detail/index_rebuild.hpp>
-#include <libretto/store/detail/post_result.hpp>
+#include <libretto/store/detail/spawn_op.hpp>
 #include <libretto/store/session_store.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <cstdint>
@@ -214,40 +213,23 @@ boost::asio::awaitable<fork_result> fork_session(Store& store, session_key paren
     co_return r;
 }
 
-template <class Store, class Token>
-auto start_fork(Store& store, session_key parent, fork_options o, diagnostics* diag, Token&& token) {
-    return initiate_with_diagnostics<fork_signature>(
-        diag, std::forward<Token>(token),
-        [&store](auto handler, diagnostics* d, session_key parent, fork_options o) {
-            if (d) d->clear();
-            auto ex = store.get_executor();
-            boost::asio::co_spawn(ex, fork_session(store, std::move(parent), std::move(o), d),
-                                  [h = std::move(handler), ex, d](std::exception_ptr e, fork_result r) mutable {
-                                      boost::system::error_code ec;
-                                      if (e) {
-                                          diagnostics kept;
-                                          if (d) kept = *d;
-                                          ec = exception_to_error(e, d);
-                                          if (d && !kept.message().empty()) *d = std::move(kept); // the fork's words
-                                          r = fork_result{};
-                                      }
-                                      post_result(std::move(h), ex, ec, std::move(r));
-                                  });
-        },
-        std::move(parent), std::move(o));
-}
-
 } // namespace detail
 
 /// Forks `parent` into a new child session (see above). Completes with the child, or the
 /// failure named in `diag` (a missing parent: errc::not_found; bad ids: invalid_argument).
 template <session_store Store, boost::asio::completion_token_for<fork_signature> Token = default_completion_token_t>
 auto async_fork_session(Store& store, session_key parent, fork_options o, diagnostics& diag, Token&& token = {}) {
-    return detail::start_fork(store, std::move(parent), std::move(o), &diag, std::forward<Token>(token));
+    return detail::spawn_op<fork_result>(store.get_executor(), &diag, std::forward<Token>(token),
+                                         [&store, parent = std::move(parent), o = std::move(o)](diagnostics* d) mutable {
+                                             return detail::fork_session(store, std::move(parent), std::move(o), d);
+                                         });
 }
 template <session_store Store, boost::asio::completion_token_for<fork_signature> Token = default_completion_token_t>
 auto async_fork_session(Store& store, session_key parent, fork_options o, Token&& token = {}) {
-    return detail::start_fork(store, std::move(parent), std::move(o), nullptr, std::forward<Token>(token));
+    return detail::spawn_op<fork_result>(store.get_executor(), nullptr, std::forward<Token>(token),
+                                         [&store, parent = std::move(parent), o = std::move(o)](diagnostics* d) mutable {
+                                             return detail::fork_session(store, std::move(parent), std::move(o), d);
+                                         });
 }
 
 } // namespace libretto

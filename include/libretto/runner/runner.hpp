@@ -116,6 +116,12 @@ struct run_options {
     /// memory_flush_at; its first event carries metadata["memory_flush"] = true. With
     /// silent_token empty, the reply "NO_REPLY" is silent.
     bool memory_flush = false;
+    /// One run of a scheduled job (a `cron:<job>` key, say): a new session for every run,
+    /// which carries only the safe preferences of the previous run's entry (labels, the
+    /// model and thinking level it was set to) and drops the rest (send policy, metadata:
+    /// routing, origin); a background turn. The previous run's session is archived with
+    /// reason "scheduled_run" and pruned by maintenance_options::scheduled_retention.
+    bool scheduled_run = false;
 
     /// A turn of conversation `key` for `user` of `app`.
     static run_options in_conversation(std::string app, std::string user, std::string key) {

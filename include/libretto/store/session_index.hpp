@@ -117,6 +117,8 @@ struct conversation_patch {
     std::optional<std::vector<std::string>> labels{};
     std::optional<conversation_overrides> overrides{};
     json::object metadata{};
+    /// Archived sessions to forget (maintenance removed their transcripts).
+    std::vector<std::string> drop_previous{};
 };
 
 /// Which entries a list returns: all conditions hold. Newest update first.

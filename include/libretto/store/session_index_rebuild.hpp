@@ -25,13 +25,12 @@
 #include <libretto/store/any_session_index.hpp>
 #include <libretto/store/conversation_key.hpp>
 #include <libretto/store/detail/index_rebuild.hpp>
-#include <libretto/store/detail/post_result.hpp>
+#include <libretto/store/detail/spawn_op.hpp>
 #include <libretto/store/session_store.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
@@ -56,19 +55,20 @@ using index_rebuild_signature = void(boost::system::error_code, index_rebuild_re
 namespace detail {
 
 template <class Store>
-boost::asio::awaitable<std::pair<boost::system::error_code, index_rebuild_report>>
-rebuild_index(Store& store, any_session_index& index, std::string app, diagnostics* d) {
+boost::asio::awaitable<index_rebuild_report> rebuild_index(Store& store, any_session_index& index, std::string app,
+                                                          diagnostics* d) {
     namespace asio = boost::asio;
     index_rebuild_report report;
     diagnostics said;
     auto fail = [&](boost::system::error_code ec, const std::string& doing) {
-        if (d) d->assign("rebuilding the session index of app '" + app + "': " + doing + ": " + ec.message() +
-                         (said.message().empty() ? "" : " (" + said.message() + ")"));
-        return std::make_pair(ec, std::move(report));
+        const std::string m = "rebuilding the session index of app '" + app + "': " + doing + ": " + ec.message() +
+                              (said.message().empty() ? "" : " (" + said.message() + ")");
+        if (d) d->assign(m);
+        throw boost::system::system_error(ec, m);
     };
     if (auto why = id_problem(app); !why.empty()) {
         said.assign("the app id " + why);
-        co_return fail(errc::invalid_argument, "bad app id");
+        fail(errc::invalid_argument, "bad app id");
     }
     // The old entries, for what only they know.
     std::map<std::string, conversation_entry> old;
@@ -81,7 +81,7 @@ rebuild_index(Store& store, any_session_index& index, std::string app, diagnosti
             report.old_index_unreadable = true;
             report.old_index_problem = said.message();
         } else if (ec) {
-            co_return fail(ec, "reading the old index");
+            fail(ec, "reading the old index");
         }
         for (auto& e : entries) old.emplace(e.key, std::move(e));
     }
@@ -92,13 +92,13 @@ rebuild_index(Store& store, any_session_index& index, std::string app, diagnosti
         list_options lo(app, std::nullopt, 1000, token);
         auto list = store.async_list(std::move(lo), said, asio::as_tuple(asio::use_awaitable));
         auto [ec, page] = co_await std::move(list);
-        if (ec) co_return fail(ec, "listing the sessions");
+        if (ec) fail(ec, "listing the sessions");
         for (const session& s : page.sessions) {
             ++report.sessions_read;
             session_key k{s.app_name, s.user_id, s.id};
             auto get = store.async_get(std::move(k), get_options{}, said, asio::as_tuple(asio::use_awaitable));
             auto [gec, whole] = co_await std::move(get);
-            if (gec) co_return fail(gec, "reading session '" + s.id + "'");
+            if (gec) fail(gec, "reading session '" + s.id + "'");
             if (!whole) continue; // deleted meanwhile
             auto it = whole->state.find(conversation_state_key);
             if (it == whole->state.end() || !it->value().is_string()) continue;
@@ -150,26 +150,8 @@ rebuild_index(Store& store, any_session_index& index, std::string app, diagnosti
     report.conversations = entries.size();
     auto replace = index.async_replace(app, std::move(entries), said, asio::as_tuple(asio::use_awaitable));
     auto [rec] = co_await std::move(replace);
-    if (rec) co_return fail(rec, "writing the new index");
-    co_return std::make_pair(boost::system::error_code{}, std::move(report));
-}
-
-template <class Store, class Token>
-auto start_rebuild(Store& store, any_session_index& index, std::string app, diagnostics* diag, Token&& token) {
-    return initiate_with_diagnostics<index_rebuild_signature>(
-        diag, std::forward<Token>(token),
-        [&store, &index](auto handler, diagnostics* d, std::string app) {
-            if (d) d->clear();
-            auto ex = store.get_executor();
-            boost::asio::co_spawn(
-                ex, rebuild_index(store, index, std::move(app), d),
-                [h = std::move(handler), ex, d](std::exception_ptr e,
-                                                std::pair<boost::system::error_code, index_rebuild_report> r) mutable {
-                    if (e) r.first = exception_to_error(e, d);
-                    post_result(std::move(h), ex, r.first, std::move(r.second));
-                });
-        },
-        std::move(app));
+    if (rec) fail(rec, "writing the new index");
+    co_return report;
 }
 
 } // namespace detail
@@ -179,11 +161,17 @@ auto start_rebuild(Store& store, any_session_index& index, std::string app, diag
 template <session_store Store, boost::asio::completion_token_for<index_rebuild_signature> Token = default_completion_token_t>
 auto async_rebuild_session_index(Store& store, any_session_index& index, std::string app, diagnostics& diag,
                                  Token&& token = {}) {
-    return detail::start_rebuild(store, index, std::move(app), &diag, std::forward<Token>(token));
+    return detail::spawn_op<index_rebuild_report>(store.get_executor(), &diag, std::forward<Token>(token),
+                                                  [&store, &index, app = std::move(app)](diagnostics* d) mutable {
+                                                      return detail::rebuild_index(store, index, std::move(app), d);
+                                                  });
 }
 template <session_store Store, boost::asio::completion_token_for<index_rebuild_signature> Token = default_completion_token_t>
 auto async_rebuild_session_index(Store& store, any_session_index& index, std::string app, Token&& token = {}) {
-    return detail::start_rebuild(store, index, std::move(app), nullptr, std::forward<Token>(token));
+    return detail::spawn_op<index_rebuild_report>(store.get_executor(), nullptr, std::forward<Token>(token),
+                                                  [&store, &index, app = std::move(app)](diagnostics* d) mutable {
+                                                      return detail::rebuild_index(store, index, std::move(app), d);
+                                                  });
 }
 
 } // namespace libretto

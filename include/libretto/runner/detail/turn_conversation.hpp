@@ -95,7 +95,10 @@ boost::asio::awaitable<void> resolve_conversation(Core& core, Options& o, turn_s
         if (found->user_id != o.user)
             throw_turn_error(errc::invalid_argument, "conversation '" + o.conversation + "' is user '" + found->user_id +
                                                          "''s; run_options.user is '" + o.user + "'");
-        std::string reason = o.reset ? "explicit" : (!o.background && core.clock) ? core.clock->stale_reason(*found, now) : "";
+        std::string reason = o.scheduled_run ? "scheduled_run"
+                             : o.reset       ? "explicit"
+                             : (!o.background && !o.memory_flush && core.clock) ? core.clock->stale_reason(*found, now)
+                                                             : "";
         if (reason.empty()) {
             o.session = found->session_id;
             conv->entry_sequence = found->last_sequence;
@@ -103,8 +106,16 @@ boost::asio::awaitable<void> resolve_conversation(Core& core, Options& o, turn_s
             conversation_patch p;
             p.if_session_id = found->session_id;
             p.new_session_id = event::new_id();
-            p.reset_reason = std::move(reason);
             p.updated_at = now;
+            if (o.scheduled_run) {
+                // Only what is safe to inherit: labels, the chosen model and thinking level.
+                conversation_overrides kept;
+                kept.model = found->overrides.model;
+                kept.thinking_level = found->overrides.thinking_level;
+                p.overrides = std::move(kept);
+                for (const auto& m : found->metadata) p.metadata[m.key()] = nullptr;
+            }
+            p.reset_reason = std::move(reason);
             auto patch = core.index->async_patch(o.app, o.conversation, std::move(p), said,
                                                  asio::as_tuple(asio::use_awaitable));
             auto [patch_ec, entry] = co_await std::move(patch);

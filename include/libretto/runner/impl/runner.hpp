@@ -122,7 +122,8 @@ turn_start plan_turn_start(const Core& core, const turn_state& t, turn_request& 
         ts.resumable = true;
     }
     first.actions.state_delta = std::move(req.options.state_delta);
-    if (req.options.background || req.options.memory_flush) first.metadata["background"] = true;
+    if (req.options.background || req.options.memory_flush || req.options.scheduled_run) first.metadata["background"] = true;
+    if (req.options.scheduled_run) first.metadata["scheduled_run"] = true;
     if (req.options.memory_flush) first.metadata["memory_flush"] = true;
     // A conversation's sessions name it in their state: a rebuild of the index finds them.
     if (t.conv && !t.sess->state.contains(conversation_state_key))
@@ -336,8 +337,9 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
     if (t.conv && t.stored > 0) {
         std::exception_ptr index_failure;
         try {
-            auto finish = finish_conversation(*core, t, req.options.background || req.options.memory_flush,
-                                              req.options.memory_flush);
+            auto finish = finish_conversation(
+                *core, t, req.options.background || req.options.memory_flush || req.options.scheduled_run,
+                req.options.memory_flush);
             co_await std::move(finish);
         } catch (...) {
             index_failure = std::current_exception();

@@ -233,6 +233,10 @@ inline boost::system::error_code apply_patch(conversation_entry& e, const conver
     if (p.chat_type) e.chat_type = *p.chat_type;
     if (p.labels) e.labels = *p.labels;
     if (p.overrides) e.overrides = *p.overrides;
+    if (!p.drop_previous.empty())
+        std::erase_if(e.previous, [&](const previous_session& s) {
+            return std::find(p.drop_previous.begin(), p.drop_previous.end(), s.session_id) != p.drop_previous.end();
+        });
     for (const auto& [k, v] : p.metadata) {
         if (v.is_null())
             e.metadata.erase(k);
