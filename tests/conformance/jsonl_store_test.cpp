@@ -3,6 +3,7 @@
 // instances on that directory, which share nothing but the files and their locks.
 #include <libretto/store/jsonl_store.hpp>
 
+#include "conversation_conformance.hpp"
 #include "index_conformance.hpp"
 #include "store_conformance.hpp"
 
@@ -51,6 +52,11 @@ struct jsonl_index_fixture : jsonl_fixture {
     libretto::jsonl_session_index open() { return libretto::jsonl_session_index({.directory = dir}); }
 };
 
+// A store and its index in one directory, for the conversation suite.
+struct jsonl_conversation_fixture : jsonl_fixture {
+    libretto::jsonl_session_index open_index() { return libretto::jsonl_session_index({.directory = dir}); }
+};
+
 std::string slurp(const std::filesystem::path& p) {
     std::ifstream in(p, std::ios::binary);
     std::stringstream ss;
@@ -67,6 +73,7 @@ void spit(const std::filesystem::path& p, const std::string& text) {
 
 LIBRETTO_STORE_CONFORMANCE(jsonl_fixture)
 LIBRETTO_INDEX_CONFORMANCE(jsonl_index_fixture)
+LIBRETTO_CONVERSATION_CONFORMANCE(jsonl_conversation_fixture)
 
 BOOST_AUTO_TEST_SUITE(jsonl_session_index_specific)
 

@@ -2,6 +2,7 @@
 #include <libretto/store/any_store.hpp>
 #include <libretto/store/memory_store.hpp>
 
+#include "conversation_conformance.hpp"
 #include "index_conformance.hpp"
 #include "store_conformance.hpp"
 
@@ -37,10 +38,18 @@ struct memory_index_fixture {
     }
 };
 
+// A store and its index, for the conversation suite (each fixture its own data).
+struct memory_conversation_fixture {
+    using store_type = libretto::memory_store;
+    libretto::memory_store open(boost::asio::any_io_executor ex) { return libretto::memory_store(ex); }
+    libretto::memory_session_index open_index() { return {}; }
+};
+
 } // namespace
 
 LIBRETTO_STORE_CONFORMANCE(memory_fixture)
 LIBRETTO_INDEX_CONFORMANCE(memory_index_fixture)
+LIBRETTO_CONVERSATION_CONFORMANCE(memory_conversation_fixture)
 
 BOOST_AUTO_TEST_SUITE(memory_store_specific)
 

@@ -5,6 +5,7 @@
 #include <libretto/store/postgres_store.hpp>
 
 #include "../pg_test_server.hpp"
+#include "conversation_conformance.hpp"
 #include "index_conformance.hpp"
 #include "store_conformance.hpp"
 
@@ -39,10 +40,18 @@ struct postgres_index_fixture : postgres_fixture {
     libretto::postgres_session_index open() { return libretto::postgres_session_index({.conninfo = conninfo, .schema = schema}); }
 };
 
+// A store and its index in one schema, for the conversation suite.
+struct postgres_conversation_fixture : postgres_fixture {
+    libretto::postgres_session_index open_index() {
+        return libretto::postgres_session_index({.conninfo = conninfo, .schema = schema});
+    }
+};
+
 } // namespace
 
 LIBRETTO_STORE_CONFORMANCE(postgres_fixture)
 LIBRETTO_INDEX_CONFORMANCE(postgres_index_fixture)
+LIBRETTO_CONVERSATION_CONFORMANCE(postgres_conversation_fixture)
 
 BOOST_AUTO_TEST_SUITE(postgres_session_index_specific)
 

@@ -3,6 +3,7 @@
 // worker thread), so the second instance of the concurrency case races through SQLite.
 #include <libretto/store/sqlite_store.hpp>
 
+#include "conversation_conformance.hpp"
 #include "index_conformance.hpp"
 #include "store_conformance.hpp"
 
@@ -49,6 +50,11 @@ struct sqlite_index_fixture : sqlite_fixture {
     libretto::sqlite_session_index open() { return libretto::sqlite_session_index({.path = path}); }
 };
 
+// A store and its index in one file, for the conversation suite.
+struct sqlite_conversation_fixture : sqlite_fixture {
+    libretto::sqlite_session_index open_index() { return libretto::sqlite_session_index({.path = path}); }
+};
+
 // Runs SQL on the file through a connection of its own, as a person with the sqlite3 shell.
 void exec_sql(const std::string& path, const char* sql) {
     libretto::detail::sqlite::connection c;
@@ -62,6 +68,7 @@ void exec_sql(const std::string& path, const char* sql) {
 
 LIBRETTO_STORE_CONFORMANCE(sqlite_fixture)
 LIBRETTO_INDEX_CONFORMANCE(sqlite_index_fixture)
+LIBRETTO_CONVERSATION_CONFORMANCE(sqlite_conversation_fixture)
 
 BOOST_AUTO_TEST_SUITE(sqlite_session_index_specific)
 
