@@ -695,6 +695,67 @@ void case_maintenance_caps_entries_and_bytes() {
     BOOST_TEST(d.message().find("app id") != std::string::npos, d.message());
 }
 
+template <class F>
+void case_bad_conversation_turns_are_refused_with_their_reason() {
+    world<F> w({reply::text("a"), reply::text("b")});
+    auto both = lb::run_options::in_conversation("app", "u1", w.key);
+    both.session = "s1";
+    auto r = lb::run_to_end(w.runner, std::move(both), "x");
+    BOOST_TEST(r.error == lb::errc::invalid_argument);
+    BOOST_TEST(r.message().find("both set") != std::string::npos, r.message());
+    auto bad = lb::run_to_end(w.runner, lb::run_options::in_conversation("app", "u1", "agent:a/b"), "x");
+    BOOST_TEST(bad.error == lb::errc::invalid_argument);
+    BOOST_TEST(bad.message().find("conversation key") != std::string::npos, bad.message());
+    auto ctl = lb::run_to_end(w.runner, lb::run_options::in_conversation("app", "u1", "agent:a\n"), "x");
+    BOOST_TEST(ctl.error == lb::errc::invalid_argument);
+    BOOST_TEST(ctl.message().find("control character") != std::string::npos, ctl.message());
+    BOOST_TEST(w.turn("mine").ok());
+    auto other_user = lb::run_to_end(w.runner, lb::run_options::in_conversation("app", "u2", w.key), "x");
+    BOOST_TEST(other_user.error == lb::errc::invalid_argument);
+    BOOST_TEST(other_user.message().find("user 'u1'") != std::string::npos, other_user.message());
+    // Without an index.
+    lb::runner<agent_type, typename F::store_type> plain(w.agent, w.store);
+    auto none = lb::run_to_end(plain, lb::run_options::in_conversation("app", "u1", w.key), "x");
+    BOOST_TEST(none.error == lb::errc::invalid_argument);
+    BOOST_TEST(none.message().find("runner_options::index") != std::string::npos, none.message());
+    // A bad reset policy is refused when the runner is made.
+    lb::runner_options ro;
+    ro.reset.daily_at_hour = 24;
+    BOOST_CHECK_THROW((lb::runner<agent_type, typename F::store_type>(w.agent, w.store, ro)), boost::system::system_error);
+    ro.reset.daily_at_hour = 4;
+    ro.reset.time_zone = "Europe/Oslo";
+    try {
+        lb::runner<agent_type, typename F::store_type> r2(w.agent, w.store, ro);
+        BOOST_FAIL("an IANA name is not a POSIX TZ string");
+    } catch (const boost::system::system_error& e) {
+        BOOST_TEST(std::string(e.what()).find("POSIX TZ") != std::string::npos, e.what());
+    }
+    // Nothing stored by the refused turns.
+    BOOST_TEST(w.stored(w.entry().session_id).size() == 2u);
+}
+
+template <class F>
+void case_the_status_comes_from_the_entry() {
+    world<F> w({reply::text("a").with_usage(3000, 100)});
+    BOOST_TEST(w.turn("hi").ok());
+    lb::conversation_entry e = w.entry();
+    const double now = e.started_at + 600;
+    auto st = lb::conversation_status_of(e, now, 8000);
+    BOOST_TEST(st.session_id == e.session_id);
+    BOOST_TEST(st.age_seconds == 600);
+    BOOST_TEST(st.idle_seconds == now - e.last_interaction_at);
+    BOOST_TEST(st.context_tokens == 3000);
+    BOOST_TEST(st.context_used == 0.375);
+    BOOST_TEST(!st.since_memory_flush_seconds);
+    BOOST_TEST(!st.flushed_since_last_compaction);
+    BOOST_TEST(st.archived_sessions == 0u);
+    BOOST_TEST(lb::conversation_status_of(e, now).context_used == 0); // window unknown
+    e.memory_flush_at = now - 5;
+    auto flushed = lb::conversation_status_of(e, now);
+    BOOST_TEST(flushed.since_memory_flush_seconds.value_or(-1) == 5);
+    BOOST_TEST(flushed.flushed_since_last_compaction);
+}
+
 } // namespace conversation_conformance
 
 /// The suite `conversation_conformance` for fixture F.
@@ -714,6 +775,8 @@ void case_maintenance_caps_entries_and_bytes() {
     BOOST_AUTO_TEST_CASE(a_scheduled_run_gets_a_new_session_with_the_safe_preferences) { ::conversation_conformance::case_a_scheduled_run_gets_a_new_session_with_the_safe_preferences<F>(); } \
     BOOST_AUTO_TEST_CASE(maintenance_prunes_in_order_and_warn_changes_nothing) { ::conversation_conformance::case_maintenance_prunes_in_order_and_warn_changes_nothing<F>(); } \
     BOOST_AUTO_TEST_CASE(maintenance_caps_entries_and_bytes) { ::conversation_conformance::case_maintenance_caps_entries_and_bytes<F>(); } \
+    BOOST_AUTO_TEST_CASE(bad_conversation_turns_are_refused_with_their_reason) { ::conversation_conformance::case_bad_conversation_turns_are_refused_with_their_reason<F>(); } \
+    BOOST_AUTO_TEST_CASE(the_status_comes_from_the_entry) { ::conversation_conformance::case_the_status_comes_from_the_entry<F>(); } \
     BOOST_AUTO_TEST_SUITE_END()
 
 #endif

@@ -3,11 +3,13 @@
 // instances on that directory, which share nothing but the files and their locks.
 #include <libretto/store/jsonl_store.hpp>
 
+#include "artifact_conformance.hpp"
 #include "conversation_conformance.hpp"
 #include "index_conformance.hpp"
 #include "store_conformance.hpp"
 
 #include <libretto/store/jsonl_session_index.hpp>
+#include <libretto/store/file_artifact_service.hpp>
 
 #include <fstream>
 #include <sstream>
@@ -52,6 +54,15 @@ struct jsonl_index_fixture : jsonl_fixture {
     libretto::jsonl_session_index open() { return libretto::jsonl_session_index({.directory = dir}); }
 };
 
+// Artifacts as files in the store's directory.
+struct file_artifact_fixture : jsonl_fixture {
+    using service_type = libretto::file_artifact_service;
+    libretto::file_artifact_service open() { return libretto::file_artifact_service({.directory = dir}); }
+    libretto::file_artifact_service open_limited(std::uint64_t max) {
+        return libretto::file_artifact_service({.directory = dir, .max_artifact_bytes = max});
+    }
+};
+
 // A store and its index in one directory, for the conversation suite.
 struct jsonl_conversation_fixture : jsonl_fixture {
     libretto::jsonl_session_index open_index() { return libretto::jsonl_session_index({.directory = dir}); }
@@ -73,6 +84,7 @@ void spit(const std::filesystem::path& p, const std::string& text) {
 
 LIBRETTO_STORE_CONFORMANCE(jsonl_fixture)
 LIBRETTO_INDEX_CONFORMANCE(jsonl_index_fixture)
+LIBRETTO_ARTIFACT_CONFORMANCE(file_artifact_fixture)
 LIBRETTO_CONVERSATION_CONFORMANCE(jsonl_conversation_fixture)
 
 BOOST_AUTO_TEST_SUITE(jsonl_session_index_specific)
@@ -197,6 +209,47 @@ BOOST_AUTO_TEST_CASE(a_torn_log_line_is_ignored_and_a_bad_one_reported) {
     BOOST_TEST(other.index_get("app", "k", out, &d) == lb::errc::corrupt_data);
     BOOST_TEST(d.message().find("conversations.log at byte") != std::string::npos, d.message());
     BOOST_TEST(d.message().find("app_name") != std::string::npos, d.message());
+}
+
+// A JSONL index edited into invalid JSON: the conversation turn fails naming the file, a
+// rebuild replaces it (the bad file kept aside), and the conversation goes on in its session.
+BOOST_AUTO_TEST_CASE(a_malformed_index_stops_conversation_turns_until_rebuilt) {
+    conversation_conformance::world<jsonl_conversation_fixture> w(
+        {lb::scripted_reply::text("a"), lb::scripted_reply::text("b"), lb::scripted_reply::text("c")});
+    const std::string key = lb::group_key("assistant", "telegram", "-100");
+    auto o = [&] { return lb::run_options::in_conversation("app", "group-100", key); };
+    BOOST_TEST(lb::run_to_end(w.runner, o(), "one").ok());
+    const lb::conversation_entry first = w.entry(key);
+    BOOST_TEST(first.chat_type == "group");
+    // Written to conversations.json, then broken by hand.
+    {
+        lb::jsonl_session_index other({.directory = w.fixture.dir});
+        std::vector<lb::conversation_entry> all{first};
+        BOOST_TEST_REQUIRE(!other.index_replace("app", all));
+    }
+    const auto app_dir = w.fixture.dir / "apps" / "app";
+    spit(app_dir / "conversations.json", "{\"entries\": [ {");
+    auto broken = lb::run_to_end(w.runner, o(), "two");
+    BOOST_TEST(broken.error == lb::errc::corrupt_data);
+    BOOST_TEST(broken.message().find("conversations.json") != std::string::npos, broken.message());
+    lb::diagnostics d;
+    auto [ec, report] = w.rebuild("app", d);
+    BOOST_TEST(!ec, d.message());
+    BOOST_TEST(report.old_index_unreadable);
+    BOOST_TEST(report.old_index_problem.find("not JSON") != std::string::npos, report.old_index_problem);
+    BOOST_TEST(w.entry(key).session_id == first.session_id);
+    auto next = lb::run_to_end(w.runner, o(), "three");
+    BOOST_TEST(next.ok(), next.message());
+    const lb::conversation_entry after = w.entry(key);
+    BOOST_TEST(after.session_id == first.session_id); // the conversation went on
+    BOOST_TEST(after.last_sequence == 4);
+    auto transcript = w.get(first.session_id, "group-100");
+    BOOST_TEST_REQUIRE(transcript.has_value());
+    BOOST_TEST(transcript->events.size() == 4u); // nothing lost, nothing from the refused turn
+    int aside = 0;
+    for (const auto& de : std::filesystem::directory_iterator(app_dir))
+        if (de.path().filename().string().starts_with("conversations.json.bad-")) ++aside;
+    BOOST_TEST(aside == 1);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -2,11 +2,13 @@
 #include <libretto/store/any_store.hpp>
 #include <libretto/store/memory_store.hpp>
 
+#include "artifact_conformance.hpp"
 #include "conversation_conformance.hpp"
 #include "index_conformance.hpp"
 #include "store_conformance.hpp"
 
 #include <libretto/store/memory_session_index.hpp>
+#include <libretto/store/memory_artifact_service.hpp>
 
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/detached.hpp>
@@ -38,6 +40,19 @@ struct memory_index_fixture {
     }
 };
 
+struct memory_artifact_fixture {
+    using service_type = libretto::memory_artifact_service;
+    static constexpr bool persistent = false;
+    std::optional<libretto::memory_artifact_service> first;
+    libretto::memory_artifact_service open() {
+        if (!first) first.emplace();
+        return *first; // copies share their artifacts
+    }
+    libretto::memory_artifact_service open_limited(std::uint64_t max) {
+        return libretto::memory_artifact_service({.max_artifact_bytes = max});
+    }
+};
+
 // A store and its index, for the conversation suite (each fixture its own data).
 struct memory_conversation_fixture {
     using store_type = libretto::memory_store;
@@ -50,6 +65,7 @@ struct memory_conversation_fixture {
 LIBRETTO_STORE_CONFORMANCE(memory_fixture)
 LIBRETTO_INDEX_CONFORMANCE(memory_index_fixture)
 LIBRETTO_CONVERSATION_CONFORMANCE(memory_conversation_fixture)
+LIBRETTO_ARTIFACT_CONFORMANCE(memory_artifact_fixture)
 
 BOOST_AUTO_TEST_SUITE(memory_store_specific)
 

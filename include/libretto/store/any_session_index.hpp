@@ -20,16 +20,11 @@
 #include <libretto/async.hpp>
 #include <libretto/detail/async_op.hpp>
 #include <libretto/diagnostics.hpp>
-#include <libretto/store/detail/post_result.hpp>
+#include <libretto/store/detail/service_call.hpp>
 #include <libretto/store/session_index.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/strand.hpp>
-#include <boost/asio/thread_pool.hpp>
 
 #include <concepts>
 #include <exception>
@@ -103,7 +98,7 @@ public:
     any_session_index(executor_type ex, S index, executor_type blocking_executor = {})
         : ex_(std::move(ex)), impl_(std::make_shared<detail::index_model<S>>(std::move(index))) {
         if constexpr (S::blocking) {
-            workers_ = std::make_shared<worker>(blocking_executor);
+            workers_ = std::make_shared<detail::service_worker>(blocking_executor);
         }
     }
 
@@ -183,42 +178,9 @@ public:
     }
 
 private:
-    // The worker of a blocking model. Held by the handles only (never by an operation), so
-    // the pool is joined by the last handle's destructor, on the caller's thread.
-    struct worker {
-        explicit worker(executor_type blocking)
-            : pool(blocking ? nullptr : std::make_unique<boost::asio::thread_pool>(1)),
-              strand(blocking ? blocking : executor_type(pool->get_executor())) {}
-        ~worker() {
-            if (pool) pool->join(); // no work guard: returns once the operations are done
-        }
-        std::unique_ptr<boost::asio::thread_pool> pool;
-        boost::asio::strand<executor_type> strand;
-    };
-
-    // Runs work(model, d) where the model may run; its (error_code, results...) complete the
-    // handler through a post to the handler's associated executor (work-tracked until then).
     template <class Handler, class Work>
     void run(Handler handler, diagnostics* d, Work work) {
-        if (d) d->clear();
-        auto guard = boost::asio::make_work_guard(boost::asio::get_associated_executor(handler, ex_));
-        auto body = [impl = impl_, ex = ex_, d, guard = std::move(guard), handler = std::move(handler),
-                     work = std::move(work)]() mutable {
-            decltype(work(*impl, d)) results{};
-            try {
-                results = work(*impl, d);
-            } catch (...) {
-                // Never into the worker thread (it would end the process).
-                results = {};
-                std::get<0>(results) = detail::exception_to_error(std::current_exception(), d);
-            }
-            std::apply([&](auto&... args) { detail::post_result(std::move(handler), ex, std::move(args)...); }, results);
-            guard.reset();
-        };
-        if (workers_)
-            boost::asio::post(workers_->strand, std::move(body));
-        else
-            body();
+        detail::run_service_call(impl_, workers_.get(), ex_, std::move(handler), d, std::move(work));
     }
 
     template <class Token>
@@ -299,7 +261,7 @@ private:
 
     executor_type ex_;
     std::shared_ptr<detail::index_iface> impl_;
-    std::shared_ptr<worker> workers_;
+    std::shared_ptr<detail::service_worker> workers_;
 };
 
 } // namespace libretto

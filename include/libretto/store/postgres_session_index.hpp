@@ -120,13 +120,7 @@ public:
         detail::pg::result_ptr r;
         if (auto ec = s.exec(s.sql_begin, {}, r, what, diag, true)) return ec;
         // Rolls back unless committed: every failure below leaves the row as it was.
-        struct rollback_guard {
-            state& s;
-            bool active = true;
-            ~rollback_guard() {
-                if (active) s.rollback();
-            }
-        } guard{s};
+        rollback_guard guard{s};
         if (auto ec = s.exec(s.sql_get_for_update, key_params(app, key), r, what, diag, false)) return ec;
         std::optional<conversation_entry> found;
         if (auto ec = s.decode_one(r.get(), app, key, found, diag)) return ec;
@@ -186,13 +180,7 @@ public:
         const std::string what = "replace '" + app + "'";
         detail::pg::result_ptr r;
         if (auto ec = s.exec(s.sql_begin, {}, r, what, diag, true)) return ec;
-        struct rollback_guard {
-            state& s;
-            bool active = true;
-            ~rollback_guard() {
-                if (active) s.rollback();
-            }
-        } guard{s};
+        rollback_guard guard{s};
         detail::pg::params ap;
         ap.add(app);
         if (auto ec = s.exec(s.sql_erase_app, ap, r, what, diag, false)) return ec;
@@ -365,6 +353,15 @@ private:
             if (auto ec = decode(detail::pg::cell(r, 0, 0), app, key, e, diag)) return ec;
             out = std::move(e);
             return {};
+        }
+    };
+
+    // Rolls an open transaction back unless it was committed.
+    struct rollback_guard {
+        state& s;
+        bool active = true;
+        ~rollback_guard() {
+            if (active) s.rollback();
         }
     };
 

@@ -107,12 +107,11 @@ struct list_page {
 /// Longest accepted app, user or session id, in bytes.
 inline constexpr std::size_t max_id_length = 128;
 
-/// Checks an app, user or session id: non-empty, at most 128 bytes, valid UTF-8, no path
-/// separators, no "..", no NUL or other control characters. Ids become file and key names
-/// (and JSON strings, which strict readers reject if not UTF-8), so every store applies
-/// the same rule.
-inline boost::system::error_code validate_id(std::string_view id) noexcept {
-    if (id.empty() || id.size() > max_id_length) return errc::invalid_argument;
+namespace detail {
+
+/// validate_id's rules with another length limit (artifact names have 255 bytes).
+inline boost::system::error_code validate_name(std::string_view id, std::size_t max_length) noexcept {
+    if (id.empty() || id.size() > max_length) return errc::invalid_argument;
     if (id == ".") return errc::invalid_argument;
     // One pass (every store call checks three ids): control characters, separators and
     // "..", and whether any byte is not ASCII, for the UTF-8 check only then.
@@ -127,10 +126,9 @@ inline boost::system::error_code validate_id(std::string_view id) noexcept {
     return {};
 }
 
-/// Why validate_id refuses `id` ("" if it does not): "is empty", "contains '/'", ... The id
-/// itself is quoted only when it is printable UTF-8.
-inline std::string id_problem(std::string_view id) {
-    if (!validate_id(id)) return {};
+/// id_problem with another length limit.
+inline std::string name_problem(std::string_view id, std::size_t max_length) {
+    if (!validate_name(id, max_length)) return {};
     if (id.empty()) return "is empty";
     static constexpr char hex[] = "0123456789abcdef";
     for (std::size_t i = 0; i < id.size(); ++i) {
@@ -149,11 +147,25 @@ inline std::string id_problem(std::string_view id) {
         return m + " at offset " + std::to_string(f->offset) + ")";
     }
     std::string quoted = "'" + std::string(id.substr(0, 40)) + (id.size() > 40 ? "...'" : "'");
-    if (id.size() > max_id_length)
-        return quoted + " is " + std::to_string(id.size()) + " bytes long (at most " + std::to_string(max_id_length) + ")";
+    if (id.size() > max_length)
+        return quoted + " is " + std::to_string(id.size()) + " bytes long (at most " + std::to_string(max_length) + ")";
     if (id == "." || id.find("..") != std::string_view::npos) return quoted + " contains '..' (or is '.')";
     return quoted + " contains a path separator ('/' or '\\')";
 }
+
+} // namespace detail
+
+/// Checks an app, user or session id: non-empty, at most 128 bytes, valid UTF-8, no path
+/// separators, no "..", no NUL or other control characters. Ids become file and key names
+/// (and JSON strings, which strict readers reject if not UTF-8), so every store applies
+/// the same rule.
+inline boost::system::error_code validate_id(std::string_view id) noexcept {
+    return detail::validate_name(id, max_id_length);
+}
+
+/// Why validate_id refuses `id` ("" if it does not): "is empty", "contains '/'", ... The id
+/// itself is quoted only when it is printable UTF-8.
+inline std::string id_problem(std::string_view id) { return detail::name_problem(id, max_id_length); }
 
 /// The completion signatures of the session_store operations.
 using create_signature = void(boost::system::error_code, session);

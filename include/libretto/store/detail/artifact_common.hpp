@@ -1,0 +1,102 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_STORE_DETAIL_ARTIFACT_COMMON_HPP
+#define LIBRETTO_STORE_DETAIL_ARTIFACT_COMMON_HPP
+
+// What every artifact_service back end shares: the checks of a key with their messages,
+// the scope a key names, the size limit, an info to and from JSON.
+
+#include <libretto/diagnostics.hpp>
+#include <libretto/error.hpp>
+#include <libretto/event/detail/json_read.hpp>
+#include <libretto/json_error.hpp>
+#include <libretto/store/artifact_service.hpp>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace libretto::detail {
+
+/// errc::invalid_argument naming the bad part of `k`, or success.
+inline boost::system::error_code check_artifact_key(const artifact_key& k, diagnostics* diag) {
+    auto bad = [&](std::string what, const std::string& problem) {
+        if (diag) diag->assign("artifact '" + k.name.substr(0, 80) + "': the " + what + " " + problem);
+        return boost::system::error_code(errc::invalid_argument);
+    };
+    if (auto p = id_problem(k.app_name); !p.empty()) return bad("app id", p);
+    if (auto p = id_problem(k.user_id); !p.empty()) return bad("user id", p);
+    if (!k.user_scoped())
+        if (auto p = id_problem(k.session_id); !p.empty()) return bad("session id", p);
+    if (auto p = artifact_name_problem(k.name); !p.empty()) return bad("name", p);
+    return {};
+}
+
+/// The session part of the key's scope: "" for a "user:" name.
+inline std::string_view artifact_scope(const artifact_key& k) noexcept {
+    return k.user_scoped() ? std::string_view{} : std::string_view(k.session_id);
+}
+
+/// errc::oversize for a save past `limit` (0: none), naming the artifact.
+inline boost::system::error_code artifact_too_large(const artifact_key& k, std::uint64_t limit, diagnostics* diag) {
+    if (diag)
+        diag->assign("artifact '" + k.name + "' is larger than max_artifact_bytes (" + std::to_string(limit) +
+                     " bytes): nothing saved");
+    return errc::oversize;
+}
+
+/// errc::not_found for a version that does not exist.
+inline boost::system::error_code no_such_version(const artifact_key& k, std::int64_t v, diagnostics* diag) {
+    if (diag) diag->assign("artifact '" + k.name + "' has no version " + std::to_string(v));
+    return errc::not_found;
+}
+
+/// The metadata a save gets, checked: JSON that any back end can store as it is.
+inline boost::system::error_code check_artifact_mime(const artifact_key& k, std::string_view mime, diagnostics* diag) {
+    if (mime.size() > 255 || mime.find_first_of("\r\n") != std::string_view::npos) {
+        if (diag) diag->assign("artifact '" + k.name + "': the MIME type is not one line of at most 255 bytes");
+        return errc::invalid_argument;
+    }
+    return {};
+}
+
+inline json::object artifact_info_to_json(const artifact_info& i) {
+    json::object o;
+    o["name"] = i.name;
+    o["version"] = i.version;
+    o["mime_type"] = i.mime_type;
+    o["size"] = i.size;
+    o["created_at"] = i.created_at;
+    if (!i.metadata.empty()) o["metadata"] = i.metadata;
+    return o;
+}
+
+inline bool read_artifact_info(const json::value& v, artifact_info& i, decode_error& err) {
+    const json::object* o = as_object(v, err);
+    if (!o) return false;
+    std::int64_t size = 0;
+    if (!(read_member(*o, "name", i.name, err, true) && read_member(*o, "version", i.version, err, true) &&
+          read_member(*o, "mime_type", i.mime_type, err) && read_member(*o, "size", size, err, true) &&
+          read_member(*o, "created_at", i.created_at, err) && read_member(*o, "metadata", i.metadata, err)))
+        return false;
+    if (size < 0) return fail(err, errc::invalid_argument, "a negative size") && false;
+    i.size = static_cast<std::uint64_t>(size);
+    return true;
+}
+
+/// Reads `in` into `out`, chunk by chunk, up to `limit` bytes (0: none): false when it went
+/// past the limit.
+inline bool read_source(artifact_source& in, std::string& out, std::uint64_t limit) {
+    char buf[16 * 1024];
+    for (;;) {
+        const std::size_t n = in(buf, sizeof buf);
+        if (n == 0) return true;
+        out.append(buf, n);
+        if (limit != 0 && out.size() > limit) return false;
+    }
+}
+
+} // namespace libretto::detail
+
+#endif

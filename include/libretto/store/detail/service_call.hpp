@@ -1,0 +1,73 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_STORE_DETAIL_SERVICE_CALL_HPP
+#define LIBRETTO_STORE_DETAIL_SERVICE_CALL_HPP
+
+// How the type-erased services (any_session_index, any_artifact_service, ...) run a model's
+// synchronous calls for their asynchronous operations: in the initiating call for a model
+// that never blocks, on a worker strand for one that does (files, SQLite, PostgreSQL); the
+// results complete the handler through a post to its associated executor.
+
+#include <libretto/detail/async_op.hpp>
+#include <libretto/diagnostics.hpp>
+#include <libretto/store/detail/post_result.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <exception>
+#include <memory>
+#include <tuple>
+#include <utility>
+
+namespace libretto::detail {
+
+/// The worker of a blocking model: a one-thread pool of its own, or a strand on the given
+/// executor. Held by the service handles only (never by an operation), so the pool is
+/// joined by the last handle's destructor, on the caller's thread.
+struct service_worker {
+    explicit service_worker(boost::asio::any_io_executor blocking)
+        : pool(blocking ? nullptr : std::make_unique<boost::asio::thread_pool>(1)),
+          strand(blocking ? blocking : boost::asio::any_io_executor(pool->get_executor())) {}
+    service_worker(const service_worker&) = delete;
+    service_worker& operator=(const service_worker&) = delete;
+    ~service_worker() {
+        if (pool) pool->join(); // no work guard: returns once the operations are done
+    }
+    std::unique_ptr<boost::asio::thread_pool> pool;
+    boost::asio::strand<boost::asio::any_io_executor> strand;
+};
+
+/// Runs work(*impl, d) (returning a tuple: error_code, results...) inline when `worker` is
+/// null, else on its strand; the tuple completes `handler` through a post to its associated
+/// executor (default `ex`), which is kept busy until then. An exception becomes the error.
+template <class Impl, class Handler, class Work>
+void run_service_call(std::shared_ptr<Impl> impl, service_worker* worker, const boost::asio::any_io_executor& ex,
+                      Handler handler, diagnostics* d, Work work) {
+    if (d) d->clear();
+    auto guard = boost::asio::make_work_guard(boost::asio::get_associated_executor(handler, ex));
+    auto body = [impl = std::move(impl), ex, d, guard = std::move(guard), handler = std::move(handler),
+                 work = std::move(work)]() mutable {
+        decltype(work(*impl, d)) results{};
+        try {
+            results = work(*impl, d);
+        } catch (...) {
+            // Never into the worker thread (it would end the process).
+            results = {};
+            std::get<0>(results) = exception_to_error(std::current_exception(), d);
+        }
+        std::apply([&](auto&... args) { post_result(std::move(handler), ex, std::move(args)...); }, results);
+        guard.reset();
+    };
+    if (worker)
+        boost::asio::post(worker->strand, std::move(body));
+    else
+        body();
+}
+
+} // namespace libretto::detail
+
+#endif
