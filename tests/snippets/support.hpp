@@ -21,6 +21,8 @@
 #include <libretto/store/sqlite_store.hpp>
 #include <libretto/store/sqlite_session_index.hpp>
 #include <libretto/store/postgres_session_index.hpp>
+#include <libretto/store/sqlite_artifact_service.hpp>
+#include <libretto/store/postgres_artifact_service.hpp>
 #include <libretto/sign/ed25519_openssl.hpp>
 #include <libretto/sign/ed25519_sodium.hpp>
 

@@ -113,6 +113,11 @@ public:
         note(sqlite3_bind_double(s_, i, v));
         return *this;
     }
+    /// Bytes as a BLOB (an artifact's chunk); like text, they must outlive the next step().
+    statement& bind_blob(int i, std::string_view v) {
+        note(sqlite3_bind_blob64(s_, i, v.data(), v.size(), SQLITE_STATIC));
+        return *this;
+    }
     statement& bind_null(int i) {
         note(sqlite3_bind_null(s_, i));
         return *this;
@@ -140,6 +145,12 @@ public:
     // ---- columns (0-based) of the current row -----------------------------------------
     std::string_view text(int i) const noexcept {
         auto p = reinterpret_cast<const char*>(sqlite3_column_text(s_, i));
+        if (!p) return {};
+        return {p, static_cast<std::size_t>(sqlite3_column_bytes(s_, i))};
+    }
+    /// A BLOB column's bytes, valid until the next step() or reset().
+    std::string_view blob(int i) const noexcept {
+        auto p = static_cast<const char*>(sqlite3_column_blob(s_, i));
         if (!p) return {};
         return {p, static_cast<std::size_t>(sqlite3_column_bytes(s_, i))};
     }
