@@ -11,6 +11,9 @@
 #include <libretto/runner/runner.hpp>
 #include <libretto/store/any_store.hpp>
 #include <libretto/store/memory_store.hpp>
+#include <libretto/store/any_artifact_service.hpp>
+#include <libretto/store/memory_artifact_service.hpp>
+#include <libretto/tool/artifact_tools.hpp>
 #include <libretto/store/conversation_key.hpp>
 #include <libretto/runner/detail/conversation_clock.hpp>
 #include <libretto/tool/function_tool.hpp>
@@ -601,6 +604,120 @@ BOOST_AUTO_TEST_CASE(posix_time_zones_and_the_daily_boundary) {
     BOOST_TEST(clock2->stale_reason(e, noon_july) == "idle");
     e.last_interaction_at = noon_july - 2 * 3600; // idle expired 1 h ago, after the boundary
     BOOST_TEST(clock2->stale_reason(e, noon_july) == "daily");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---- artifacts in turns: the tools, artifact_delta, file parts (docs/artifacts.md) ----------
+
+namespace {
+
+struct artifact_world {
+    asio::io_context io;
+    lb::memory_store store{io.get_executor()};
+    lb::memory_artifact_service files; // copies share: the test reads what the tools wrote
+    lb::any_artifact_service artifacts{io.get_executor(), files};
+    lb::scripted_model model;
+    agent_type agent;
+    lb::runner<agent_type, lb::memory_store> runner;
+
+    static lb::runner_options options(lb::any_artifact_service* a) {
+        lb::runner_options o;
+        o.artifacts = a;
+        return o;
+    }
+    artifact_world(std::vector<reply> replies, bool with_service = true, lb::artifact_tools_options to = {})
+        : model(io.get_executor(), std::move(replies)),
+          agent(lb::llm_agent_options<lb::scripted_model>{
+              .name = "writer", .model = model, .tools = lb::artifact_tools(to), .retry = {.max_attempts = 1}}),
+          runner(agent, store, options(with_service ? &artifacts : nullptr)) {}
+
+    lb::turn_result turn(std::string text, std::string session = "s1") {
+        return lb::run_to_end(runner, lb::run_options("app", "u1", std::move(session)), std::move(text));
+    }
+    std::vector<lb::event> stored(const std::string& id = "s1") {
+        std::optional<lb::session> s;
+        BOOST_TEST_REQUIRE(!store.get({"app", "u1", id}, {}, s));
+        return s ? std::vector<lb::event>(s->events.begin(), s->events.end()) : std::vector<lb::event>{};
+    }
+};
+
+const lb::file_part* file_in(const lb::llm_request& r) {
+    for (const auto& m : r.messages)
+        for (const auto& p : m.parts)
+            if (const auto* f = std::get_if<lb::file_part>(&p)) return f;
+    return nullptr;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(artifacts_in_turns)
+
+BOOST_AUTO_TEST_CASE(a_saved_artifact_is_in_the_delta_and_a_loaded_one_in_the_next_request) {
+    artifact_world w({reply::tool_call("save_artifact", {{"name", "report.md"}, {"content", "# Q3\nAll good."}, {"mime_type", "text/markdown"}}),
+                      reply::tool_call("load_artifact", {{"name", "report.md"}}), reply::text("Saved and read back.")});
+    auto r = w.turn("Write the report, then read it.");
+    BOOST_TEST(r.ok(), r.message());
+    auto events = w.stored();
+    // user, call, response (save), call, response (load), answer
+    BOOST_REQUIRE_EQUAL(events.size(), 6u);
+    BOOST_TEST(events[2].actions.artifact_delta.at("report.md") == 0);
+    BOOST_TEST(events[2].tool_responses().front().result.at("version") == 0);
+    std::optional<lb::artifact> saved;
+    BOOST_TEST_REQUIRE(!w.artifacts.load({"app", "u1", "s1", "report.md"}, std::nullopt, saved));
+    BOOST_TEST_REQUIRE(saved.has_value());
+    BOOST_TEST(saved->data == "# Q3\nAll good.");
+    BOOST_TEST(saved->info.mime_type == "text/markdown");
+    // The load's response carries the file; the model's next request shows it.
+    BOOST_TEST(events[4].actions.artifact_delta.empty());
+    auto requests = w.model.requests();
+    BOOST_REQUIRE_EQUAL(requests.size(), 3u);
+    const lb::file_part* f = file_in(requests[2]);
+    BOOST_TEST_REQUIRE(f != nullptr);
+    BOOST_TEST(f->name.value_or("") == "report.md");
+    BOOST_TEST(f->mime_type.value_or("") == "text/markdown");
+    BOOST_TEST(f->inline_bytes.value_or("") == "IyBRMwpBbGwgZ29vZC4="); // base64 of "# Q3\nAll good."
+    BOOST_TEST(!file_in(requests[1])); // not before it was loaded
+}
+
+BOOST_AUTO_TEST_CASE(a_large_artifact_goes_by_reference_and_user_artifacts_cross_sessions) {
+    lb::artifact_tools_options to;
+    to.inline_limit = 8;
+    artifact_world w({reply::tool_call("save_artifact", {{"name", "user:notes.txt"}, {"content", "more than eight bytes"}}),
+                      reply::text("ok"), reply::tool_call("load_artifact", {{"name", "user:notes.txt"}, {"version", 0}}),
+                      reply::tool_call("list_artifacts"), reply::text("done")},
+                     true, to);
+    BOOST_TEST(w.turn("note it").ok());
+    auto r = w.turn("read it in another session", "s2");
+    BOOST_TEST(r.ok(), r.message());
+    auto requests = w.model.requests();
+    BOOST_REQUIRE_EQUAL(requests.size(), 5u);
+    const lb::file_part* f = file_in(requests[3]);
+    BOOST_TEST_REQUIRE(f != nullptr);
+    BOOST_TEST(f->uri.value_or("") == "artifact://user:notes.txt/0");
+    BOOST_TEST(!f->inline_bytes.has_value());
+    auto events = w.stored("s2");
+    BOOST_TEST(events[2].tool_responses().front().result.at("attached") == "reference");
+    BOOST_TEST(events[4].tool_responses().front().result == lb::json::array{"user:notes.txt"});
+}
+
+BOOST_AUTO_TEST_CASE(artifact_tool_failures_are_tool_errors_the_model_reads) {
+    artifact_world w({reply::tool_call("load_artifact", {{"name", "missing.txt"}}),
+                      reply::tool_call("load_artifact", {{"name", "../etc/passwd"}}),
+                      reply::tool_call("save_artifact", {{"name", "a.txt"}, {"content", "x"}}), reply::text("gave up")});
+    BOOST_TEST(w.turn("try").ok());
+    auto events = w.stored();
+    BOOST_REQUIRE_EQUAL(events.size(), 8u);
+    auto error_of = [&](std::size_t i) { return events[i].tool_responses().front().error.value_or(""); };
+    BOOST_TEST(error_of(2).find("no artifact named 'missing.txt'") != std::string::npos, error_of(2));
+    BOOST_TEST(error_of(4).find("contains '..'") != std::string::npos, error_of(4));
+    BOOST_TEST(events[6].actions.artifact_delta.at("a.txt") == 0);
+    // Without a service: the save is an error naming what is missing.
+    artifact_world none({reply::tool_call("save_artifact", {{"name", "a.txt"}, {"content", "x"}}), reply::text("no")}, false);
+    BOOST_TEST(none.turn("try").ok());
+    auto ev = none.stored();
+    BOOST_TEST(ev[2].tool_responses().front().error.value_or("").find("no artifact service") != std::string::npos);
+    BOOST_TEST(ev[2].actions.artifact_delta.empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

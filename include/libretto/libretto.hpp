@@ -43,6 +43,10 @@
 #include <libretto/store/jsonl_session_index.hpp>
 #include <libretto/store/session_index_rebuild.hpp>
 #include <libretto/store/session_index_maintenance.hpp>
+#include <libretto/store/artifact_service.hpp>
+#include <libretto/store/any_artifact_service.hpp>
+#include <libretto/store/memory_artifact_service.hpp>
+#include <libretto/store/file_artifact_service.hpp>
 
 #include <libretto/agent/agent.hpp>
 #include <libretto/agent/agent_tool.hpp>
@@ -65,6 +69,7 @@
 
 #include <libretto/tool/any_tool.hpp>
 #include <libretto/tool/arguments.hpp>
+#include <libretto/tool/artifact_tools.hpp>
 #include <libretto/tool/function_tool.hpp>
 #include <libretto/tool/run_tool_call.hpp>
 #include <libretto/tool/tool.hpp>

@@ -4,6 +4,9 @@
 
 #include <libretto/context/readonly_context.hpp>
 #include <libretto/event/event_actions.hpp>
+#include <libretto/store/any_artifact_service.hpp>
+
+#include <boost/asio/bind_executor.hpp>
 
 #include <boost/json/value_from.hpp>
 
@@ -88,7 +91,99 @@ public:
     /// The underlying context, writable.
     invocation_context& context() noexcept { return *ctx_; }
 
+    // ---- artifacts (the invocation's artifact service; docs/artifacts.md) -------------
+    // Named in this session (a "user:" name: the user's). The context must outlive each
+    // operation; without a service they fail with errc::invalid_argument.
+
+    /// Saves a new version of `name`; on success records actions().artifact_delta[name] =
+    /// version, so the event that carries these actions names what was saved.
+    template <boost::asio::completion_token_for<artifact_save_signature> Token = default_completion_token_t>
+    auto async_save_artifact(std::string name, std::string data, std::string mime_type, json::object metadata,
+                             diagnostics& diag, Token&& token = {}) {
+        return save_artifact_op(&diag, std::move(name), std::move(data), std::move(mime_type), std::move(metadata),
+                                std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<artifact_save_signature> Token = default_completion_token_t>
+    auto async_save_artifact(std::string name, std::string data, std::string mime_type, json::object metadata = {},
+                             Token&& token = {}) {
+        return save_artifact_op(nullptr, std::move(name), std::move(data), std::move(mime_type), std::move(metadata),
+                                std::forward<Token>(token));
+    }
+    /// The latest (or the given) version of `name`; nullopt if there is none.
+    template <boost::asio::completion_token_for<artifact_load_signature> Token = default_completion_token_t>
+    auto async_load_artifact(std::string name, std::optional<std::int64_t> version, diagnostics& diag, Token&& token = {}) {
+        return with_artifacts<artifact_load_signature>(&diag, std::forward<Token>(token),
+                                                       [k = key_for(std::move(name)), version](any_artifact_service& a, diagnostics& d,
+                                                                                               auto handler) mutable {
+                                                           a.async_load(std::move(k), version, d, std::move(handler));
+                                                       });
+    }
+    template <boost::asio::completion_token_for<artifact_load_signature> Token = default_completion_token_t>
+    auto async_load_artifact(std::string name, std::optional<std::int64_t> version = {}, Token&& token = {}) {
+        return with_artifacts<artifact_load_signature>(nullptr, std::forward<Token>(token),
+                                                       [k = key_for(std::move(name)), version](any_artifact_service& a, diagnostics& d,
+                                                                                               auto handler) mutable {
+                                                           a.async_load(std::move(k), version, d, std::move(handler));
+                                                       });
+    }
+    /// The names of this session's artifacts and the user's, sorted.
+    template <boost::asio::completion_token_for<artifact_list_signature> Token = default_completion_token_t>
+    auto async_list_artifacts(Token&& token = {}) {
+        return with_artifacts<artifact_list_signature>(
+            nullptr, std::forward<Token>(token),
+            [app = ctx_->app_name(), user = ctx_->user_id(), session = ctx_->session_id()](any_artifact_service& a,
+                                                                                          diagnostics& d, auto handler) mutable {
+                a.async_list(std::move(app), std::move(user), std::move(session), d, std::move(handler));
+            });
+    }
+
 private:
+    artifact_key key_for(std::string name) const {
+        return artifact_key(ctx_->app_name(), ctx_->user_id(), ctx_->session_id(), std::move(name));
+    }
+
+    // Starts call(service, diag, handler) on the invocation's service; without one, fails
+    // with invalid_argument. The words of a failure go to the caller's diagnostics (or to
+    // one the operation owns).
+    template <class Sig, class Token, class Call>
+    auto with_artifacts(diagnostics* diag, Token&& token, Call call) {
+        return detail::initiate_with_diagnostics<Sig>(
+            diag, std::forward<Token>(token),
+            [this](auto handler, diagnostics* d, Call call) {
+                any_artifact_service* a = ctx_->artifact_service();
+                auto own = std::make_shared<diagnostics>();
+                diagnostics& words = d ? *d : *own;
+                if (!a) {
+                    words.assign("no artifact service: give the runner one (runner_options::artifacts)");
+                    detail::complete_with_error<Sig>(std::move(handler), ctx_->get_executor(), errc::invalid_argument);
+                    return;
+                }
+                call(*a, words, [own, h = std::move(handler)](auto&&... args) mutable {
+                    std::move(h)(std::forward<decltype(args)>(args)...);
+                });
+            },
+            std::move(call));
+    }
+
+    template <class Token>
+    auto save_artifact_op(diagnostics* diag, std::string name, std::string data, std::string mime, json::object md,
+                          Token&& token) {
+        return with_artifacts<artifact_save_signature>(
+            diag, std::forward<Token>(token),
+            [this, k = key_for(std::move(name)), data = std::move(data), mime = std::move(mime),
+             md = std::move(md)](any_artifact_service& a, diagnostics& d, auto handler) mutable {
+                auto ex = boost::asio::get_associated_executor(handler, ctx_->get_executor());
+                a.async_save(std::move(k), std::move(data), std::move(mime), std::move(md), d,
+                             boost::asio::bind_executor(ex, [this, h = std::move(handler)](boost::system::error_code ec,
+                                                                                          artifact_info info) mutable {
+                                 // On the handler's executor, before it runs: the delta is in
+                                 // place when the tool resumes.
+                                 if (!ec) actions_.artifact_delta[info.name] = info.version;
+                                 std::move(h)(ec, std::move(info));
+                             }));
+            });
+    }
+
     invocation_context* ctx_;
     event_actions actions_;
 };

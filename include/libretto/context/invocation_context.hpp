@@ -30,6 +30,8 @@
 
 namespace libretto {
 
+class any_artifact_service;
+
 /// Pushes an event to the parent stream immediately (tools and agent_tool use it).
 using event_callback = std::function<void(event)>;
 
@@ -84,6 +86,9 @@ struct invocation_options {
     boost::asio::any_io_executor executor{};
     libretto::agent_launcher agent_launcher{};
     libretto::compaction_hook compaction_hook{};
+    /// The invocation's artifact service (store/any_artifact_service.hpp); null: none. It
+    /// must outlive the invocation; derived contexts and agent_tool children share it.
+    any_artifact_service* artifacts = nullptr;
 };
 
 /// Which events get_events returns.
@@ -123,6 +128,7 @@ public:
         sh.executor = std::move(o.executor);
         sh.launcher = std::move(o.agent_launcher);
         sh.compaction_hook = std::move(o.compaction_hook);
+        sh.artifacts = o.artifacts;
     }
 
     // ---- identity ---------------------------------------------------------------------
@@ -171,6 +177,11 @@ public:
         co_return e;
     }
     void set_compaction_hook(libretto::compaction_hook h) { shared_->compaction_hook = std::move(h); }
+
+    /// The invocation's artifact service; null when it has none (callback_context's
+    /// artifact calls then fail with errc::invalid_argument).
+    any_artifact_service* artifact_service() const noexcept { return shared_->artifacts; }
+    void set_artifact_service(any_artifact_service* a) noexcept { shared_->artifacts = a; }
 
     /// Tool call ids that pause the invocation when requested (long-running tools).
     std::set<std::string, std::less<>>& long_running_tool_ids() noexcept { return shared_->long_running; }
@@ -333,6 +344,7 @@ private:
         boost::asio::any_io_executor executor;
         libretto::agent_launcher launcher;
         libretto::compaction_hook compaction_hook;
+        any_artifact_service* artifacts = nullptr;
         std::size_t max_llm_calls = 500;
         std::size_t llm_calls = 0;
         bool ended = false;

@@ -133,6 +133,7 @@ struct run_options {
 static_assert(!std::is_aggregate_v<run_options>, "run_options temporaries in co_await must be safe on g++ 12");
 
 class any_session_index;
+class any_artifact_service;
 
 /// How a runner works, beyond its agent, store, compaction and signer.
 struct runner_options {
@@ -155,6 +156,9 @@ struct runner_options {
     any_session_index* index = nullptr;
     /// When conversation turns start a new session.
     reset_policy reset{};
+    /// The artifact service the invocations' tools and callbacks use (callback_context's
+    /// artifact calls, artifact_tools()); it must outlive the runner. Null: none.
+    any_artifact_service* artifacts = nullptr;
 };
 
 class any_store;
@@ -177,7 +181,7 @@ struct runner_core {
     runner_core(agent_ref a, Store& s, runner_options o, Compaction c, Signer sg)
         : root(a), store(&s), compaction(std::move(c)), signer(std::move(sg)), ex(s.get_executor()),
           locks(std::make_shared<detail::session_locks>()), cache(o.cached_sessions),
-          on_ignored_compaction(std::move(o.on_ignored_compaction)), index(o.index),
+          on_ignored_compaction(std::move(o.on_ignored_compaction)), index(o.index), artifacts(o.artifacts),
           clock(make_conversation_clock(o.reset)) {
         auto dup = duplicate_agent_names(root);
         if (!dup.empty()) {
@@ -199,6 +203,7 @@ struct runner_core {
     detail::session_cache cache;
     std::function<void(const session_key&, const ignored_compaction&)> on_ignored_compaction;
     any_session_index* index;
+    any_artifact_service* artifacts;
     std::shared_ptr<const conversation_clock> clock; ///< null: no reset policy
     std::shared_ptr<const agent_node> tree;
     libretto::agent_launcher launcher;

@@ -7,6 +7,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace libretto {
 
@@ -47,9 +48,16 @@ public:
     /// false if the invocation has no event callback.
     bool emit(event e) const { return readonly_context::context().emit(std::move(e)); }
 
+    /// Adds `p` (a file or data part: a loaded artifact, an image) to the tool response
+    /// event, after the responses: the model sees it in its next request.
+    void attach(part p) { attachments_.push_back(std::move(p)); }
+    /// Hands the attached parts over (to the agent) and forgets them.
+    std::vector<part> take_attachments() noexcept { return std::exchange(attachments_, {}); }
+
 private:
     std::string function_call_id_;
     std::string tool_name_;
+    std::vector<part> attachments_;
 };
 
 } // namespace libretto

@@ -353,7 +353,9 @@ public:
     /// included, or left empty: the loop fills them in); an empty result is a
     /// long-running call that gave no result (its answer will come from outside).
     /// `actions` are those of the tools and tool callbacks, merged in call order.
-    llm_action on_tool_results(std::vector<std::optional<tool_response_part>> results, event_actions actions) {
+    /// `attachments` (tools' attached parts: loaded files) follow the responses in the event.
+    llm_action on_tool_results(std::vector<std::optional<tool_response_part>> results, event_actions actions,
+                               std::vector<part> attachments = {}) {
         llm_action a;
         event& e = a.emit.emplace_back(); // dropped below if it carries nothing
         fill_event(e, event_type::tool_response, event::new_id());
@@ -372,6 +374,7 @@ public:
             }
             if (r) e.content.parts.emplace_back(std::move(*r));
         }
+        for (auto& p : attachments) e.content.parts.push_back(std::move(p));
         e.actions.assign_from(actions);
         const bool paused = long_running && cfg_.resumable;
         const bool any = !e.content.parts.empty() || !e.actions.empty();

@@ -40,9 +40,13 @@ namespace libretto::detail {
 template <class Model>
 llm_action llm_agent_run<Model>::take_tool_results(tool_inbox& inbox) {
     event_actions tool_actions;
-    for (auto& tc : inbox.contexts) tool_actions.merge(tc.take_actions());
+    std::vector<part> attachments;
+    for (auto& tc : inbox.contexts) {
+        tool_actions.merge(tc.take_actions());
+        for (auto& p : tc.take_attachments()) attachments.push_back(std::move(p));
+    }
     std::vector<std::optional<tool_response_part>> results = std::move(inbox.results);
-    return loop_.on_tool_results(std::move(results), std::move(tool_actions));
+    return loop_.on_tool_results(std::move(results), std::move(tool_actions), std::move(attachments));
 }
 
 template <class Model>

@@ -153,6 +153,7 @@ event_stream start_agent(const std::shared_ptr<Core>& core, turn_state& t, turn_
     io.event_callback = {};
     io.executor = core->ex;
     io.agent_launcher = core->launcher;
+    io.artifacts = core->artifacts;
     if constexpr (!std::is_same_v<typename Core::compaction_type, no_compaction>)
         io.compaction_hook = overflow_hook(core, t);
     invocation_context ctx(std::move(io));

@@ -6,6 +6,7 @@
 // types, the base64url text of a signature, errors, and the key-file helpers. Both back
 // ends write and read exactly the same bytes, so their signatures are interchangeable.
 
+#include <libretto/detail/base64.hpp>
 #include <libretto/sign/ed25519_types.hpp>
 #include <libretto/error.hpp>
 
@@ -33,20 +34,7 @@ namespace detail {
 
 /// Appends `bytes` as unpadded base64url (RFC 4648 §5).
 inline void base64url_append(std::string& out, std::span<const std::uint8_t> bytes) {
-    static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    std::size_t i = 0;
-    for (; i + 3 <= bytes.size(); i += 3) {
-        const std::uint32_t v = (std::uint32_t{bytes[i]} << 16) | (std::uint32_t{bytes[i + 1]} << 8) | bytes[i + 2];
-        const char quad[4] = {alphabet[v >> 18], alphabet[(v >> 12) & 63], alphabet[(v >> 6) & 63], alphabet[v & 63]};
-        out.append(quad, 4);
-    }
-    if (const std::size_t rest = bytes.size() - i; rest > 0) {
-        std::uint32_t v = std::uint32_t{bytes[i]} << 16;
-        if (rest == 2) v |= std::uint32_t{bytes[i + 1]} << 8;
-        out += alphabet[v >> 18];
-        out += alphabet[(v >> 12) & 63];
-        if (rest == 2) out += alphabet[(v >> 6) & 63];
-    }
+    append_base64(out, bytes, true, false);
 }
 
 /// Decodes base64url (padded or not) into exactly out.size() bytes; false if the text has

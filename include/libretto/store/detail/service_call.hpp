@@ -21,6 +21,7 @@
 #include <exception>
 #include <memory>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 namespace libretto::detail {
@@ -66,6 +67,24 @@ void run_service_call(std::shared_ptr<Impl> impl, service_worker* worker, const 
         boost::asio::post(worker->strand, std::move(body));
     else
         body();
+}
+
+template <class Sig>
+struct service_failure;
+template <class... Args>
+struct service_failure<void(boost::system::error_code, Args...)> {
+    template <class Handler>
+    static void complete(Handler handler, const boost::asio::any_io_executor& fallback, boost::system::error_code ec) {
+        auto ex = boost::asio::get_associated_executor(handler, fallback);
+        post_result(std::move(handler), ex, ec, std::decay_t<Args>{}...);
+    }
+};
+
+/// Completes `handler` (of signature Sig: error_code first) with `ec` and default values,
+/// through a post to its associated executor (default `fallback`).
+template <class Sig, class Handler>
+void complete_with_error(Handler handler, const boost::asio::any_io_executor& fallback, boost::system::error_code ec) {
+    service_failure<Sig>::complete(std::move(handler), fallback, ec);
 }
 
 } // namespace libretto::detail
