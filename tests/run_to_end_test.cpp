@@ -14,6 +14,9 @@
 #include <libretto/store/any_artifact_service.hpp>
 #include <libretto/store/memory_artifact_service.hpp>
 #include <libretto/tool/artifact_tools.hpp>
+#include <libretto/tool/memory_tools.hpp>
+#include <libretto/store/any_memory_service.hpp>
+#include <libretto/store/in_memory_memory_service.hpp>
 #include <libretto/store/conversation_key.hpp>
 #include <libretto/runner/detail/conversation_clock.hpp>
 #include <libretto/tool/function_tool.hpp>
@@ -718,6 +721,95 @@ BOOST_AUTO_TEST_CASE(artifact_tool_failures_are_tool_errors_the_model_reads) {
     auto ev = none.stored();
     BOOST_TEST(ev[2].tool_responses().front().error.value_or("").find("no artifact service") != std::string::npos);
     BOOST_TEST(ev[2].actions.artifact_delta.empty());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---- memory in turns: memorize, preload, load_memory (docs/memory.md) ------------------------
+
+namespace {
+
+struct memory_world {
+    asio::io_context io;
+    lb::memory_store store{io.get_executor()};
+    lb::in_memory_memory_service recall; // copies share: the test reads what the runner added
+    lb::any_memory_service memory{io.get_executor(), recall};
+    lb::scripted_model model;
+    agent_type agent;
+    lb::runner<agent_type, lb::memory_store> runner;
+
+    static lb::runner_options options(lb::any_memory_service* m, std::size_t preload) {
+        lb::runner_options o;
+        o.memory = m;
+        o.memory_preload = preload;
+        return o;
+    }
+    memory_world(std::vector<reply> replies, std::size_t preload = 0, bool with_service = true)
+        : model(io.get_executor(), std::move(replies)),
+          agent(lb::llm_agent_options<lb::scripted_model>{.name = "assistant",
+                                                          .instruction = "You are a cook.",
+                                                          .model = model,
+                                                          .tools = lb::tools(lb::load_memory_tool(3)),
+                                                          .retry = {.max_attempts = 1}}),
+          runner(agent, store, options(with_service ? &memory : nullptr, preload)) {}
+
+    lb::turn_result turn(std::string text, std::string session) {
+        return lb::run_to_end(runner, lb::run_options("app", "u1", std::move(session)), std::move(text));
+    }
+    std::vector<lb::memory_entry> search(std::string text) {
+        lb::memory_query q;
+        q.app_name = "app";
+        q.user_id = "u1";
+        q.text = std::move(text);
+        std::vector<lb::memory_entry> out;
+        BOOST_TEST_REQUIRE(!recall.memory_search(q, out));
+        return out;
+    }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(memory_in_turns)
+
+BOOST_AUTO_TEST_CASE(turns_are_memorized_and_recalled_in_other_sessions) {
+    memory_world w({reply::text("Noted: vegetarian, no mushrooms."), reply::text("A vegetarian risotto without mushrooms.")}, 5);
+    BOOST_TEST(w.turn("I am vegetarian and I hate mushrooms.", "monday").ok());
+    auto found = w.search("mushrooms");
+    BOOST_REQUIRE_EQUAL(found.size(), 2u); // the user's message and the reply
+    BOOST_TEST(found[0].session_id == "monday");
+    auto r = w.turn("What should I cook tonight? Something vegetarian.", "tuesday");
+    BOOST_TEST(r.ok(), r.message());
+    auto requests = w.model.requests();
+    BOOST_REQUIRE_EQUAL(requests.size(), 2u);
+    const std::string& instruction = requests[1].system_instruction;
+    BOOST_TEST(instruction.starts_with("You are a cook."), instruction);
+    BOOST_TEST(instruction.find("<past_conversations>") != std::string::npos, instruction);
+    BOOST_TEST(instruction.find("user: I am vegetarian and I hate mushrooms.") != std::string::npos, instruction);
+    BOOST_TEST(requests[0].system_instruction == "You are a cook."); // nothing to recall on monday
+    // Tuesday's turn is remembered too.
+    BOOST_TEST(w.search("tonight").size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(the_model_searches_memory_with_load_memory) {
+    memory_world w({reply::text("Lisbon in May sounds lovely."), reply::tool_call("load_memory", {{"query", "where trip"}}),
+                    reply::text("You were going to Lisbon.")});
+    BOOST_TEST(w.turn("Our trip is to Lisbon in May.", "s1").ok());
+    BOOST_TEST(w.turn("Where was our trip again?", "s2").ok());
+    std::optional<lb::session> s2;
+    BOOST_TEST_REQUIRE(!w.store.get({"app", "u1", "s2"}, {}, s2));
+    const auto& response = s2->events[2].tool_responses().front();
+    BOOST_TEST(!response.error.has_value());
+    const auto& hits = response.result.as_array();
+    BOOST_REQUIRE(!hits.empty());
+    BOOST_TEST(hits.size() <= 3u); // load_memory_tool(3)
+    BOOST_TEST(hits[0].at("text").as_string().find("trip") != std::string::npos);
+    BOOST_TEST(hits[0].at("session_id") == "s1");
+    // Without a memory service: a tool error naming what is missing.
+    memory_world none({reply::tool_call("load_memory", {{"query", "trip"}}), reply::text("no")}, 0, false);
+    BOOST_TEST(none.turn("remember?", "s1").ok());
+    std::optional<lb::session> s;
+    BOOST_TEST_REQUIRE(!none.store.get({"app", "u1", "s1"}, {}, s));
+    BOOST_TEST(s->events[2].tool_responses().front().error.value_or("").find("no memory service") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

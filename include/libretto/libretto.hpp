@@ -47,6 +47,9 @@
 #include <libretto/store/any_artifact_service.hpp>
 #include <libretto/store/memory_artifact_service.hpp>
 #include <libretto/store/file_artifact_service.hpp>
+#include <libretto/store/memory_service.hpp>
+#include <libretto/store/any_memory_service.hpp>
+#include <libretto/store/in_memory_memory_service.hpp>
 
 #include <libretto/agent/agent.hpp>
 #include <libretto/agent/agent_tool.hpp>
@@ -70,6 +73,7 @@
 #include <libretto/tool/any_tool.hpp>
 #include <libretto/tool/arguments.hpp>
 #include <libretto/tool/artifact_tools.hpp>
+#include <libretto/tool/memory_tools.hpp>
 #include <libretto/tool/function_tool.hpp>
 #include <libretto/tool/run_tool_call.hpp>
 #include <libretto/tool/tool.hpp>

@@ -3,12 +3,14 @@
 #include <libretto/store/memory_store.hpp>
 
 #include "artifact_conformance.hpp"
+#include "memory_conformance.hpp"
 #include "conversation_conformance.hpp"
 #include "index_conformance.hpp"
 #include "store_conformance.hpp"
 
 #include <libretto/store/memory_session_index.hpp>
 #include <libretto/store/memory_artifact_service.hpp>
+#include <libretto/store/in_memory_memory_service.hpp>
 
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/detached.hpp>
@@ -53,6 +55,16 @@ struct memory_artifact_fixture {
     }
 };
 
+struct in_memory_memory_fixture {
+    using service_type = libretto::in_memory_memory_service;
+    static constexpr bool persistent = false;
+    std::optional<libretto::in_memory_memory_service> first;
+    libretto::in_memory_memory_service open() {
+        if (!first) first.emplace();
+        return *first; // copies share their entries
+    }
+};
+
 // A store and its index, for the conversation suite (each fixture its own data).
 struct memory_conversation_fixture {
     using store_type = libretto::memory_store;
@@ -66,6 +78,7 @@ LIBRETTO_STORE_CONFORMANCE(memory_fixture)
 LIBRETTO_INDEX_CONFORMANCE(memory_index_fixture)
 LIBRETTO_CONVERSATION_CONFORMANCE(memory_conversation_fixture)
 LIBRETTO_ARTIFACT_CONFORMANCE(memory_artifact_fixture)
+LIBRETTO_MEMORY_CONFORMANCE(in_memory_memory_fixture)
 
 BOOST_AUTO_TEST_SUITE(memory_store_specific)
 

@@ -5,6 +5,7 @@
 #include <libretto/context/readonly_context.hpp>
 #include <libretto/event/event_actions.hpp>
 #include <libretto/store/any_artifact_service.hpp>
+#include <libretto/store/any_memory_service.hpp>
 
 #include <boost/asio/bind_executor.hpp>
 
@@ -137,7 +138,48 @@ public:
             });
     }
 
+    // ---- memory (the invocation's memory service; docs/memory.md) -----------------------
+
+    /// Searches the memory of this user of this app for `text` (at most `limit` entries,
+    /// best first); without a service, errc::invalid_argument.
+    template <boost::asio::completion_token_for<memory_search_signature> Token = default_completion_token_t>
+    auto async_search_memory(std::string text, std::size_t limit, diagnostics& diag, Token&& token = {}) {
+        return search_memory_op(&diag, std::move(text), limit, std::forward<Token>(token));
+    }
+    template <boost::asio::completion_token_for<memory_search_signature> Token = default_completion_token_t>
+    auto async_search_memory(std::string text, std::size_t limit = 10, Token&& token = {}) {
+        return search_memory_op(nullptr, std::move(text), limit, std::forward<Token>(token));
+    }
+
 private:
+    template <class Token>
+    auto search_memory_op(diagnostics* diag, std::string text, std::size_t limit, Token&& token) {
+        return detail::initiate_with_diagnostics<memory_search_signature>(
+            diag, std::forward<Token>(token),
+            [this](auto handler, diagnostics* d, std::string text, std::size_t limit) {
+                any_memory_service* m = ctx_->memory_service();
+                auto own = std::make_shared<diagnostics>();
+                diagnostics& words = d ? *d : *own;
+                if (!m) {
+                    words.assign("no memory service: give the runner one (runner_options::memory)");
+                    detail::complete_with_error<memory_search_signature>(std::move(handler), ctx_->get_executor(),
+                                                                         errc::invalid_argument);
+                    return;
+                }
+                memory_query q;
+                q.app_name = ctx_->app_name();
+                q.user_id = ctx_->user_id();
+                q.text = std::move(text);
+                q.limit = limit;
+                m->async_search(std::move(q), words,
+                                [own, h = std::move(handler)](boost::system::error_code ec,
+                                                              std::vector<memory_entry> found) mutable {
+                                    std::move(h)(ec, std::move(found));
+                                });
+            },
+            std::move(text), limit);
+    }
+
     artifact_key key_for(std::string name) const {
         return artifact_key(ctx_->app_name(), ctx_->user_id(), ctx_->session_id(), std::move(name));
     }

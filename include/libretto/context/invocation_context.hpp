@@ -31,6 +31,7 @@
 namespace libretto {
 
 class any_artifact_service;
+class any_memory_service;
 
 /// Pushes an event to the parent stream immediately (tools and agent_tool use it).
 using event_callback = std::function<void(event)>;
@@ -89,6 +90,11 @@ struct invocation_options {
     /// The invocation's artifact service (store/any_artifact_service.hpp); null: none. It
     /// must outlive the invocation; derived contexts and agent_tool children share it.
     any_artifact_service* artifacts = nullptr;
+    /// The invocation's memory service (store/any_memory_service.hpp); null: none.
+    any_memory_service* memory = nullptr;
+    /// What was recalled from memory for this turn's user message (runner_options::
+    /// memory_preload), as text for the model's instruction; empty: nothing.
+    std::string recalled_memory{};
 };
 
 /// Which events get_events returns.
@@ -129,6 +135,8 @@ public:
         sh.launcher = std::move(o.agent_launcher);
         sh.compaction_hook = std::move(o.compaction_hook);
         sh.artifacts = o.artifacts;
+        sh.memory = o.memory;
+        sh.recalled_memory = std::move(o.recalled_memory);
     }
 
     // ---- identity ---------------------------------------------------------------------
@@ -182,6 +190,13 @@ public:
     /// artifact calls then fail with errc::invalid_argument).
     any_artifact_service* artifact_service() const noexcept { return shared_->artifacts; }
     void set_artifact_service(any_artifact_service* a) noexcept { shared_->artifacts = a; }
+
+    /// The invocation's memory service; null when it has none.
+    any_memory_service* memory_service() const noexcept { return shared_->memory; }
+    void set_memory_service(any_memory_service* m) noexcept { shared_->memory = m; }
+    /// What was recalled from memory for this turn (llm_agent adds it to its instruction).
+    const std::string& recalled_memory() const noexcept { return shared_->recalled_memory; }
+    void set_recalled_memory(std::string text) { shared_->recalled_memory = std::move(text); }
 
     /// Tool call ids that pause the invocation when requested (long-running tools).
     std::set<std::string, std::less<>>& long_running_tool_ids() noexcept { return shared_->long_running; }
@@ -345,6 +360,8 @@ private:
         libretto::agent_launcher launcher;
         libretto::compaction_hook compaction_hook;
         any_artifact_service* artifacts = nullptr;
+        any_memory_service* memory = nullptr;
+        std::string recalled_memory;
         std::size_t max_llm_calls = 500;
         std::size_t llm_calls = 0;
         bool ended = false;

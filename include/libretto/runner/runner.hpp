@@ -134,6 +134,7 @@ static_assert(!std::is_aggregate_v<run_options>, "run_options temporaries in co_
 
 class any_session_index;
 class any_artifact_service;
+class any_memory_service;
 
 /// How a runner works, beyond its agent, store, compaction and signer.
 struct runner_options {
@@ -159,6 +160,15 @@ struct runner_options {
     /// The artifact service the invocations' tools and callbacks use (callback_context's
     /// artifact calls, artifact_tools()); it must outlive the runner. Null: none.
     any_artifact_service* artifacts = nullptr;
+    /// The memory service (long-term recall; docs/memory.md): the invocations' contexts and
+    /// load_memory_tool() search it. It must outlive the runner. Null: none.
+    any_memory_service* memory = nullptr;
+    /// With `memory`: each turn's stored events (compaction summaries included) are added
+    /// to it after the turn.
+    bool memorize = true;
+    /// With `memory`: the entries (at most this many) that the user's message recalls from
+    /// the user's other sessions go into the agent's instruction for this turn. 0: none.
+    std::size_t memory_preload = 0;
 };
 
 class any_store;
@@ -181,7 +191,8 @@ struct runner_core {
     runner_core(agent_ref a, Store& s, runner_options o, Compaction c, Signer sg)
         : root(a), store(&s), compaction(std::move(c)), signer(std::move(sg)), ex(s.get_executor()),
           locks(std::make_shared<detail::session_locks>()), cache(o.cached_sessions),
-          on_ignored_compaction(std::move(o.on_ignored_compaction)), index(o.index), artifacts(o.artifacts),
+          on_ignored_compaction(std::move(o.on_ignored_compaction)), index(o.index), artifacts(o.artifacts), memory(o.memory),
+          memorize(o.memorize), memory_preload(o.memory_preload),
           clock(make_conversation_clock(o.reset)) {
         auto dup = duplicate_agent_names(root);
         if (!dup.empty()) {
@@ -204,6 +215,9 @@ struct runner_core {
     std::function<void(const session_key&, const ignored_compaction&)> on_ignored_compaction;
     any_session_index* index;
     any_artifact_service* artifacts;
+    any_memory_service* memory;
+    bool memorize;
+    std::size_t memory_preload;
     std::shared_ptr<const conversation_clock> clock; ///< null: no reset policy
     std::shared_ptr<const agent_node> tree;
     libretto::agent_launcher launcher;

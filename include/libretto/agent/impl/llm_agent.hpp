@@ -150,6 +150,11 @@ private:
             ending.push_back(std::move(*instruction_error_));
             return false;
         }
+        // What the runner recalled from memory for this turn (runner_options::memory_preload).
+        if (const std::string& recalled = ctx_.recalled_memory(); !recalled.empty()) {
+            if (!instruction->empty()) *instruction += "\n\n";
+            *instruction += recalled;
+        }
         llm_action a = loop_.begin_step(history_with(view_builder_, ctx_.session().events, own_), std::move(*instruction));
         if (a.kind != llm_action_kind::done) return true;
         ending = std::move(a.emit);

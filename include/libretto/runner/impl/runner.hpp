@@ -20,6 +20,7 @@
 #include <libretto/runner/detail/session_load.hpp>
 #include <libretto/runner/detail/turn_compaction.hpp>
 #include <libretto/runner/detail/turn_conversation.hpp>
+#include <libretto/runner/detail/turn_memory.hpp>
 #include <libretto/runner/detail/turn_output.hpp>
 #include <libretto/runner/detail/turn_state.hpp>
 #include <libretto/runner/detail/turn_store.hpp>
@@ -136,7 +137,8 @@ turn_start plan_turn_start(const Core& core, const turn_state& t, turn_request& 
 /// session and the state with everything it derives).
 template <class Core>
 event_stream start_agent(const std::shared_ptr<Core>& core, turn_state& t, turn_start& ts,
-                         const std::string& invocation_id, json::object run_config, std::size_t max_llm_calls) {
+                         const std::string& invocation_id, json::object run_config, std::size_t max_llm_calls,
+                         std::string recalled = {}) {
     invocation_options io;
     io.invocation_id = invocation_id;
     io.session_id = t.key.session_id;
@@ -154,6 +156,8 @@ event_stream start_agent(const std::shared_ptr<Core>& core, turn_state& t, turn_
     io.executor = core->ex;
     io.agent_launcher = core->launcher;
     io.artifacts = core->artifacts;
+    io.memory = core->memory;
+    io.recalled_memory = std::move(recalled);
     if constexpr (!std::is_same_v<typename Core::compaction_type, no_compaction>)
         io.compaction_hook = overflow_hook(core, t);
     invocation_context ctx(std::move(io));
@@ -264,6 +268,7 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
 
     // 2. The session: what the context needs (turn_load_options), or a new one.
     if (auto wait = load_or_wait(*core, t, cache_key, req.resume)) co_await std::move(*wait);
+    const std::int64_t sequence_before_turn = t.sess->last_sequence;
     if (t.conv) {
         // The transcript is the truth: an entry that does not account for exactly its
         // events (a crash between the two) is set from it.
@@ -292,10 +297,17 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
         if (yield_first)
             if (auto wait = emit_stored(out, *ev, node)) co_await std::move(*wait);
 
+        // What the user's message recalls from memory, for the agent's instruction.
+        std::string recalled;
+        if (core->memory && core->memory_preload > 0 && !req.resume && start.input) {
+            auto recall = recall_for_turn(*core, t, *start.input);
+            recalled = co_await std::move(recall);
+        }
+
         // 4. The agent's events: stored (non-partial) before the agent is asked for the
         // next one, then yielded.
         event_stream agent_events = start_agent(core, t, start, invocation_id, std::move(req.options.run_config),
-                                                   req.options.max_llm_calls);
+                                                   req.options.max_llm_calls, std::move(recalled));
         bool consumed = false;
         if constexpr (never_blocking_store<typename Core::store_type>) {
             // The agent's producer runs in this coroutine, the runner taking each event
@@ -334,6 +346,16 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
     if constexpr (flushable_store<typename Core::store_type>) {
         auto flush = flush_turn(*core, t);
         flushed = co_await std::move(flush);
+    }
+    if (core->memory && core->memorize && t.stored > 0) {
+        std::exception_ptr memory_failure;
+        try {
+            auto memorize = memorize_turn(*core, t, sequence_before_turn);
+            co_await std::move(memorize);
+        } catch (...) {
+            memory_failure = std::current_exception();
+        }
+        if (!failure) failure = memory_failure;
     }
     if (t.conv && t.stored > 0) {
         std::exception_ptr index_failure;
