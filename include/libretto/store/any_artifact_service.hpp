@@ -88,20 +88,15 @@ inline artifact_source source_of(std::string_view data) {
 
 } // namespace detail
 
-class any_artifact_service {
+class any_artifact_service : public detail::basic_service_handle<detail::artifact_iface> {
 public:
-    using executor_type = boost::asio::any_io_executor;
-
     /// Wraps `service`. `blocking_executor`: where a blocking model's calls run (through a
     /// strand); empty: a one-thread pool of the service's own.
     template <artifact_service S>
         requires(!std::same_as<std::decay_t<S>, any_artifact_service>)
     any_artifact_service(executor_type ex, S service, executor_type blocking_executor = {})
-        : ex_(std::move(ex)), impl_(std::make_shared<detail::artifact_model<S>>(std::move(service))) {
-        if constexpr (S::blocking) worker_ = std::make_shared<detail::service_worker>(blocking_executor);
-    }
-
-    executor_type get_executor() const { return ex_; }
+        : basic_service_handle(std::move(ex), std::make_shared<detail::artifact_model<S>>(std::move(service)), S::blocking,
+                               std::move(blocking_executor)) {}
 
     // ---- synchronous: blocks for a blocking model; safe to mix with the async operations.
     boost::system::error_code save(const artifact_key& k, std::string_view data, std::string_view mime_type,
@@ -210,16 +205,6 @@ private:
         return ec;
     }
 
-    // Starts an operation whose work(model, d) returns (error_code, results...).
-    template <class Sig, class Token, class Work>
-    auto start(diagnostics* d, Token&& token, Work work) {
-        return detail::initiate_with_diagnostics<Sig>(
-            d, std::forward<Token>(token),
-            [this](auto handler, diagnostics* d, Work work) {
-                detail::run_service_call(impl_, worker_.get(), ex_, std::move(handler), d, std::move(work));
-            },
-            std::move(work));
-    }
     template <class Token>
     auto save_op(diagnostics* d, artifact_key k, std::string data, std::string mime, json::object md, Token&& token) {
         return start<artifact_save_signature>(
@@ -268,10 +253,6 @@ private:
                                                     return std::make_tuple(s.remove(k, d));
                                                 });
     }
-
-    executor_type ex_;
-    std::shared_ptr<detail::artifact_iface> impl_;
-    std::shared_ptr<detail::service_worker> worker_;
 };
 
 } // namespace libretto

@@ -63,18 +63,13 @@ struct memory_model final : memory_iface {
 
 } // namespace detail
 
-class any_memory_service {
+class any_memory_service : public detail::basic_service_handle<detail::memory_iface> {
 public:
-    using executor_type = boost::asio::any_io_executor;
-
     template <memory_service S>
         requires(!std::same_as<std::decay_t<S>, any_memory_service>)
     any_memory_service(executor_type ex, S service, executor_type blocking_executor = {})
-        : ex_(std::move(ex)), impl_(std::make_shared<detail::memory_model<S>>(std::move(service))) {
-        if constexpr (S::blocking) worker_ = std::make_shared<detail::service_worker>(blocking_executor);
-    }
-
-    executor_type get_executor() const { return ex_; }
+        : basic_service_handle(std::move(ex), std::make_shared<detail::memory_model<S>>(std::move(service)), S::blocking,
+                               std::move(blocking_executor)) {}
 
     // ---- synchronous: blocks for a blocking model.
     boost::system::error_code add(const std::string& app, const std::string& user, const std::string& session,
@@ -129,15 +124,6 @@ public:
     }
 
 private:
-    template <class Sig, class Token, class Work>
-    auto start(diagnostics* d, Token&& token, Work work) {
-        return detail::initiate_with_diagnostics<Sig>(
-            d, std::forward<Token>(token),
-            [this](auto handler, diagnostics* d, Work work) {
-                detail::run_service_call(impl_, worker_.get(), ex_, std::move(handler), d, std::move(work));
-            },
-            std::move(work));
-    }
     template <class Token>
     auto add_op(diagnostics* d, std::string app, std::string user, std::string session, std::vector<event> events,
                 Token&& token) {
@@ -166,10 +152,6 @@ private:
                                                  return std::make_tuple(s.erase(app, user, session, d));
                                              });
     }
-
-    executor_type ex_;
-    std::shared_ptr<detail::memory_iface> impl_;
-    std::shared_ptr<detail::service_worker> worker_;
 };
 
 } // namespace libretto

@@ -87,22 +87,15 @@ using index_put_signature = void(boost::system::error_code);
 using index_patch_signature = void(boost::system::error_code, conversation_entry);
 using index_list_signature = void(boost::system::error_code, std::vector<conversation_entry>);
 
-class any_session_index {
+class any_session_index : public detail::basic_service_handle<detail::index_iface> {
 public:
-    using executor_type = boost::asio::any_io_executor;
-
     /// Wraps `index`. `blocking_executor`: where a blocking model's calls run (through a
     /// strand); empty: a one-thread pool of the index's own.
     template <session_index S>
         requires(!std::same_as<std::decay_t<S>, any_session_index>)
     any_session_index(executor_type ex, S index, executor_type blocking_executor = {})
-        : ex_(std::move(ex)), impl_(std::make_shared<detail::index_model<S>>(std::move(index))) {
-        if constexpr (S::blocking) {
-            workers_ = std::make_shared<detail::service_worker>(blocking_executor);
-        }
-    }
-
-    executor_type get_executor() const { return ex_; }
+        : basic_service_handle(std::move(ex), std::make_shared<detail::index_model<S>>(std::move(index)), S::blocking,
+                               std::move(blocking_executor)) {}
 
     // ---- synchronous: blocks for a blocking model; safe to mix with the async operations.
     boost::system::error_code get(const std::string& app, const std::string& key, std::optional<conversation_entry>& out,
@@ -178,90 +171,56 @@ public:
     }
 
 private:
-    template <class Handler, class Work>
-    void run(Handler handler, diagnostics* d, Work work) {
-        detail::run_service_call(impl_, workers_.get(), ex_, std::move(handler), d, std::move(work));
-    }
-
     template <class Token>
     auto get_op(diagnostics* d, std::string app, std::string key, Token&& token) {
-        return detail::initiate_with_diagnostics<index_get_signature>(
-            d, std::forward<Token>(token),
-            [this](auto handler, diagnostics* d, std::string app, std::string key) {
-                run(std::move(handler), d, [app = std::move(app), key = std::move(key)](detail::index_iface& i, diagnostics* d) {
-                    std::optional<conversation_entry> out;
-                    auto ec = i.get(app, key, out, d);
-                    return std::make_tuple(ec, std::move(out));
-                });
-            },
-            std::move(app), std::move(key));
+        return start<index_get_signature>(d, std::forward<Token>(token),
+                                          [app = std::move(app), key = std::move(key)](detail::index_iface& i, diagnostics* d) {
+                                              std::optional<conversation_entry> out;
+                                              auto ec = i.get(app, key, out, d);
+                                              return std::make_tuple(ec, std::move(out));
+                                          });
     }
     template <class Token>
     auto put_op(diagnostics* d, conversation_entry e, Token&& token) {
-        return detail::initiate_with_diagnostics<index_put_signature>(
-            d, std::forward<Token>(token),
-            [this](auto handler, diagnostics* d, conversation_entry e) {
-                run(std::move(handler), d, [e = std::move(e)](detail::index_iface& i, diagnostics* d) {
-                    return std::make_tuple(i.put(e, d));
-                });
-            },
-            std::move(e));
+        return start<index_put_signature>(d, std::forward<Token>(token),
+                                          [e = std::move(e)](detail::index_iface& i, diagnostics* d) {
+                                              return std::make_tuple(i.put(e, d));
+                                          });
     }
     template <class Token>
     auto patch_op(diagnostics* d, std::string app, std::string key, conversation_patch p, Token&& token) {
-        return detail::initiate_with_diagnostics<index_patch_signature>(
+        return start<index_patch_signature>(
             d, std::forward<Token>(token),
-            [this](auto handler, diagnostics* d, std::string app, std::string key, conversation_patch p) {
-                run(std::move(handler), d,
-                    [app = std::move(app), key = std::move(key), p = std::move(p)](detail::index_iface& i, diagnostics* d) {
-                        conversation_entry out;
-                        auto ec = i.patch(app, key, p, out, d);
-                        return std::make_tuple(ec, std::move(out));
-                    });
-            },
-            std::move(app), std::move(key), std::move(p));
+            [app = std::move(app), key = std::move(key), p = std::move(p)](detail::index_iface& i, diagnostics* d) {
+                conversation_entry out;
+                auto ec = i.patch(app, key, p, out, d);
+                return std::make_tuple(ec, std::move(out));
+            });
     }
     template <class Token>
     auto list_op(diagnostics* d, conversation_query q, Token&& token) {
-        return detail::initiate_with_diagnostics<index_list_signature>(
-            d, std::forward<Token>(token),
-            [this](auto handler, diagnostics* d, conversation_query q) {
-                run(std::move(handler), d, [q = std::move(q)](detail::index_iface& i, diagnostics* d) {
-                    std::vector<conversation_entry> out;
-                    auto ec = i.list(q, out, d);
-                    return std::make_tuple(ec, std::move(out));
-                });
-            },
-            std::move(q));
+        return start<index_list_signature>(d, std::forward<Token>(token),
+                                           [q = std::move(q)](detail::index_iface& i, diagnostics* d) {
+                                               std::vector<conversation_entry> out;
+                                               auto ec = i.list(q, out, d);
+                                               return std::make_tuple(ec, std::move(out));
+                                           });
     }
     template <class Token>
     auto erase_op(diagnostics* d, std::string app, std::string key, Token&& token) {
-        return detail::initiate_with_diagnostics<index_put_signature>(
-            d, std::forward<Token>(token),
-            [this](auto handler, diagnostics* d, std::string app, std::string key) {
-                run(std::move(handler), d, [app = std::move(app), key = std::move(key)](detail::index_iface& i, diagnostics* d) {
-                    return std::make_tuple(i.erase(app, key, d));
-                });
-            },
-            std::move(app), std::move(key));
+        return start<index_put_signature>(d, std::forward<Token>(token),
+                                          [app = std::move(app), key = std::move(key)](detail::index_iface& i, diagnostics* d) {
+                                              return std::make_tuple(i.erase(app, key, d));
+                                          });
     }
-
     template <class Token>
     auto replace_op(diagnostics* d, std::string app, std::vector<conversation_entry> entries, Token&& token) {
-        return detail::initiate_with_diagnostics<index_put_signature>(
+        return start<index_put_signature>(
             d, std::forward<Token>(token),
-            [this](auto handler, diagnostics* d, std::string app, std::vector<conversation_entry> entries) {
-                run(std::move(handler), d,
-                    [app = std::move(app), entries = std::move(entries)](detail::index_iface& i, diagnostics* d) {
-                        return std::make_tuple(i.replace(app, entries, d));
-                    });
-            },
-            std::move(app), std::move(entries));
+            [app = std::move(app), entries = std::move(entries)](detail::index_iface& i, diagnostics* d) {
+                return std::make_tuple(i.replace(app, entries, d));
+            });
     }
-
-    executor_type ex_;
-    std::shared_ptr<detail::index_iface> impl_;
-    std::shared_ptr<detail::service_worker> workers_;
 };
 
 } // namespace libretto

@@ -69,6 +69,35 @@ void run_service_call(std::shared_ptr<Impl> impl, service_worker* worker, const 
         body();
 }
 
+/// What the type-erased service handles share: their executor, the model behind an
+/// interface `Iface`, the worker of a blocking model, and how an operation starts: for a
+/// work(model, diag) returning (error_code, results...), an operation of signature Sig.
+template <class Iface>
+class basic_service_handle {
+public:
+    using executor_type = boost::asio::any_io_executor;
+    executor_type get_executor() const { return ex_; }
+
+protected:
+    basic_service_handle(executor_type ex, std::shared_ptr<Iface> impl, bool blocking, executor_type blocking_executor)
+        : ex_(std::move(ex)), impl_(std::move(impl)),
+          worker_(blocking ? std::make_shared<service_worker>(std::move(blocking_executor)) : nullptr) {}
+
+    template <class Sig, class Token, class Work>
+    auto start(diagnostics* d, Token&& token, Work work) {
+        return initiate_with_diagnostics<Sig>(
+            d, std::forward<Token>(token),
+            [this](auto handler, diagnostics* d, Work work) {
+                run_service_call(impl_, worker_.get(), ex_, std::move(handler), d, std::move(work));
+            },
+            std::move(work));
+    }
+
+    executor_type ex_;
+    std::shared_ptr<Iface> impl_;
+    std::shared_ptr<service_worker> worker_; ///< held by handles only: the last one joins the pool
+};
+
 template <class Sig>
 struct service_failure;
 template <class... Args>
