@@ -15,6 +15,7 @@
 #include <libretto/store/memory_artifact_service.hpp>
 #include <libretto/tool/artifact_tools.hpp>
 #include <libretto/tool/memory_tools.hpp>
+#include <libretto/compaction/sliding_window.hpp>
 #include <libretto/store/any_memory_service.hpp>
 #include <libretto/store/in_memory_memory_service.hpp>
 #include <libretto/store/conversation_key.hpp>
@@ -788,6 +789,37 @@ BOOST_AUTO_TEST_CASE(turns_are_memorized_and_recalled_in_other_sessions) {
     BOOST_TEST(requests[0].system_instruction == "You are a cook."); // nothing to recall on monday
     // Tuesday's turn is remembered too.
     BOOST_TEST(w.search("tonight").size() == 1u);
+}
+
+// Compaction summaries written during a turn are memorized with their range.
+BOOST_AUTO_TEST_CASE(compaction_summaries_are_memorized_with_their_range) {
+    asio::io_context io;
+    lb::memory_store store{io.get_executor()};
+    lb::in_memory_memory_service recall;
+    lb::any_memory_service memory{io.get_executor(), recall};
+    lb::scripted_model model(io.get_executor(), {reply::text("a1"), reply::text("a2"), reply::text("a3"), reply::text("a4")});
+    agent_type agent(lb::llm_agent_options<lb::scripted_model>{.name = "assistant", .model = model, .retry = {.max_attempts = 1}});
+    lb::runner_options o;
+    o.memory = &memory;
+    lb::runner<agent_type, lb::memory_store, lb::sliding_window> runner(agent, store, o, lb::sliding_window{2, 0});
+    for (const char* q : {"q1 ALPHA", "q2", "q3 BRAVO", "q4"})
+        BOOST_TEST(lb::run_to_end(runner, lb::run_options("app", "u1", "s1"), q).ok());
+    lb::memory_query q;
+    q.app_name = "app";
+    q.user_id = "u1";
+    q.text = "alpha";
+    std::vector<lb::memory_entry> found;
+    BOOST_TEST_REQUIRE(!recall.memory_search(q, found));
+    std::size_t summaries = 0;
+    for (const auto& e : found)
+        if (e.metadata.contains("compaction")) {
+            ++summaries;
+            const auto& range = e.metadata.at("compaction").as_object();
+            BOOST_TEST(range.at("first_sequence").as_int64() >= 1);
+            BOOST_TEST(range.at("last_sequence").as_int64() >= range.at("first_sequence").as_int64());
+        }
+    BOOST_TEST(summaries >= 1u);
+    BOOST_TEST(found.size() > summaries); // the user's own message too
 }
 
 BOOST_AUTO_TEST_CASE(the_model_searches_memory_with_load_memory) {
