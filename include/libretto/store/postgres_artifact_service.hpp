@@ -36,8 +36,8 @@
 #include <libretto/event/event.hpp>
 #include <libretto/store/artifact_service.hpp>
 #include <libretto/store/detail/artifact_common.hpp>
+#include <libretto/store/detail/pg_blocking.hpp>
 #include <libretto/store/detail/pg_conn.hpp>
-#include <libretto/store/detail/pg_schema.hpp>
 
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
@@ -77,20 +77,12 @@ public:
     /// error_with_diagnostics: errc::invalid_argument for an empty conninfo or a bad schema
     /// name, errc::io_error (with the server's message) when it cannot connect or create.
     explicit postgres_artifact_service(postgres_artifact_service_options o) : s_(std::make_unique<state>()) {
-        auto fail = [](boost::system::error_code ec, const std::string& why) {
-            diagnostics d;
-            d.assign("postgres_artifact_service: " + why);
-            throw error_with_diagnostics(ec, std::move(d));
-        };
-        if (o.conninfo.empty()) fail(errc::invalid_argument, "empty conninfo");
-        if (!detail::pg::valid_schema_name(o.schema))
-            fail(errc::invalid_argument, "invalid schema name '" + o.schema +
-                                             "' (lower-case letters, digits, '_'; at most 63 bytes)");
+        detail::pg::check_service_options(who, o.conninfo, o.schema);
         s_->schema = std::move(o.schema);
         s_->max_bytes = o.max_artifact_bytes;
         std::string why;
-        if (auto ec = s_->connect(o.conninfo, why)) fail(ec, why);
-        if (auto ec = s_->create(why)) fail(ec, why);
+        if (auto ec = s_->conn.connect(o.conninfo, why)) detail::pg::throw_service_error(who, ec, why);
+        if (auto ec = s_->create(why)) detail::pg::throw_service_error(who, ec, why);
     }
 
     // Movable (any_artifact_service holds it by value), not copyable: one connection each.
@@ -110,11 +102,11 @@ public:
         detail::pg::result_ptr r;
         if (auto ec = s.begin_locked(k, what, diag)) return ec;
         // Rolls back unless committed: on every early return and an exception from the source.
-        rollback_guard guard{s};
+        detail::pg::rollback_guard guard{s.conn};
         artifact_info info;
-        if (auto ec = s.exec(s.sql_next_version, key_params(k), r, what, diag, false)) return ec;
+        if (auto ec = s.conn.exec(s.sql_next_version, key_params(k), r, what, diag, false)) return ec;
         if (PQntuples(r.get()) != 1 || !detail::pg::parse_number(detail::pg::cell(r.get(), 0, 0), info.version))
-            return s.failed(errc::io_error, what, "no version number from the server", diag);
+            return s.conn.failed(errc::io_error, what, "no version number from the server", diag);
         std::string buf(artifact_chunk_bytes, '\0');
         for (std::int64_t seq = 0;; ++seq) {
             const std::size_t n = fill(in, buf);
@@ -123,7 +115,7 @@ public:
             if (s.max_bytes != 0 && info.size > s.max_bytes) return detail::artifact_too_large(k, s.max_bytes, diag);
             auto p = key_params(k);
             p.add(info.version).add(seq);
-            if (auto ec = s.exec(s.sql_insert_chunk, p, r, what, diag, false, std::string_view(buf.data(), n)))
+            if (auto ec = s.conn.exec(s.sql_insert_chunk, p, r, what, diag, false, std::string_view(buf.data(), n)))
                 return ec;
             if (n < buf.size()) break; // the source is at its end
         }
@@ -134,9 +126,9 @@ public:
         auto p = key_params(k);
         p.add(info.version).add(mime_type).add(static_cast<std::int64_t>(info.size)).add(info.created_at);
         p.add(json::serialize(metadata));
-        if (auto ec = s.exec(s.sql_insert_version, p, r, what, diag, false)) return ec;
+        if (auto ec = s.conn.exec(s.sql_insert_version, p, r, what, diag, false)) return ec;
         // A COMMIT that fails may still have committed (the reply was lost): never retried.
-        if (auto ec = s.exec(s.sql_commit, {}, r, what + ": commit", diag, false)) return ec;
+        if (auto ec = s.conn.exec(s.sql_commit, {}, r, what + ": commit", diag, false)) return ec;
         guard.active = false;
         out = std::move(info);
         return {};
@@ -152,11 +144,12 @@ public:
         detail::pg::result_ptr r;
         // One snapshot: the version row and every batch of its chunks, even when another
         // connection deletes the artifact meanwhile.
-        if (auto ec = s.exec(s.sql_begin_read, {}, r, what, diag, true)) return ec;
-        rollback_guard guard{s};
+        if (auto ec = s.conn.exec(s.sql_begin_read, {}, r, what, diag, true)) return ec;
+        detail::pg::rollback_guard guard{s.conn};
         auto p = key_params(k);
         if (ver) p.add(*ver);
-        if (auto ec = s.exec(ver ? s.sql_select_version : s.sql_select_latest, p, r, what, diag, false)) return ec;
+        const std::string& select = ver ? s.sql_select_version : s.sql_select_latest;
+        if (auto ec = s.conn.exec(select, p, r, what, diag, false)) return ec;
         if (PQntuples(r.get()) == 0) return ver ? detail::no_such_version(k, *ver, diag) : boost::system::error_code{};
         artifact_info found;
         if (auto ec = s.decode(r.get(), 0, k, found, diag)) return ec;
@@ -164,7 +157,7 @@ public:
         for (std::int64_t from = 0;; from += chunks_per_fetch) {
             auto cp = key_params(k);
             cp.add(found.version).add(from).add(from + chunks_per_fetch);
-            if (auto ec = s.exec(s.sql_select_chunks, cp, r, what, diag, false, std::nullopt, true)) return ec;
+            if (auto ec = s.conn.exec(s.sql_select_chunks, cp, r, what, diag, false, std::nullopt, true)) return ec;
             const int rows = PQntuples(r.get());
             for (int i = 0; i < rows; ++i) {
                 const std::string_view chunk = detail::pg::cell(r.get(), i, 0); // binary: the bytes
@@ -179,7 +172,7 @@ public:
                              std::to_string(delivered) + " bytes, its size is " + std::to_string(found.size));
             return errc::corrupt_data;
         }
-        if (auto ec = s.exec(s.sql_commit, {}, r, what, diag, false)) return ec;
+        if (auto ec = s.conn.exec(s.sql_commit, {}, r, what, diag, false)) return ec;
         guard.active = false;
         info = std::move(found);
         return {};
@@ -193,7 +186,7 @@ public:
         p.add(app).add(user).add(session);
         std::lock_guard lock(s_->mutex);
         detail::pg::result_ptr r;
-        if (auto ec = s_->exec(s_->sql_list, p, r, "list session '" + session + "'", diag, true)) return ec;
+        if (auto ec = s_->conn.exec(s_->sql_list, p, r, "list session '" + session + "'", diag, true)) return ec;
         const int rows = PQntuples(r.get());
         for (int i = 0; i < rows; ++i) names.emplace_back(detail::pg::cell(r.get(), i, 0));
         // Sorted here: ORDER BY would use the database's collation, not std::string's order.
@@ -207,8 +200,8 @@ public:
         if (auto ec = detail::check_artifact_key(k, diag)) return ec;
         std::lock_guard lock(s_->mutex);
         detail::pg::result_ptr r;
-        if (auto ec = s_->exec(s_->sql_select_versions, key_params(k), r, "versions of '" + k.name + "'", diag, true))
-            return ec;
+        const std::string what = "versions of '" + k.name + "'";
+        if (auto ec = s_->conn.exec(s_->sql_select_versions, key_params(k), r, what, diag, true)) return ec;
         const int rows = PQntuples(r.get());
         out.resize(static_cast<std::size_t>(rows));
         for (int i = 0; i < rows; ++i)
@@ -227,10 +220,10 @@ public:
         detail::pg::result_ptr r;
         // The save's lock: a save in progress finishes first and its version goes too.
         if (auto ec = s.begin_locked(k, what, diag)) return ec;
-        rollback_guard guard{s};
+        detail::pg::rollback_guard guard{s.conn};
         for (const std::string* sql : {&s.sql_delete_chunks, &s.sql_delete_versions})
-            if (auto ec = s.exec(*sql, key_params(k), r, what, diag, false)) return ec;
-        if (auto ec = s.exec(s.sql_commit, {}, r, what + ": commit", diag, false)) return ec;
+            if (auto ec = s.conn.exec(*sql, key_params(k), r, what, diag, false)) return ec;
+        if (auto ec = s.conn.exec(s.sql_commit, {}, r, what + ": commit", diag, false)) return ec;
         guard.active = false;
         return {};
     }
@@ -258,33 +251,19 @@ private:
         return n;
     }
 
-    struct conn_deleter {
-        void operator()(PGconn* c) const noexcept { PQfinish(c); }
-    };
+    static constexpr const char* who = "postgres_artifact_service";
 
     // Everything behind one pointer, so the class moves while the mutex stays put.
     struct state {
         std::mutex mutex;
         std::string schema;
         std::uint64_t max_bytes = 0;
-        std::unique_ptr<PGconn, conn_deleter> conn;
+        detail::pg::blocking_connection conn{who};
         std::string sql_begin = "BEGIN", sql_commit = "COMMIT",
                     sql_begin_read = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
         std::string sql_lock, sql_next_version, sql_insert_chunk, sql_insert_version, sql_select_latest,
             sql_select_version, sql_select_chunks, sql_select_versions, sql_list, sql_delete_chunks,
             sql_delete_versions;
-
-        static std::string trimmed(const char* m) {
-            std::string s = m ? m : "";
-            while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-            return s;
-        }
-
-        boost::system::error_code failed(boost::system::error_code ec, const std::string& what, const std::string& why,
-                                         diagnostics* diag) const {
-            if (diag) diag->assign("postgres_artifact_service: " + what + ": " + why);
-            return ec;
-        }
 
         std::string where(const artifact_key& k, std::int64_t version) const {
             std::string s = "artifact '" + k.name + "' version " + std::to_string(version) + " (app '" + k.app_name +
@@ -293,55 +272,24 @@ private:
             return s + ", schema '" + schema + "')";
         }
 
-        boost::system::error_code connect(const std::string& conninfo, std::string& why) {
-            conn.reset(PQconnectdb(conninfo.c_str()));
-            if (!conn) {
-                why = "cannot connect: out of memory";
-                return errc::io_error;
-            }
-            if (PQstatus(conn.get()) != CONNECTION_OK) {
-                why = "cannot connect: " + trimmed(PQerrorMessage(conn.get()));
-                return errc::io_error;
-            }
-            quiet();
-            return {};
-        }
-
-        // Server notices ("schema ... already exists, skipping") would go to stderr.
-        void quiet() { PQsetNoticeProcessor(conn.get(), [](void*, const char*) {}, nullptr); }
-
-        // Creates the schema and the tables, once, under the advisory lock postgres_store's
-        // migrations take for the same schema: concurrent starts never race on CREATE SCHEMA.
-        // One simple query: one transaction.
+        // Creates the schema and the tables (blocking_connection::create).
         boost::system::error_code create(std::string& why) {
-            auto escaped = [&](char* (*escape)(PGconn*, const char*, std::size_t), std::string& out) {
-                char* e = escape(conn.get(), schema.data(), schema.size());
-                if (!e) return false;
-                out = e;
-                PQfreemem(e);
-                return true;
+            auto ddl = [](const std::string& id) {
+                const std::string columns = "app_name text NOT NULL, user_id text NOT NULL, scope text NOT NULL,"
+                                            " name text NOT NULL, version bigint NOT NULL, ";
+                return "CREATE TABLE IF NOT EXISTS " + id + ".artifact_versions (" + columns +
+                       "mime_type text NOT NULL, size bigint NOT NULL, created_at double precision NOT NULL,"
+                       " metadata text NOT NULL, PRIMARY KEY (app_name, user_id, scope, name, version));"
+                       "CREATE TABLE IF NOT EXISTS " + id + ".artifact_chunks (" + columns +
+                       "seq bigint NOT NULL, data bytea NOT NULL,"
+                       " PRIMARY KEY (app_name, user_id, scope, name, version, seq));";
             };
-            std::string ident, literal;
-            if (!escaped(&PQescapeIdentifier, ident) || !escaped(&PQescapeLiteral, literal)) {
-                why = "cannot quote the schema name: " + trimmed(PQerrorMessage(conn.get()));
-                return errc::io_error;
-            }
-            const std::string versions = ident + ".artifact_versions", chunks = ident + ".artifact_chunks";
-            const std::string columns = "app_name text NOT NULL, user_id text NOT NULL, scope text NOT NULL,"
-                                        " name text NOT NULL, version bigint NOT NULL, ";
-            const std::string ddl =
-                "SELECT pg_advisory_xact_lock(7170617, hashtext(" + literal + "));"
-                "CREATE SCHEMA IF NOT EXISTS " + ident + ";"
-                "CREATE TABLE IF NOT EXISTS " + versions + " (" + columns +
-                "mime_type text NOT NULL, size bigint NOT NULL, created_at double precision NOT NULL,"
-                " metadata text NOT NULL, PRIMARY KEY (app_name, user_id, scope, name, version));"
-                "CREATE TABLE IF NOT EXISTS " + chunks + " (" + columns +
-                "seq bigint NOT NULL, data bytea NOT NULL, PRIMARY KEY (app_name, user_id, scope, name, version, seq));";
-            detail::pg::result_ptr r(PQexec(conn.get(), ddl.c_str()));
-            if (auto ec = detail::pg::check(r.get(), why)) {
+            std::string ident;
+            if (auto ec = conn.create(schema, ddl, ident, why)) {
                 why = "cannot create the artifact tables in schema '" + schema + "': " + why;
                 return ec;
             }
+            const std::string versions = ident + ".artifact_versions", chunks = ident + ".artifact_chunks";
             const std::string key = " WHERE app_name = $1 AND user_id = $2 AND scope = $3 AND name = $4";
             const std::string info = "SELECT version, mime_type, size, created_at, metadata FROM " + versions;
             // Another key space than the schema lock's (7170617); a hash collision only
@@ -368,61 +316,15 @@ private:
         // BEGIN, then the artifact's advisory lock (held to the end of the transaction).
         boost::system::error_code begin_locked(const artifact_key& k, const std::string& what, diagnostics* diag) {
             detail::pg::result_ptr r;
-            if (auto ec = exec(sql_begin, {}, r, what, diag, true)) return ec;
+            if (auto ec = conn.exec(sql_begin, {}, r, what, diag, true)) return ec;
             detail::pg::params p;
             p.add(schema + '/' + k.app_name + '/' + k.user_id + '/' + std::string(detail::artifact_scope(k)) + '/' +
                   k.name);
-            if (auto ec = exec(sql_lock, p, r, what, diag, false)) {
-                rollback();
+            if (auto ec = conn.exec(sql_lock, p, r, what, diag, false)) {
+                conn.rollback();
                 return ec;
             }
             return {};
-        }
-
-        // Runs one statement; `blob`: one more parameter, in binary format (a chunk);
-        // `binary`: the result in binary format (a chunk's bytes as they are). `first`: the
-        // operation's first statement. A connection found broken is reset once (a blocking
-        // reconnect) before it, or after it when it broke the connection (then it runs
-        // again: nothing of the operation had happened). A later statement never
-        // reconnects: its transaction is gone with the old connection.
-        boost::system::error_code exec(const std::string& sql, const detail::pg::params& p, detail::pg::result_ptr& r,
-                                       const std::string& what, diagnostics* diag, bool first,
-                                       std::optional<std::string_view> blob = std::nullopt, bool binary = false) {
-            auto lost = [&] { return "the connection was lost: " + trimmed(PQerrorMessage(conn.get())); };
-            auto values = p.pointers();
-            std::vector<int> lengths(values.size(), 0), formats(values.size(), 0);
-            if (blob) {
-                values.push_back(blob->data() ? blob->data() : "");
-                lengths.push_back(static_cast<int>(blob->size()));
-                formats.push_back(1);
-            }
-            const int n = static_cast<int>(values.size());
-            bool reset = false;
-            for (;;) {
-                if (PQstatus(conn.get()) != CONNECTION_OK) {
-                    if (!first || reset) return failed(errc::io_error, what, lost(), diag);
-                    reset = true;
-                    PQreset(conn.get());
-                    if (PQstatus(conn.get()) != CONNECTION_OK)
-                        return failed(errc::io_error, what, "cannot reconnect: " + trimmed(PQerrorMessage(conn.get())),
-                                      diag);
-                    quiet();
-                }
-                r.reset(PQexecParams(conn.get(), sql.c_str(), n, nullptr, values.data(), lengths.data(),
-                                     formats.data(), binary ? 1 : 0));
-                if (first && !reset && PQstatus(conn.get()) != CONNECTION_OK) continue;
-                break;
-            }
-            std::string why;
-            if (auto ec = detail::pg::check(r.get(), why)) {
-                if (PQstatus(conn.get()) != CONNECTION_OK) return failed(errc::io_error, what, lost(), diag);
-                return failed(ec, what, why, diag);
-            }
-            return {};
-        }
-
-        void rollback() noexcept {
-            if (PQstatus(conn.get()) == CONNECTION_OK) PQclear(PQexec(conn.get(), "ROLLBACK"));
         }
 
         // Row `i` (version, mime_type, size, created_at, metadata) back to its info;
@@ -449,15 +351,6 @@ private:
             if (!v.is_object()) return corrupt("has metadata that is not a JSON object");
             out.metadata = v.get_object();
             return {};
-        }
-    };
-
-    // Rolls an open transaction back unless it was committed.
-    struct rollback_guard {
-        state& s;
-        bool active = true;
-        ~rollback_guard() {
-            if (active) s.rollback();
         }
     };
 

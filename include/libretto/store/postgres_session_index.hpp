@@ -32,8 +32,8 @@
 #include <libretto/error.hpp>
 #include <libretto/event/detail/json_text.hpp>
 #include <libretto/store/detail/index_entry.hpp>
+#include <libretto/store/detail/pg_blocking.hpp>
 #include <libretto/store/detail/pg_conn.hpp>
-#include <libretto/store/detail/pg_schema.hpp>
 #include <libretto/store/session_index.hpp>
 
 #include <boost/json/serialize.hpp>
@@ -70,19 +70,11 @@ public:
     /// error_with_diagnostics: errc::invalid_argument for an empty conninfo or a bad schema
     /// name, errc::io_error (with the server's message) when it cannot connect or create.
     explicit postgres_session_index(postgres_session_index_options o) : s_(std::make_unique<state>()) {
-        auto fail = [](boost::system::error_code ec, const std::string& why) {
-            diagnostics d;
-            d.assign("postgres_session_index: " + why);
-            throw error_with_diagnostics(ec, std::move(d));
-        };
-        if (o.conninfo.empty()) fail(errc::invalid_argument, "empty conninfo");
-        if (!detail::pg::valid_schema_name(o.schema))
-            fail(errc::invalid_argument, "invalid schema name '" + o.schema +
-                                             "' (lower-case letters, digits, '_'; at most 63 bytes)");
+        detail::pg::check_service_options(who, o.conninfo, o.schema);
         s_->schema = std::move(o.schema);
         std::string why;
-        if (auto ec = s_->connect(o.conninfo, why)) fail(ec, why);
-        if (auto ec = s_->create(why)) fail(ec, why);
+        if (auto ec = s_->conn.connect(o.conninfo, why)) detail::pg::throw_service_error(who, ec, why);
+        if (auto ec = s_->create(why)) detail::pg::throw_service_error(who, ec, why);
     }
 
     // Movable (any_session_index holds it by value), not copyable: one connection each.
@@ -98,7 +90,7 @@ public:
         if (auto ec = detail::check_index_args(app, key, diag)) return ec;
         std::lock_guard lock(s_->mutex);
         detail::pg::result_ptr r;
-        if (auto ec = s_->exec(s_->sql_get, key_params(app, key), r, "get '" + key + "'", diag, true)) return ec;
+        if (auto ec = s_->conn.exec(s_->sql_get, key_params(app, key), r, "get '" + key + "'", diag, true)) return ec;
         return s_->decode_one(r.get(), app, key, out, diag);
     }
 
@@ -108,7 +100,7 @@ public:
         std::lock_guard lock(s_->mutex);
         detail::pg::result_ptr r;
         // An upsert may run twice (a retry after a broken connection): same row either way.
-        return s_->exec(s_->sql_put, p, r, "put '" + e.key + "'", diag, true);
+        return s_->conn.exec(s_->sql_put, p, r, "put '" + e.key + "'", diag, true);
     }
 
     boost::system::error_code index_patch(const std::string& app, const std::string& key, const conversation_patch& p,
@@ -118,17 +110,17 @@ public:
         state& s = *s_;
         const std::string what = "patch '" + key + "'";
         detail::pg::result_ptr r;
-        if (auto ec = s.exec(s.sql_begin, {}, r, what, diag, true)) return ec;
+        if (auto ec = s.conn.exec(s.sql_begin, {}, r, what, diag, true)) return ec;
         // Rolls back unless committed: every failure below leaves the row as it was.
-        rollback_guard guard{s};
-        if (auto ec = s.exec(s.sql_get_for_update, key_params(app, key), r, what, diag, false)) return ec;
+        detail::pg::rollback_guard guard{s.conn};
+        if (auto ec = s.conn.exec(s.sql_get_for_update, key_params(app, key), r, what, diag, false)) return ec;
         std::optional<conversation_entry> found;
         if (auto ec = s.decode_one(r.get(), app, key, found, diag)) return ec;
         if (!found) return detail::not_in_index(app, key, diag);
         if (auto ec = detail::apply_patch(*found, p, diag)) return ec;
-        if (auto ec = s.exec(s.sql_put, row_params(*found), r, what, diag, false)) return ec;
+        if (auto ec = s.conn.exec(s.sql_put, row_params(*found), r, what, diag, false)) return ec;
         // A COMMIT that fails may still have committed (the reply was lost): never retried.
-        if (auto ec = s.exec(s.sql_commit, {}, r, what + ": commit", diag, false)) return ec;
+        if (auto ec = s.conn.exec(s.sql_commit, {}, r, what + ": commit", diag, false)) return ec;
         guard.active = false;
         out = std::move(*found);
         return {};
@@ -148,7 +140,7 @@ public:
         else p.add_null();
         std::lock_guard lock(s_->mutex);
         detail::pg::result_ptr r;
-        if (auto ec = s_->exec(s_->sql_list, p, r, "list app '" + q.app_name + "'", diag, true)) return ec;
+        if (auto ec = s_->conn.exec(s_->sql_list, p, r, "list app '" + q.app_name + "'", diag, true)) return ec;
         const int rows = PQntuples(r.get());
         out.reserve(static_cast<std::size_t>(rows));
         for (int i = 0; i < rows; ++i) {
@@ -168,7 +160,7 @@ public:
         if (auto ec = detail::check_index_args(app, key, diag)) return ec;
         std::lock_guard lock(s_->mutex);
         detail::pg::result_ptr r;
-        return s_->exec(s_->sql_erase, key_params(app, key), r, "erase '" + key + "'", diag, true);
+        return s_->conn.exec(s_->sql_erase, key_params(app, key), r, "erase '" + key + "'", diag, true);
     }
 
     /// Replaces every entry of `app` with `entries` (a rebuild), in one transaction.
@@ -179,14 +171,14 @@ public:
         state& s = *s_;
         const std::string what = "replace '" + app + "'";
         detail::pg::result_ptr r;
-        if (auto ec = s.exec(s.sql_begin, {}, r, what, diag, true)) return ec;
-        rollback_guard guard{s};
+        if (auto ec = s.conn.exec(s.sql_begin, {}, r, what, diag, true)) return ec;
+        detail::pg::rollback_guard guard{s.conn};
         detail::pg::params ap;
         ap.add(app);
-        if (auto ec = s.exec(s.sql_erase_app, ap, r, what, diag, false)) return ec;
+        if (auto ec = s.conn.exec(s.sql_erase_app, ap, r, what, diag, false)) return ec;
         for (const auto& e : entries)
-            if (auto ec = s.exec(s.sql_put, row_params(e), r, what, diag, false)) return ec;
-        if (auto ec = s.exec(s.sql_commit, {}, r, what + ": commit", diag, false)) return ec;
+            if (auto ec = s.conn.exec(s.sql_put, row_params(e), r, what, diag, false)) return ec;
+        if (auto ec = s.conn.exec(s.sql_commit, {}, r, what + ": commit", diag, false)) return ec;
         guard.active = false;
         return {};
     }
@@ -206,72 +198,33 @@ private:
         return p;
     }
 
-    struct conn_deleter {
-        void operator()(PGconn* c) const noexcept { PQfinish(c); }
-    };
+    static constexpr const char* who = "postgres_session_index";
 
     // Everything behind one pointer, so the class moves while the mutex stays put.
     struct state {
         std::mutex mutex;
         std::string schema;
-        std::unique_ptr<PGconn, conn_deleter> conn;
+        detail::pg::blocking_connection conn{who};
         std::string sql_begin = "BEGIN", sql_commit = "COMMIT";
         std::string sql_get, sql_get_for_update, sql_put, sql_erase, sql_erase_app, sql_list;
 
-        static std::string trimmed(const char* m) {
-            std::string s = m ? m : "";
-            while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-            return s;
-        }
-
-        boost::system::error_code connect(const std::string& conninfo, std::string& why) {
-            conn.reset(PQconnectdb(conninfo.c_str()));
-            if (!conn) {
-                why = "cannot connect: out of memory";
-                return errc::io_error;
-            }
-            if (PQstatus(conn.get()) != CONNECTION_OK) {
-                why = "cannot connect: " + trimmed(PQerrorMessage(conn.get()));
-                return errc::io_error;
-            }
-            quiet();
-            return {};
-        }
-
-        // Server notices ("schema ... already exists, skipping") would go to stderr.
-        void quiet() { PQsetNoticeProcessor(conn.get(), [](void*, const char*) {}, nullptr); }
-
-        // Creates the schema, the table and its index, once, under the advisory lock
-        // postgres_store's migrations take for the same schema: concurrent starts of stores
-        // and indexes never race on CREATE SCHEMA. One simple query: one transaction.
+        // Creates the schema, the table and its index (blocking_connection::create).
         boost::system::error_code create(std::string& why) {
-            auto escaped = [&](char* (*escape)(PGconn*, const char*, std::size_t), std::string& out) {
-                char* e = escape(conn.get(), schema.data(), schema.size());
-                if (!e) return false;
-                out = e;
-                PQfreemem(e);
-                return true;
+            std::string ident;
+            auto ddl = [](const std::string& id) {
+                const std::string table = id + ".session_index";
+                return "CREATE TABLE IF NOT EXISTS " + table + " (app_name text NOT NULL, conv_key text NOT NULL,"
+                       " user_id text NOT NULL, session_id text NOT NULL, updated_at double precision NOT NULL,"
+                       " last_interaction_at double precision NOT NULL, chat_type text NOT NULL, entry text NOT NULL,"
+                       " PRIMARY KEY (app_name, conv_key));"
+                       "CREATE INDEX IF NOT EXISTS session_index_by_update ON " + table +
+                       " (app_name, updated_at DESC, conv_key);";
             };
-            std::string ident, literal;
-            if (!escaped(&PQescapeIdentifier, ident) || !escaped(&PQescapeLiteral, literal)) {
-                why = "cannot quote the schema name: " + trimmed(PQerrorMessage(conn.get()));
-                return errc::io_error;
-            }
-            const std::string table = ident + ".session_index";
-            const std::string ddl =
-                "SELECT pg_advisory_xact_lock(7170617, hashtext(" + literal + "));"
-                "CREATE SCHEMA IF NOT EXISTS " + ident + ";"
-                "CREATE TABLE IF NOT EXISTS " + table + " (app_name text NOT NULL, conv_key text NOT NULL,"
-                " user_id text NOT NULL, session_id text NOT NULL, updated_at double precision NOT NULL,"
-                " last_interaction_at double precision NOT NULL, chat_type text NOT NULL, entry text NOT NULL,"
-                " PRIMARY KEY (app_name, conv_key));"
-                "CREATE INDEX IF NOT EXISTS session_index_by_update ON " + table +
-                " (app_name, updated_at DESC, conv_key);";
-            detail::pg::result_ptr r(PQexec(conn.get(), ddl.c_str()));
-            if (auto ec = detail::pg::check(r.get(), why)) {
-                why = "cannot create " + table + ": " + why;
+            if (auto ec = conn.create(schema, ddl, ident, why)) {
+                why = "cannot create " + (ident.empty() ? schema : ident) + ".session_index: " + why;
                 return ec;
             }
+            const std::string table = ident + ".session_index";
             sql_get = "SELECT entry FROM " + table + " WHERE app_name = $1 AND conv_key = $2";
             sql_get_for_update = sql_get + " FOR UPDATE";
             sql_put = "INSERT INTO " + table +
@@ -287,44 +240,6 @@ private:
                        " WHERE app_name = $1 AND ($2::text IS NULL OR user_id = $2::text)"
                        " AND ($3::text IS NULL OR chat_type = $3::text) ORDER BY updated_at DESC, conv_key";
             return {};
-        }
-
-        // Runs one statement. `first`: the operation's first statement. A connection found
-        // broken is reset once (a blocking reconnect) before it, or after it when it broke
-        // the connection (then it runs again: nothing of the operation had happened). A later
-        // statement never reconnects: its transaction is gone with the old connection.
-        boost::system::error_code exec(const std::string& sql, const detail::pg::params& p, detail::pg::result_ptr& r,
-                                       const std::string& what, diagnostics* diag, bool first) {
-            auto failed = [&](boost::system::error_code ec, const std::string& why) {
-                if (diag) diag->assign("postgres_session_index: " + what + ": " + why);
-                return ec;
-            };
-            auto lost = [&] { return "the connection was lost: " + trimmed(PQerrorMessage(conn.get())); };
-            const auto values = p.pointers();
-            bool reset = false;
-            for (;;) {
-                if (PQstatus(conn.get()) != CONNECTION_OK) {
-                    if (!first || reset) return failed(errc::io_error, lost());
-                    reset = true;
-                    PQreset(conn.get());
-                    if (PQstatus(conn.get()) != CONNECTION_OK)
-                        return failed(errc::io_error, "cannot reconnect: " + trimmed(PQerrorMessage(conn.get())));
-                    quiet();
-                }
-                r.reset(PQexecParams(conn.get(), sql.c_str(), p.size(), nullptr, values.data(), nullptr, nullptr, 0));
-                if (first && !reset && PQstatus(conn.get()) != CONNECTION_OK) continue;
-                break;
-            }
-            std::string why;
-            if (auto ec = detail::pg::check(r.get(), why)) {
-                if (PQstatus(conn.get()) != CONNECTION_OK) return failed(errc::io_error, lost());
-                return failed(ec, why);
-            }
-            return {};
-        }
-
-        void rollback() noexcept {
-            if (PQstatus(conn.get()) == CONNECTION_OK) PQclear(PQexec(conn.get(), "ROLLBACK"));
         }
 
         // A stored entry back to its value; corrupt_data naming the key when it cannot be.
@@ -353,15 +268,6 @@ private:
             if (auto ec = decode(detail::pg::cell(r, 0, 0), app, key, e, diag)) return ec;
             out = std::move(e);
             return {};
-        }
-    };
-
-    // Rolls an open transaction back unless it was committed.
-    struct rollback_guard {
-        state& s;
-        bool active = true;
-        ~rollback_guard() {
-            if (active) s.rollback();
         }
     };
 

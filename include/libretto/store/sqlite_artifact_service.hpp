@@ -33,6 +33,7 @@
 #include <libretto/store/artifact_service.hpp>
 #include <libretto/store/detail/artifact_common.hpp>
 #include <libretto/store/detail/sqlite_db.hpp>
+#include <libretto/store/detail/sqlite_service.hpp>
 
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
@@ -42,7 +43,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <climits>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -76,12 +76,8 @@ public:
         s_->path = std::move(o.path);
         s_->max_bytes = o.max_artifact_bytes;
         std::string why;
-        const auto timeout = std::clamp<std::chrono::milliseconds::rep>(o.busy_timeout.count(), 0, INT_MAX);
-        if (auto ec = open(static_cast<int>(timeout), why)) {
-            diagnostics d;
-            d.assign("sqlite_artifact_service: open '" + s_->path + "': " + why);
-            throw error_with_diagnostics(ec, std::move(d));
-        }
+        if (auto ec = open(o.busy_timeout, why))
+            detail::sqlite::throw_open_error("sqlite_artifact_service", s_->path, ec, why);
     }
 
     // Movable (any_artifact_service holds it by value), not copyable: one connection each.
@@ -317,73 +313,51 @@ private:
         }
     };
 
-    boost::system::error_code open(int busy_timeout_ms, std::string& why) {
+    boost::system::error_code open(std::chrono::milliseconds busy_timeout, std::string& why) {
         state& s = *s_;
-        if (s.path.empty()) {
-            why = "no database path";
-            return errc::invalid_argument;
-        }
-        if (int rc = s.db.open(s.path, why); rc != SQLITE_OK) return detail::sqlite::error_from(rc);
-        sqlite3_busy_timeout(s.db.get(), busy_timeout_ms);
-        // The first statement reads the file header: a file that is not SQLite fails here.
-        detail::sqlite::statement wal;
-        int rc = wal.prepare(s.db, "PRAGMA journal_mode = WAL");
-        if (rc == SQLITE_OK) rc = wal.step();
-        if (rc != SQLITE_ROW) {
-            why = (rc & 0xff) == SQLITE_NOTADB ? std::string("the file is not an SQLite database")
-                                                  : std::string("cannot set WAL journal mode: ") + s.db.errmsg();
-            return detail::sqlite::error_from(rc);
-        }
-        const std::string mode(wal.text(0));
-        wal.reset();
-        if (mode != "wal" && s.path != ":memory:") {
-            why = "cannot use WAL journal mode (the database is in '" + mode + "' mode)";
-            return errc::io_error;
-        }
-        // NORMAL, as sqlite_store's default: a commit survives a process crash. The chunks
-        // are a rowid table: SQLite advises against rows of up to 256 KiB in a WITHOUT ROWID
-        // table.
-        rc = s.db.exec("PRAGMA synchronous = NORMAL;"
-                       "CREATE TABLE IF NOT EXISTS libretto_artifact_versions ("
-                       " app_name TEXT NOT NULL, user_id TEXT NOT NULL, scope TEXT NOT NULL, name TEXT NOT NULL,"
-                       " version INTEGER NOT NULL, mime_type TEXT NOT NULL, size INTEGER NOT NULL,"
-                       " created_at REAL NOT NULL, metadata TEXT NOT NULL,"
-                       " PRIMARY KEY (app_name, user_id, scope, name, version)) WITHOUT ROWID;"
-                       "CREATE TABLE IF NOT EXISTS libretto_artifact_chunks ("
-                       " app_name TEXT NOT NULL, user_id TEXT NOT NULL, scope TEXT NOT NULL, name TEXT NOT NULL,"
-                       " version INTEGER NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL,"
-                       " PRIMARY KEY (app_name, user_id, scope, name, version, seq));");
-        if (rc != SQLITE_OK) {
-            why = std::string("cannot create the artifact tables: ") + s.db.errmsg();
-            return detail::sqlite::error_from(rc);
-        }
+        if (auto ec = detail::sqlite::open_wal(s.db, s.path, busy_timeout, why)) return ec;
+        // The chunks are a rowid table: SQLite advises against rows of up to 256 KiB in a
+        // WITHOUT ROWID table.
+        if (auto ec = detail::sqlite::create_tables(
+                s.db,
+                "CREATE TABLE IF NOT EXISTS libretto_artifact_versions ("
+                " app_name TEXT NOT NULL, user_id TEXT NOT NULL, scope TEXT NOT NULL, name TEXT NOT NULL,"
+                " version INTEGER NOT NULL, mime_type TEXT NOT NULL, size INTEGER NOT NULL,"
+                " created_at REAL NOT NULL, metadata TEXT NOT NULL,"
+                " PRIMARY KEY (app_name, user_id, scope, name, version)) WITHOUT ROWID;"
+                "CREATE TABLE IF NOT EXISTS libretto_artifact_chunks ("
+                " app_name TEXT NOT NULL, user_id TEXT NOT NULL, scope TEXT NOT NULL, name TEXT NOT NULL,"
+                " version INTEGER NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL,"
+                " PRIMARY KEY (app_name, user_id, scope, name, version, seq));",
+                "the artifact tables", why))
+            return ec;
         const std::string key = " WHERE app_name = ?1 AND user_id = ?2 AND scope = ?3 AND name = ?4";
         const std::string info = "SELECT version, mime_type, size, created_at, metadata FROM libretto_artifact_versions";
-        const std::pair<detail::sqlite::statement*, std::string> all[] = {
-            {&s.begin_immediate, "BEGIN IMMEDIATE"},
-            {&s.begin_read, "BEGIN"},
-            {&s.commit, "COMMIT"},
-            {&s.rollback, "ROLLBACK"},
-            {&s.next_version, "SELECT COALESCE(MAX(version) + 1, 0) FROM libretto_artifact_versions" + key},
-            {&s.insert_chunk, "INSERT INTO libretto_artifact_chunks (app_name, user_id, scope, name, version, seq, data)"
-                              " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
-            {&s.insert_version, "INSERT INTO libretto_artifact_versions (app_name, user_id, scope, name, version,"
-                                " mime_type, size, created_at, metadata) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"},
-            {&s.select_latest, info + key + " ORDER BY version DESC LIMIT 1"},
-            {&s.select_version, info + key + " AND version = ?5"},
-            {&s.select_chunks, "SELECT data FROM libretto_artifact_chunks" + key + " AND version = ?5 ORDER BY seq"},
-            {&s.select_versions, info + key + " ORDER BY version"},
-            {&s.list, "SELECT DISTINCT name FROM libretto_artifact_versions WHERE app_name = ?1 AND user_id = ?2"
-                      " AND scope IN ('', ?3) ORDER BY name"},
-            {&s.delete_chunks, "DELETE FROM libretto_artifact_chunks" + key},
-            {&s.delete_versions, "DELETE FROM libretto_artifact_versions" + key},
-        };
-        for (const auto& [stmt, sql] : all)
-            if (rc = stmt->prepare(s.db, sql); rc != SQLITE_OK) {
-                why = "cannot prepare \"" + sql + "\": " + s.db.errmsg();
-                return detail::sqlite::error_from(rc);
-            }
-        return {};
+        return detail::sqlite::prepare_all(
+            s.db,
+            {
+                {&s.begin_immediate, "BEGIN IMMEDIATE"},
+                {&s.begin_read, "BEGIN"},
+                {&s.commit, "COMMIT"},
+                {&s.rollback, "ROLLBACK"},
+                {&s.next_version,
+                 "SELECT COALESCE(MAX(version) + 1, 0) FROM libretto_artifact_versions" + key},
+                {&s.insert_chunk, "INSERT INTO libretto_artifact_chunks (app_name, user_id, scope, name, version, seq,"
+                                  " data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"},
+                {&s.insert_version, "INSERT INTO libretto_artifact_versions (app_name, user_id, scope, name,"
+                                    " version, mime_type, size, created_at, metadata)"
+                                    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"},
+                {&s.select_latest, info + key + " ORDER BY version DESC LIMIT 1"},
+                {&s.select_version, info + key + " AND version = ?5"},
+                {&s.select_chunks,
+                 "SELECT data FROM libretto_artifact_chunks" + key + " AND version = ?5 ORDER BY seq"},
+                {&s.select_versions, info + key + " ORDER BY version"},
+                {&s.list, "SELECT DISTINCT name FROM libretto_artifact_versions WHERE app_name = ?1 AND user_id = ?2"
+                          " AND scope IN ('', ?3) ORDER BY name"},
+                {&s.delete_chunks, "DELETE FROM libretto_artifact_chunks" + key},
+                {&s.delete_versions, "DELETE FROM libretto_artifact_versions" + key},
+            },
+            why);
     }
 
     std::unique_ptr<state> s_;

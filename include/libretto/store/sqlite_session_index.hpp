@@ -26,6 +26,7 @@
 #include <libretto/event/detail/json_text.hpp>
 #include <libretto/store/detail/index_entry.hpp>
 #include <libretto/store/detail/sqlite_db.hpp>
+#include <libretto/store/detail/sqlite_service.hpp>
 #include <libretto/store/session_index.hpp>
 
 #include <boost/json/serialize.hpp>
@@ -34,9 +35,7 @@
 
 #include <sqlite3.h>
 
-#include <algorithm>
 #include <chrono>
-#include <climits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -67,12 +66,8 @@ public:
     explicit sqlite_session_index(sqlite_session_index_options o) : s_(std::make_unique<state>()) {
         s_->path = std::move(o.path);
         std::string why;
-        const auto timeout = std::clamp<std::chrono::milliseconds::rep>(o.busy_timeout.count(), 0, INT_MAX);
-        if (auto ec = open(static_cast<int>(timeout), why)) {
-            diagnostics d;
-            d.assign("sqlite_session_index: open '" + s_->path + "': " + why);
-            throw error_with_diagnostics(ec, std::move(d));
-        }
+        if (auto ec = open(o.busy_timeout, why))
+            detail::sqlite::throw_open_error("sqlite_session_index", s_->path, ec, why);
     }
 
     // Movable (any_session_index holds it by value), not copyable: one connection each.
@@ -235,62 +230,39 @@ private:
         }
     };
 
-    boost::system::error_code open(int busy_timeout_ms, std::string& why) {
+    boost::system::error_code open(std::chrono::milliseconds busy_timeout, std::string& why) {
         state& s = *s_;
-        if (s.path.empty()) {
-            why = "no database path";
-            return errc::invalid_argument;
-        }
-        if (int rc = s.db.open(s.path, why); rc != SQLITE_OK) return detail::sqlite::error_from(rc);
-        sqlite3_busy_timeout(s.db.get(), busy_timeout_ms);
-        // The first statement reads the file header: a file that is not SQLite fails here.
-        detail::sqlite::statement wal;
-        int rc = wal.prepare(s.db, "PRAGMA journal_mode = WAL");
-        if (rc == SQLITE_OK) rc = wal.step();
-        if (rc != SQLITE_ROW) {
-            why = (rc & 0xff) == SQLITE_NOTADB ? std::string("the file is not an SQLite database")
-                                                  : std::string("cannot set WAL journal mode: ") + s.db.errmsg();
-            return detail::sqlite::error_from(rc);
-        }
-        const std::string mode(wal.text(0));
-        wal.reset();
-        if (mode != "wal" && s.path != ":memory:") {
-            why = "cannot use WAL journal mode (the database is in '" + mode + "' mode)";
-            return errc::io_error;
-        }
-        // NORMAL, as sqlite_store's default: a commit survives a process crash; the index is
-        // derived from the transcripts and repaired from them after a power loss.
-        rc = s.db.exec("PRAGMA synchronous = NORMAL;"
-                       "CREATE TABLE IF NOT EXISTS libretto_session_index ("
-                       " app_name TEXT NOT NULL, conv_key TEXT NOT NULL, user_id TEXT NOT NULL,"
-                       " session_id TEXT NOT NULL, updated_at REAL NOT NULL, last_interaction_at REAL NOT NULL,"
-                       " chat_type TEXT NOT NULL, entry TEXT NOT NULL,"
-                       " PRIMARY KEY (app_name, conv_key)) WITHOUT ROWID;"
-                       "CREATE INDEX IF NOT EXISTS libretto_session_index_by_update"
-                       " ON libretto_session_index (app_name, updated_at DESC, conv_key);");
-        if (rc != SQLITE_OK) {
-            why = std::string("cannot create the table libretto_session_index: ") + s.db.errmsg();
-            return detail::sqlite::error_from(rc);
-        }
-        const std::pair<detail::sqlite::statement*, const char*> all[] = {
-            {&s.begin_immediate, "BEGIN IMMEDIATE"},
-            {&s.commit, "COMMIT"},
-            {&s.rollback, "ROLLBACK"},
-            {&s.select, "SELECT entry FROM libretto_session_index WHERE app_name = ?1 AND conv_key = ?2"},
-            {&s.upsert, "INSERT OR REPLACE INTO libretto_session_index (app_name, conv_key, user_id, session_id, "
-                        "updated_at, last_interaction_at, chat_type, entry) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"},
-            {&s.erase, "DELETE FROM libretto_session_index WHERE app_name = ?1 AND conv_key = ?2"},
-            {&s.erase_app, "DELETE FROM libretto_session_index WHERE app_name = ?1"},
-            {&s.list, "SELECT conv_key, entry FROM libretto_session_index WHERE app_name = ?1 "
-                      "AND (?2 IS NULL OR user_id = ?2) AND (?3 IS NULL OR chat_type = ?3) "
-                      "ORDER BY updated_at DESC, conv_key"},
-        };
-        for (const auto& [stmt, sql] : all)
-            if (rc = stmt->prepare(s.db, sql); rc != SQLITE_OK) {
-                why = std::string("cannot prepare \"") + sql + "\": " + s.db.errmsg();
-                return detail::sqlite::error_from(rc);
-            }
-        return {};
+        if (auto ec = detail::sqlite::open_wal(s.db, s.path, busy_timeout, why)) return ec;
+        // synchronous = NORMAL (open_wal): the index is derived from the transcripts and
+        // repaired from them after a power loss.
+        if (auto ec = detail::sqlite::create_tables(
+                s.db,
+                "CREATE TABLE IF NOT EXISTS libretto_session_index ("
+                " app_name TEXT NOT NULL, conv_key TEXT NOT NULL, user_id TEXT NOT NULL,"
+                " session_id TEXT NOT NULL, updated_at REAL NOT NULL, last_interaction_at REAL NOT NULL,"
+                " chat_type TEXT NOT NULL, entry TEXT NOT NULL,"
+                " PRIMARY KEY (app_name, conv_key)) WITHOUT ROWID;"
+                "CREATE INDEX IF NOT EXISTS libretto_session_index_by_update"
+                " ON libretto_session_index (app_name, updated_at DESC, conv_key);",
+                "the table libretto_session_index", why))
+            return ec;
+        return detail::sqlite::prepare_all(
+            s.db,
+            {
+                {&s.begin_immediate, "BEGIN IMMEDIATE"},
+                {&s.commit, "COMMIT"},
+                {&s.rollback, "ROLLBACK"},
+                {&s.select, "SELECT entry FROM libretto_session_index WHERE app_name = ?1 AND conv_key = ?2"},
+                {&s.upsert, "INSERT OR REPLACE INTO libretto_session_index (app_name, conv_key, user_id,"
+                            " session_id, updated_at, last_interaction_at, chat_type, entry)"
+                            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"},
+                {&s.erase, "DELETE FROM libretto_session_index WHERE app_name = ?1 AND conv_key = ?2"},
+                {&s.erase_app, "DELETE FROM libretto_session_index WHERE app_name = ?1"},
+                {&s.list, "SELECT conv_key, entry FROM libretto_session_index WHERE app_name = ?1 "
+                          "AND (?2 IS NULL OR user_id = ?2) AND (?3 IS NULL OR chat_type = ?3) "
+                          "ORDER BY updated_at DESC, conv_key"},
+            },
+            why);
     }
 
     std::unique_ptr<state> s_;
