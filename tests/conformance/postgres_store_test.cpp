@@ -8,9 +8,11 @@
 #include "artifact_conformance.hpp"
 #include "conversation_conformance.hpp"
 #include "index_conformance.hpp"
+#include "memory_conformance.hpp"
 #include "store_conformance.hpp"
 
 #include <libretto/store/postgres_artifact_service.hpp>
+#include <libretto/store/postgres_memory_service.hpp>
 #include <libretto/store/postgres_session_index.hpp>
 
 #include <algorithm>
@@ -65,12 +67,21 @@ struct postgres_artifact_fixture : postgres_fixture {
     }
 };
 
+// The memory in the store's schema.
+struct postgres_memory_fixture : postgres_fixture {
+    using service_type = libretto::postgres_memory_service;
+    libretto::postgres_memory_service open() {
+        return libretto::postgres_memory_service({.conninfo = conninfo, .schema = schema});
+    }
+};
+
 } // namespace
 
 LIBRETTO_STORE_CONFORMANCE(postgres_fixture)
 LIBRETTO_INDEX_CONFORMANCE(postgres_index_fixture)
 LIBRETTO_CONVERSATION_CONFORMANCE(postgres_conversation_fixture)
 LIBRETTO_ARTIFACT_CONFORMANCE(postgres_artifact_fixture)
+LIBRETTO_MEMORY_CONFORMANCE(postgres_memory_fixture)
 
 BOOST_AUTO_TEST_SUITE(postgres_session_index_specific)
 

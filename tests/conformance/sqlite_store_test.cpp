@@ -6,9 +6,11 @@
 #include "artifact_conformance.hpp"
 #include "conversation_conformance.hpp"
 #include "index_conformance.hpp"
+#include "memory_conformance.hpp"
 #include "store_conformance.hpp"
 
 #include <libretto/store/sqlite_artifact_service.hpp>
+#include <libretto/store/sqlite_memory_service.hpp>
 #include <libretto/store/sqlite_session_index.hpp>
 
 #include <algorithm>
@@ -71,6 +73,12 @@ struct sqlite_artifact_fixture : sqlite_fixture {
     }
 };
 
+// The memory in the store's file.
+struct sqlite_memory_fixture : sqlite_fixture {
+    using service_type = libretto::sqlite_memory_service;
+    libretto::sqlite_memory_service open() { return libretto::sqlite_memory_service({.path = path}); }
+};
+
 // Runs SQL on the file through a connection of its own, as a person with the sqlite3 shell.
 void exec_sql(const std::string& path, const char* sql) {
     libretto::detail::sqlite::connection c;
@@ -97,6 +105,7 @@ LIBRETTO_STORE_CONFORMANCE(sqlite_fixture)
 LIBRETTO_INDEX_CONFORMANCE(sqlite_index_fixture)
 LIBRETTO_CONVERSATION_CONFORMANCE(sqlite_conversation_fixture)
 LIBRETTO_ARTIFACT_CONFORMANCE(sqlite_artifact_fixture)
+LIBRETTO_MEMORY_CONFORMANCE(sqlite_memory_fixture)
 
 BOOST_AUTO_TEST_SUITE(sqlite_session_index_specific)
 

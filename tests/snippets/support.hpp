@@ -23,6 +23,8 @@
 #include <libretto/store/postgres_session_index.hpp>
 #include <libretto/store/sqlite_artifact_service.hpp>
 #include <libretto/store/postgres_artifact_service.hpp>
+#include <libretto/store/sqlite_memory_service.hpp>
+#include <libretto/store/postgres_memory_service.hpp>
 #include <libretto/sign/ed25519_openssl.hpp>
 #include <libretto/sign/ed25519_sodium.hpp>
 
