@@ -18,11 +18,15 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 namespace libretto_bench {
 
@@ -88,6 +92,24 @@ struct registrar {
         for (const char* m : metrics)
             b.metrics.emplace_back(m);
         registry().push_back(std::move(b));
+    }
+};
+
+/// A scratch directory in the temporary directory (libretto-bench-NAME-PID), created empty
+/// and removed with everything in it afterwards.
+struct scratch {
+    std::filesystem::path path;
+    explicit scratch(const char* name) {
+        path = std::filesystem::temp_directory_path() /
+               ("libretto-bench-" + std::string(name) + "-" + std::to_string(::getpid()));
+        std::filesystem::remove_all(path);
+        std::filesystem::create_directories(path);
+    }
+    scratch(const scratch&) = delete;
+    scratch& operator=(const scratch&) = delete;
+    ~scratch() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
     }
 };
 

@@ -26,16 +26,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <filesystem>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 namespace memory_bench {
 
@@ -50,22 +46,7 @@ inline constexpr std::size_t function_words = 100;   ///< the most frequent rank
 inline const std::string app = "bench";
 inline const std::string user = "user-0";
 
-/// A scratch directory in the temporary directory, removed afterwards.
-struct scratch {
-    std::filesystem::path path;
-    explicit scratch(const char* name) {
-        path = std::filesystem::temp_directory_path() /
-               ("libretto-bench-" + std::string(name) + "-" + std::to_string(::getpid()));
-        std::filesystem::remove_all(path);
-        std::filesystem::create_directories(path);
-    }
-    scratch(const scratch&) = delete;
-    scratch& operator=(const scratch&) = delete;
-    ~scratch() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-};
+using libretto_bench::scratch;
 
 /// The vocabulary by rank: 100 English function words, then made-up words of 1-3 syllables
 /// (distinct: a word's syllables spell its number in base 120).

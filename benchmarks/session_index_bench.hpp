@@ -36,14 +36,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
-#include <filesystem>
 #include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 namespace index_bench {
 
@@ -55,22 +52,7 @@ inline const std::string app = "bench";
 /// The context window a status view is computed with.
 inline constexpr std::int64_t context_window = 200'000;
 
-/// A scratch directory in the temporary directory, removed afterwards.
-struct scratch {
-    std::filesystem::path path;
-    explicit scratch(const char* name) {
-        path = std::filesystem::temp_directory_path() /
-               ("libretto-bench-" + std::string(name) + "-" + std::to_string(::getpid()));
-        std::filesystem::remove_all(path);
-        std::filesystem::create_directories(path);
-    }
-    scratch(const scratch&) = delete;
-    scratch& operator=(const scratch&) = delete;
-    ~scratch() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-};
+using libretto_bench::scratch;
 
 /// The i-th conversation's key: 1 in 10 a group, 1 in 20 a channel, 1 in 50 a scheduled
 /// job, the rest one person's direct conversation with the agent.
