@@ -19,11 +19,11 @@
 // .bin to the sink in artifact_chunk_bytes pieces.
 
 #include <libretto/event/event.hpp>
+#include <libretto/event/detail/json_text.hpp>
 #include <libretto/store/artifact_service.hpp>
 #include <libretto/store/detail/artifact_common.hpp>
 #include <libretto/store/detail/jsonl_file.hpp>
 
-#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <fcntl.h>
@@ -65,9 +65,7 @@ public:
         if (auto ec = detail::check_artifact_key(k, diag)) return ec;
         if (auto ec = detail::check_artifact_mime(k, mime_type, diag)) return ec;
         const auto dir = name_dir(k);
-        std::error_code fec;
-        std::filesystem::create_directories(dir, fec);
-        if (fec) return io_failure(k, dir, fec.message(), diag);
+        if (auto ec = make_directories(k, dir, diag)) return ec;
         detail::jsonl::scoped_flock lock;
         if (auto ec = lock.lock(dir / "lock", o_.lock_timeout)) {
             if (ec == errc::busy) {
@@ -219,6 +217,25 @@ private:
                                : user_dir(k.app_name, k.user_id) / "sessions" / k.session_id / k.name;
     }
 
+    // Creates `dir` and its missing parents; when durable, fsyncs the parent of each one
+    // created, so a first save's directories survive a crash as its files do.
+    boost::system::error_code make_directories(const artifact_key& k, const std::filesystem::path& dir,
+                                               diagnostics* diag) const {
+        std::vector<std::filesystem::path> missing;
+        for (auto p = dir; !p.empty() && !std::filesystem::exists(p); p = p.parent_path()) {
+            missing.push_back(p);
+            if (p == p.parent_path()) break;
+        }
+        std::error_code fec;
+        std::filesystem::create_directories(dir, fec);
+        if (fec) return io_failure(k, dir, fec.message(), diag);
+        if (o_.durable)
+            for (auto it = missing.rbegin(); it != missing.rend(); ++it)
+                if (auto ec = detail::jsonl::fsync_dir(it->parent_path().empty() ? "." : it->parent_path()))
+                    return io_failure(k, it->parent_path(), ec.message(), diag);
+        return {};
+    }
+
     static boost::system::error_code io_failure(const artifact_key& k, const std::filesystem::path& p,
                                                 const std::string& why, diagnostics* diag) {
         if (diag) diag->assign("artifact '" + k.name + "': " + p.string() + ": " + why);
@@ -250,7 +267,7 @@ private:
         std::string text;
         if (auto ec = detail::jsonl::read_file(meta, text)) return io_failure(k, meta, ec.message(), diag);
         boost::system::error_code pec;
-        json::value jv = json::parse(text, pec);
+        json::value jv = detail::parse_precise(text, pec, {}); // exact doubles: created_at round-trips
         decode_error err;
         if (pec || !detail::read_artifact_info(jv, i, err) || i.version != v) {
             if (diag)

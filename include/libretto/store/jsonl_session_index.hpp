@@ -21,11 +21,11 @@
 // Each instance caches an app's entries and rereads only what another writer added (the
 // log's new lines; everything when the snapshot was replaced).
 
+#include <libretto/event/detail/json_text.hpp>
 #include <libretto/store/detail/index_entry.hpp>
 #include <libretto/store/detail/jsonl_file.hpp>
 #include <libretto/store/session_index.hpp>
 
-#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <sys/stat.h>
@@ -263,7 +263,7 @@ private:
                 std::string text;
                 if (auto ec = detail::jsonl::read_file(snap, text)) return io_failure(app, "conversations.json", ec, diag);
                 boost::system::error_code pec;
-                json::value v = json::parse(text, pec);
+                json::value v = detail::parse_precise(text, pec, {}); // exact doubles: times round-trip
                 if (pec) return corrupt(snap, "", "not JSON (" + pec.message() + ")", diag);
                 const json::object* o = v.if_object();
                 const json::value* list = o ? o->if_contains("entries") : nullptr;
@@ -318,7 +318,7 @@ private:
         const auto where = " at byte " + std::to_string(offset);
         const auto log = dir_of(app) / "conversations.log";
         boost::system::error_code pec;
-        json::value v = json::parse(line, pec);
+        json::value v = detail::parse_precise(line, pec, {});
         const json::object* o = pec ? nullptr : v.if_object();
         if (!o) return corrupt(log, where, "a line that is not a JSON object", diag);
         if (const json::value* k = o->if_contains("erase"); k && k->is_string()) {
