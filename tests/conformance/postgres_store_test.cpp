@@ -75,6 +75,17 @@ struct postgres_memory_fixture : postgres_fixture {
     }
 };
 
+/// What opening a `Service` with `o` throws: its code and words (success, "" if nothing).
+template <class Service, class Options>
+std::pair<boost::system::error_code, std::string> refused_open(Options o) {
+    try {
+        Service s(std::move(o));
+    } catch (const libretto::error_with_diagnostics& x) {
+        return {x.code(), x.get_diagnostics().message()};
+    }
+    return {};
+}
+
 } // namespace
 
 LIBRETTO_STORE_CONFORMANCE(postgres_fixture)
@@ -163,14 +174,7 @@ BOOST_AUTO_TEST_CASE(a_dropped_connection_is_reset_once) {
 
 // Configuration errors and an unreachable server: error_with_diagnostics, saying why.
 BOOST_AUTO_TEST_CASE(bad_options_are_refused) {
-    auto refused = [](lb::postgres_session_index_options o) {
-        try {
-            lb::postgres_session_index ix(std::move(o));
-        } catch (const lb::error_with_diagnostics& x) {
-            return std::pair(x.code(), x.get_diagnostics().message());
-        }
-        return std::pair(boost::system::error_code(), std::string());
-    };
+    auto refused = [](lb::postgres_session_index_options o) { return refused_open<lb::postgres_session_index>(std::move(o)); };
     auto [ec, why] = refused({.conninfo = pg_test::conninfo(), .schema = "Bad-Name"});
     BOOST_TEST(ec == lb::errc::invalid_argument);
     BOOST_TEST(why.find("Bad-Name") != std::string::npos, why);
@@ -328,14 +332,7 @@ BOOST_AUTO_TEST_CASE(a_failed_save_leaves_nothing) {
 
 // Configuration errors: error_with_diagnostics, saying why.
 BOOST_AUTO_TEST_CASE(bad_options_are_refused) {
-    auto refused = [](lb::postgres_artifact_service_options o) {
-        try {
-            lb::postgres_artifact_service s(std::move(o));
-        } catch (const lb::error_with_diagnostics& x) {
-            return std::pair(x.code(), x.get_diagnostics().message());
-        }
-        return std::pair(boost::system::error_code(), std::string());
-    };
+    auto refused = [](lb::postgres_artifact_service_options o) { return refused_open<lb::postgres_artifact_service>(std::move(o)); };
     auto [ec, why] = refused({.conninfo = pg_test::conninfo(), .schema = "Bad-Name"});
     BOOST_TEST(ec == lb::errc::invalid_argument);
     BOOST_TEST(why.find("Bad-Name") != std::string::npos, why);

@@ -109,7 +109,7 @@ public:
             return s.conn.failed(errc::io_error, what, "no version number from the server", diag);
         std::string buf(artifact_chunk_bytes, '\0');
         for (std::int64_t seq = 0;; ++seq) {
-            const std::size_t n = fill(in, buf);
+            const std::size_t n = detail::fill_chunk(in, buf);
             if (n == 0) break;
             info.size += n;
             if (s.max_bytes != 0 && info.size > s.max_bytes) return detail::artifact_too_large(k, s.max_bytes, diag);
@@ -237,18 +237,6 @@ private:
         detail::pg::params p;
         p.add(k.app_name).add(k.user_id).add(detail::artifact_scope(k)).add(k.name);
         return p;
-    }
-
-    // Fills `buf` from the source (which may hand out less than asked); less than its size:
-    // the source is at its end (it is not called again after returning 0).
-    static std::size_t fill(artifact_source& in, std::string& buf) {
-        std::size_t n = 0;
-        while (n < buf.size()) {
-            const std::size_t got = in(buf.data() + n, buf.size() - n);
-            if (got == 0) break;
-            n += std::min(got, buf.size() - n);
-        }
-        return n;
     }
 
     static constexpr const char* who = "postgres_artifact_service";

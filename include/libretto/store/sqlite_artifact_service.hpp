@@ -107,7 +107,7 @@ public:
         }
         std::string buf(artifact_chunk_bytes, '\0');
         for (std::int64_t seq = 0;; ++seq) {
-            const std::size_t n = fill(in, buf);
+            const std::size_t n = detail::fill_chunk(in, buf);
             if (n == 0) break;
             info.size += n;
             if (s.max_bytes != 0 && info.size > s.max_bytes) return detail::artifact_too_large(k, s.max_bytes, diag);
@@ -242,18 +242,6 @@ private:
             .bind(2, std::string_view(k.user_id))
             .bind(3, scope)
             .bind(4, std::string_view(k.name));
-    }
-
-    // Fills `buf` from the source (which may hand out less than asked); less than its size:
-    // the source is at its end (it is not called again after returning 0).
-    static std::size_t fill(artifact_source& in, std::string& buf) {
-        std::size_t n = 0;
-        while (n < buf.size()) {
-            const std::size_t got = in(buf.data() + n, buf.size() - n);
-            if (got == 0) break;
-            n += std::min(got, buf.size() - n);
-        }
-        return n;
     }
 
     // Everything behind one pointer: the class moves, the connection and its statements

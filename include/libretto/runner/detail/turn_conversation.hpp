@@ -32,7 +32,6 @@ namespace libretto::detail {
 struct conversation_turn {
     std::string key;
     std::int64_t entry_sequence = 0; ///< the entry's last_sequence when the turn began
-    std::int64_t seq_at_start = 0;   ///< the session's last sequence when it was loaded
 };
 
 inline const char* chat_type_of(std::string_view key) {
@@ -166,9 +165,7 @@ boost::asio::awaitable<void> finish_conversation(Core& core, turn_state& t, bool
     namespace asio = boost::asio;
     turn_counts c;
     const auto& events = t.sess->events;
-    std::size_t first = events.size();
-    while (first > 0 && events[first - 1].sequence > t.conv->seq_at_start) --first;
-    for (std::size_t i = first; i < events.size(); ++i) c.add(events[i]);
+    for (std::size_t i = first_stored_by_turn(t); i < events.size(); ++i) c.add(events[i]);
     conversation_patch p;
     p.if_session_id = t.key.session_id;
     p.updated_at = event::now();

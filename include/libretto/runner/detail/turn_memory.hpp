@@ -66,15 +66,12 @@ boost::asio::awaitable<std::string> recall_for_turn(Core& core, const turn_state
     co_return recalled_text(found);
 }
 
-/// Adds the events the turn stored (sequence after `since`) to memory.
+/// Adds the events the turn stored to memory.
 template <class Core>
-boost::asio::awaitable<void> memorize_turn(Core& core, const turn_state& t, std::int64_t since) {
+boost::asio::awaitable<void> memorize_turn(Core& core, const turn_state& t) {
     namespace asio = boost::asio;
-    std::vector<event> stored;
     const auto& events = t.sess->events;
-    std::size_t first = events.size();
-    while (first > 0 && events[first - 1].sequence > since) --first;
-    for (std::size_t i = first; i < events.size(); ++i) stored.push_back(events[i]);
+    std::vector<event> stored(events.begin() + static_cast<std::ptrdiff_t>(first_stored_by_turn(t)), events.end());
     if (stored.empty()) co_return;
     diagnostics said;
     auto op = core.memory->async_add(t.key.app_name, t.key.user_id, t.key.session_id, std::move(stored), said,

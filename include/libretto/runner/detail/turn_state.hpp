@@ -44,6 +44,7 @@ struct turn_state {
     /// on the turn's own executor.
     libretto::session scratch;
     std::size_t stored = 0; ///< events stored by this turn
+    std::int64_t loaded_sequence = 0; ///< the session's last sequence when the turn loaded it
     /// What the store said about the turn's latest failed call (docs/errors.md): one per
     /// turn, as the turn's store calls come one after the other.
     diagnostics diag;
@@ -56,6 +57,14 @@ struct turn_state {
     ~turn_state();
     turn_state(turn_state&&) noexcept;
 };
+
+/// The index in `t.sess->events` of the first event the turn stored (events.size() if none).
+inline std::size_t first_stored_by_turn(const turn_state& t) {
+    const auto& events = t.sess->events;
+    std::size_t first = events.size();
+    while (first > 0 && events[first - 1].sequence > t.loaded_sequence) --first;
+    return first;
+}
 
 } // namespace libretto::detail
 

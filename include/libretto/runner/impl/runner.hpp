@@ -268,7 +268,7 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
 
     // 2. The session: what the context needs (turn_load_options), or a new one.
     if (auto wait = load_or_wait(*core, t, cache_key, req.resume)) co_await std::move(*wait);
-    const std::int64_t sequence_before_turn = t.sess->last_sequence;
+    t.loaded_sequence = t.sess->last_sequence;
     if (t.conv) {
         // The transcript is the truth: an entry that does not account for exactly its
         // events (a crash between the two) is set from it.
@@ -276,7 +276,6 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
             auto repair = repair_conversation(*core, t);
             co_await std::move(repair);
         }
-        t.conv->seq_at_start = t.sess->last_sequence;
     }
 
     // 3. The first event (the user message, or the answer to a paused call) and the agent.
@@ -350,7 +349,7 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
     if (core->memory && core->memorize && t.stored > 0) {
         std::exception_ptr memory_failure;
         try {
-            auto memorize = memorize_turn(*core, t, sequence_before_turn);
+            auto memorize = memorize_turn(*core, t);
             co_await std::move(memorize);
         } catch (...) {
             memory_failure = std::current_exception();

@@ -14,6 +14,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 
@@ -83,6 +84,18 @@ inline bool read_artifact_info(const json::value& v, artifact_info& i, decode_er
     if (size < 0) return fail(err, errc::invalid_argument, "a negative size") && false;
     i.size = static_cast<std::uint64_t>(size);
     return true;
+}
+
+/// Fills `buf` from the source (which may hand out less than asked); less than its size:
+/// the source is at its end (it is not called again after returning 0).
+inline std::size_t fill_chunk(artifact_source& in, std::string& buf) {
+    std::size_t n = 0;
+    while (n < buf.size()) {
+        const std::size_t got = in(buf.data() + n, buf.size() - n);
+        if (got == 0) break;
+        n += std::min(got, buf.size() - n);
+    }
+    return n;
 }
 
 /// Reads `in` into `out`, chunk by chunk, up to `limit` bytes (0: none): false when it went
