@@ -110,6 +110,56 @@ BOOST_AUTO_TEST_CASE(random_sessions_always_match_make_context_view) {
     }
 }
 
+BOOST_AUTO_TEST_CASE(random_sessions_with_rewinds_match_make_context_view) {
+    // Turns of a few events each (one invocation per turn), summaries, and rewinds to an
+    // earlier turn (shown, undone, or unknown): the builder agrees after every append.
+    std::mt19937 rng(20261128);
+    for (int round = 0; round < 200; ++round) {
+        std::vector<lb::event> events;
+        lb::context_view_builder b;
+        std::int64_t seq = 0;
+        int turn = 0;
+        const int n = 20 + static_cast<int>(rng() % 60);
+        for (int i = 0; i < n; ++i) {
+            ++seq;
+            const unsigned pick = rng() % 10;
+            if (seq > 3 && pick == 0) {
+                std::int64_t last = 1 + static_cast<std::int64_t>(rng() % static_cast<unsigned>(seq - 1));
+                std::int64_t first = 1 + static_cast<std::int64_t>(rng() % static_cast<unsigned>(last));
+                events.push_back(summary(seq, first, last));
+            } else if (turn > 0 && pick == 1) {
+                lb::event r = lb::event::make(lb::event_type::agent_start, "user");
+                r.sequence = seq;
+                r.invocation_id = "rewind-" + std::to_string(seq);
+                r.actions.rewind_before_invocation_id = "t" + std::to_string(rng() % static_cast<unsigned>(turn + 1));
+                events.push_back(std::move(r));
+            } else {
+                if (pick == 2 || turn == 0) ++turn;
+                events.push_back(raw(seq, "m" + std::to_string(seq)));
+                events.back().invocation_id = "t" + std::to_string(turn);
+            }
+            if (rng() % 3 == 0) BOOST_TEST_REQUIRE(via_builder(b, events) == full(events), "round " << round);
+        }
+        BOOST_TEST_REQUIRE(via_builder(b, events) == full(events), "round " << round);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_rewind_brings_back_what_an_undone_summary_hid) {
+    std::vector<lb::event> events{raw(1, "a"), raw(2, "b"), raw(3, "c"), summary(4, 1, 3), raw(5, "d")};
+    for (std::size_t i = 0; i < events.size(); ++i) events[i].invocation_id = i < 1 ? "t1" : "t2";
+    lb::context_view_builder b;
+    auto before = via_builder(b, events);
+    BOOST_TEST_REQUIRE(before.size() == 2u); // the summary and d
+    BOOST_TEST(before[1] == "5:d");
+    lb::event r = lb::event::make(lb::event_type::agent_start, "user");
+    r.sequence = 6;
+    r.invocation_id = "r";
+    r.actions.rewind_before_invocation_id = "t2";
+    events.push_back(r);
+    BOOST_TEST(via_builder(b, events) == (std::vector<std::string>{"1:a"}));
+    BOOST_TEST(via_builder(b, events) == full(events));
+}
+
 BOOST_AUTO_TEST_CASE(unsequenced_events_are_never_hidden) {
     std::vector<lb::event> events;
     for (int i = 1; i <= 5; ++i) events.push_back(raw(i, "m" + std::to_string(i)));

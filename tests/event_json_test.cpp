@@ -112,6 +112,7 @@ event maximal_event() {
     cmp.summary = "forty events";
     cmp.event_count = 40;
     e.actions.compaction = cmp;
+    e.actions.rewind_before_invocation_id = "inv-0";
 
     e.metadata = obj(R"({"react_step":false,"trace":{"span":"abc"}})");
     e.partial = true;
@@ -161,7 +162,8 @@ constexpr std::string_view maximal_json = R"({
     "skip_summarization": true,
     "end_of_agent": false,
     "compaction": {"first_sequence": 1, "last_sequence": 40, "start_timestamp": 1717170000.5,
-                   "end_timestamp": 1717171000.75, "summary": "forty events", "event_count": 40}
+                   "end_timestamp": 1717171000.75, "summary": "forty events", "event_count": 40},
+    "rewind_before_invocation_id": "inv-0"
   },
   "metadata": {"react_step": false, "trace": {"span": "abc"}},
   "partial": true,
@@ -436,6 +438,7 @@ event random_event(std::mt19937& rng) {
                                                 std::uniform_real_distribution<double>(0, 2e9)(rng),
                                                 std::uniform_real_distribution<double>(0, 2e9)(rng), random_text(rng),
                                                 std::uniform_int_distribution<std::int64_t>(-5, 5000)(rng)};
+    e.actions.rewind_before_invocation_id = random_opt(rng);
     if (coin()) e.metadata = random_object(rng);
     e.partial = coin();
     if (coin())

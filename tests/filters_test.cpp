@@ -439,3 +439,65 @@ BOOST_AUTO_TEST_CASE(compaction_and_filters_commute) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// ---------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_SUITE(rewinds)
+
+namespace {
+event in(event e, std::string invocation) {
+    e.invocation_id = std::move(invocation);
+    return e;
+}
+event rewind_to(std::int64_t seq, std::string target) {
+    event e = raw(seq);
+    e.type = event_type::agent_start;
+    e.content = {};
+    e.invocation_id = "r" + std::to_string(seq);
+    e.actions.rewind_before_invocation_id = std::move(target);
+    return e;
+}
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_rewind_undoes_from_the_invocation_to_itself) {
+    std::vector<event> s{in(raw(1), "a"), in(raw(2), "a"), in(raw(3), "b"), in(raw(4), "c"), rewind_to(5, "b"),
+                         in(raw(6), "d")};
+    BOOST_TEST((undone_ranges(s) == std::vector<undone_range>{{2, 4}}));
+    BOOST_TEST((undone_mask(s) == std::vector<bool>{false, false, true, true, true, false}));
+    BOOST_TEST((render(make_context_view(s)) == strings{"Event 1", "Event 2", "Event 6"}));
+    BOOST_TEST(is_rewind(s[4]));
+    BOOST_TEST(!is_rewind(s[3]));
+}
+
+BOOST_AUTO_TEST_CASE(a_rewind_undone_by_a_later_one_undoes_nothing) {
+    // r5 undid b; r7 undoes everything from a on, r5 included: read newest first, r5 is
+    // never applied.
+    std::vector<event> s{in(raw(1), "a"), in(raw(2), "b"), in(raw(3), "b"), rewind_to(4, "b"), in(raw(5), "c"),
+                         rewind_to(6, "a"), in(raw(7), "d")};
+    BOOST_TEST((undone_ranges(s) == std::vector<undone_range>{{0, 5}}));
+    BOOST_TEST((render(make_context_view(s)) == strings{"Event 7"}));
+    // Two independent rewinds: both apply.
+    std::vector<event> t{in(raw(1), "a"), in(raw(2), "b"), rewind_to(3, "b"), in(raw(4), "c"), rewind_to(5, "c"),
+                         in(raw(6), "d")};
+    BOOST_TEST((undone_ranges(t) == std::vector<undone_range>{{1, 2}, {3, 4}}));
+    BOOST_TEST((render(make_context_view(t)) == strings{"Event 1", "Event 6"}));
+}
+
+BOOST_AUTO_TEST_CASE(a_rewind_to_an_unknown_invocation_undoes_only_itself) {
+    std::vector<event> s{in(raw(1), "a"), rewind_to(2, "zzz"), in(raw(3), "b")};
+    BOOST_TEST((undone_ranges(s) == std::vector<undone_range>{{1, 1}}));
+    BOOST_TEST((render(make_context_view(s)) == strings{"Event 1", "Event 3"}));
+    std::vector<event> none{in(raw(1), "a")};
+    BOOST_TEST(undone_ranges(none).empty());
+    BOOST_TEST(undone_ranges(std::vector<event>{}).empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_summary_the_rewind_undid_hides_nothing) {
+    std::vector<event> s{in(raw(1), "a"), in(raw(2), "b"), in(summary_event(3, 1, 2), "b"), in(raw(4), "c"),
+                         rewind_to(5, "b")};
+    BOOST_TEST((render(make_context_view(s)) == strings{"Event 1"}));
+    // A summary before the rewound invocation stays.
+    std::vector<event> t{in(raw(1), "a"), in(summary_event(2, 1, 1), "a"), in(raw(3), "b"), rewind_to(4, "b")};
+    BOOST_TEST((render(make_context_view(t)) == strings{"Summary 1-1"}));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

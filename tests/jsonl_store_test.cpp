@@ -215,6 +215,7 @@ BOOST_AUTO_TEST_CASE(fast_decoder_agrees_with_parse_event) {
         if (rnd(4) == 0) e.actions.skip_summarization = true;
         if (rnd(4) == 0) e.actions.end_of_agent = false;
         if (rnd(5) == 0) e.actions.compaction = lb::event_compaction{1, 1 + rnd(9), 1.5, 2.25, "sum", 3};
+        if (rnd(5) == 0) e.actions.rewind_before_invocation_id = "inv-" + std::to_string(rnd(3));
         if (rnd(4) == 0) e.metadata["m"] = lb::json::object{{"deep", lb::json::object{{"er", lb::json::array{lb::json::array{}}}}}};
         if (rnd(5) == 0) e.partial = true;
         if (rnd(3) == 0) e.usage = lb::usage{rnd(1000), rnd(100), rnd(2) ? "model-1" : ""};

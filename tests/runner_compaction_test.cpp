@@ -112,6 +112,36 @@ BOOST_AUTO_TEST_CASE(prepare_compaction_rolls_the_previous_summary_and_summarise
     BOOST_TEST(other->request.events.front().sequence == 2);
 }
 
+BOOST_AUTO_TEST_CASE(prepare_compaction_never_summarises_what_a_rewind_undid) {
+    std::vector<lb::event> events;
+    events.push_back(ev(1, lb::event_type::user_message, "kept question", "a"));
+    events.push_back(ev(2, lb::event_type::agent_message, "kept answer", "a"));
+    events.push_back(ev(3, lb::event_type::user_message, "undone question ORD-1", "b"));
+    events.push_back(ev(4, lb::event_type::agent_message, "undone answer", "b"));
+    lb::event r = ev(5, lb::event_type::agent_start, "", "r");
+    r.actions.rewind_before_invocation_id = "b";
+    events.push_back(r);
+    events.push_back(ev(6, lb::event_type::user_message, "later question", "c"));
+    events.push_back(ev(7, lb::event_type::agent_message, "later answer", "c"));
+    events.push_back(ev(8, lb::event_type::user_message, "newest", "d"));
+    auto in = lb::prepare_compaction(events, lb::compaction_plan{1, 7});
+    BOOST_REQUIRE(in);
+    std::vector<std::string> texts;
+    for (const auto& e : in->request.events) texts.push_back(e.text());
+    BOOST_TEST((texts == std::vector<std::string>{"kept question", "kept answer", "later question", "later answer"}));
+    BOOST_TEST((std::find(in->request.identifiers.begin(), in->request.identifiers.end(), "ORD-1") ==
+                in->request.identifiers.end()));
+    // The request outlives a copy of the input (the kept events are shared, not borrowed).
+    lb::compaction_input copy = *in;
+    in.reset();
+    BOOST_TEST(copy.request.events.back().text() == "later answer");
+    // Without a rewind in the range, the request points into the given events.
+    auto plain = lb::prepare_compaction(events, lb::compaction_plan{1, 2});
+    BOOST_REQUIRE(plain);
+    BOOST_TEST(!plain->shown);
+    BOOST_TEST(&plain->request.events.front() == &events[0]);
+}
+
 BOOST_AUTO_TEST_CASE(prepare_compaction_splits_a_turn_cut_in_the_middle) {
     std::vector<lb::event> events;
     events.push_back(ev(1, lb::event_type::user_message, "old"));

@@ -25,6 +25,7 @@
 #include <libretto/event/event_type.hpp>
 #include <libretto/event/filters.hpp>
 #include <libretto/event/context_view_builder.hpp>
+#include <libretto/event/rewinds.hpp>
 #include <libretto/event/json.hpp>
 #include <libretto/event/parts.hpp>
 #include <libretto/event/usage.hpp>
@@ -113,5 +114,6 @@
 #include <libretto/runner/run_to_end.hpp>
 #include <libretto/runner/reset_policy.hpp>
 #include <libretto/runner/fork.hpp>
+#include <libretto/runner/rewind.hpp>
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "artifact_conformance.hpp"
 #include "conversation_conformance.hpp"
+#include "rewind_conformance.hpp"
 #include "index_conformance.hpp"
 #include "store_conformance.hpp"
 
@@ -86,6 +87,7 @@ LIBRETTO_STORE_CONFORMANCE(jsonl_fixture)
 LIBRETTO_INDEX_CONFORMANCE(jsonl_index_fixture)
 LIBRETTO_ARTIFACT_CONFORMANCE(file_artifact_fixture)
 LIBRETTO_CONVERSATION_CONFORMANCE(jsonl_conversation_fixture)
+LIBRETTO_REWIND_CONFORMANCE(jsonl_conversation_fixture)
 
 BOOST_AUTO_TEST_SUITE(jsonl_session_index_specific)
 

@@ -5,6 +5,7 @@
 #include "artifact_conformance.hpp"
 #include "memory_conformance.hpp"
 #include "conversation_conformance.hpp"
+#include "rewind_conformance.hpp"
 #include "index_conformance.hpp"
 #include "store_conformance.hpp"
 
@@ -77,6 +78,7 @@ struct memory_conversation_fixture {
 LIBRETTO_STORE_CONFORMANCE(memory_fixture)
 LIBRETTO_INDEX_CONFORMANCE(memory_index_fixture)
 LIBRETTO_CONVERSATION_CONFORMANCE(memory_conversation_fixture)
+LIBRETTO_REWIND_CONFORMANCE(memory_conversation_fixture)
 LIBRETTO_ARTIFACT_CONFORMANCE(memory_artifact_fixture)
 LIBRETTO_MEMORY_CONFORMANCE(in_memory_memory_fixture)
 

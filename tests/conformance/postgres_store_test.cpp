@@ -7,6 +7,7 @@
 #include "../pg_test_server.hpp"
 #include "artifact_conformance.hpp"
 #include "conversation_conformance.hpp"
+#include "rewind_conformance.hpp"
 #include "index_conformance.hpp"
 #include "memory_conformance.hpp"
 #include "store_conformance.hpp"
@@ -91,6 +92,7 @@ std::pair<boost::system::error_code, std::string> refused_open(Options o) {
 LIBRETTO_STORE_CONFORMANCE(postgres_fixture)
 LIBRETTO_INDEX_CONFORMANCE(postgres_index_fixture)
 LIBRETTO_CONVERSATION_CONFORMANCE(postgres_conversation_fixture)
+LIBRETTO_REWIND_CONFORMANCE(postgres_conversation_fixture)
 LIBRETTO_ARTIFACT_CONFORMANCE(postgres_artifact_fixture)
 LIBRETTO_MEMORY_CONFORMANCE(postgres_memory_fixture)
 

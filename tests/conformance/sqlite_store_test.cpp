@@ -5,6 +5,7 @@
 
 #include "artifact_conformance.hpp"
 #include "conversation_conformance.hpp"
+#include "rewind_conformance.hpp"
 #include "index_conformance.hpp"
 #include "memory_conformance.hpp"
 #include "store_conformance.hpp"
@@ -104,6 +105,7 @@ std::int64_t query_int(const std::string& path, const char* sql) {
 LIBRETTO_STORE_CONFORMANCE(sqlite_fixture)
 LIBRETTO_INDEX_CONFORMANCE(sqlite_index_fixture)
 LIBRETTO_CONVERSATION_CONFORMANCE(sqlite_conversation_fixture)
+LIBRETTO_REWIND_CONFORMANCE(sqlite_conversation_fixture)
 LIBRETTO_ARTIFACT_CONFORMANCE(sqlite_artifact_fixture)
 LIBRETTO_MEMORY_CONFORMANCE(sqlite_memory_fixture)
 

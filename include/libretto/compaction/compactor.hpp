@@ -26,16 +26,20 @@
 #include <libretto/compaction/summarizer.hpp>
 #include <libretto/event/compaction_check.hpp>
 #include <libretto/event/event.hpp>
+#include <libretto/event/rewinds.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace libretto {
 
@@ -100,6 +104,9 @@ struct compaction_input {
     double start_timestamp = 0;
     double end_timestamp = 0;
     std::int64_t event_count = 0; ///< events of the range, compaction events not counted
+    /// When rewinds undid events of the range: copies of the others, which request.events
+    /// and request.turn_prefix then point into (an undone event is never summarised).
+    std::shared_ptr<const std::vector<event>> shown{};
 };
 
 namespace detail {
@@ -218,6 +225,24 @@ inline std::optional<compaction_input> prepare_compaction(event_span events, con
     }
     in.request.events = events.subspan(from, split - from);
     in.request.turn_prefix = events.subspan(split, hi - split);
+    if (const auto undone = undone_ranges(events);
+        std::any_of(undone.begin(), undone.end(), [&](const undone_range& r) { return r.first < hi && r.last >= from; })) {
+        auto kept = std::make_shared<std::vector<event>>();
+        std::size_t before_split = 0;
+        auto r = undone.begin();
+        for (std::size_t i = from; i < hi; ++i) {
+            while (r != undone.end() && r->last < i) ++r;
+            if (r != undone.end() && r->first <= i) continue;
+            kept->push_back(events[i]);
+            if (i < split) ++before_split;
+        }
+        const event_span all(*kept);
+        in.request.events = all.subspan(0, before_split);
+        in.request.turn_prefix = all.subspan(before_split);
+        in.request.identifiers = critical_identifiers(all, ids);
+        in.shown = std::move(kept);
+        return in;
+    }
     in.request.identifiers = critical_identifiers(events.subspan(from, hi - from), ids);
     return in;
 }

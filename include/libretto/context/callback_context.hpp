@@ -16,6 +16,18 @@
 
 namespace libretto {
 
+namespace detail {
+/// Wraps a load's handler: the empty version a rewind saved for an artifact that did not
+/// exist then (is_absent_artifact) reaches the caller as "no such artifact".
+template <class Handler>
+auto absent_as_missing(Handler h) {
+    return [h = std::move(h)](boost::system::error_code ec, std::optional<artifact> a) mutable {
+        if (a && is_absent_artifact(a->info)) a.reset();
+        std::move(h)(ec, std::move(a));
+    };
+}
+} // namespace detail
+
 /// What callbacks (and tools) get: the invocation's state, writable, and their own
 /// event_actions. Every state write is applied to the shared state at once *and*
 /// recorded in actions().state_delta, so it is persisted with the next event the agent
@@ -116,7 +128,7 @@ public:
         return with_artifacts<artifact_load_signature>(&diag, std::forward<Token>(token),
                                                        [k = key_for(std::move(name)), version](any_artifact_service& a, diagnostics& d,
                                                                                                auto handler) mutable {
-                                                           a.async_load(std::move(k), version, d, std::move(handler));
+                                                           a.async_load(std::move(k), version, d, detail::absent_as_missing(std::move(handler)));
                                                        });
     }
     template <boost::asio::completion_token_for<artifact_load_signature> Token = default_completion_token_t>
@@ -124,7 +136,7 @@ public:
         return with_artifacts<artifact_load_signature>(nullptr, std::forward<Token>(token),
                                                        [k = key_for(std::move(name)), version](any_artifact_service& a, diagnostics& d,
                                                                                                auto handler) mutable {
-                                                           a.async_load(std::move(k), version, d, std::move(handler));
+                                                           a.async_load(std::move(k), version, d, detail::absent_as_missing(std::move(handler)));
                                                        });
     }
     /// The names of this session's artifacts and the user's, sorted.

@@ -9,8 +9,9 @@
 //   b.sync(session.events);                          // O(new events)
 //   lb::context_view v = b.view(session.events);     // == make_context_view(session.events)
 //
-// It holds the session's events minus those hidden by a compaction (raw events inside a
-// shown summary's range, and summaries another one subsumes). The steps of
+// It holds the session's events minus those a rewind undid and those hidden by a
+// compaction (raw events inside a shown summary's range, and summaries another one
+// subsumes). The steps of
 // make_context_view over items() give what make_context_view gives over the whole
 // session, but cost what is shown, not
 // what is stored: after a compaction of a 100,000-event session to a 200-event tail the
@@ -22,6 +23,7 @@
 #include <libretto/event/event_list.hpp>
 #include <libretto/event/event.hpp>
 #include <libretto/event/filters.hpp>
+#include <libretto/event/rewinds.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -45,7 +47,10 @@ public:
             const std::size_t need = items_.size() + (events.size() - seen_);
             if (need > items_.capacity()) items_.reserve(std::max(need, 2 * items_.capacity()));
         }
-        for (std::size_t i = seen_; i < events.size(); ++i) add(events, i);
+        for (std::size_t i = seen_; i < events.size(); ++i) {
+            if (is_rewind(events[i])) rebuild_after_rewind(events, i);
+            else add(events, i);
+        }
         seen_ = events.size();
         if (seen_ > 0) last_id_ = events[seen_ - 1].id;
     }
@@ -71,7 +76,8 @@ public:
     /// pointers() as a context_view, ready for make_context_view's steps.
     context_view items(event_span events) const { return context_view(pointers(events)); }
 
-    /// What make_context_view(events) gives, from items(): compaction, filters, repair.
+    /// What make_context_view(events) gives, from items(): compaction, filters, repair
+    /// (items() has no undone events).
     context_view view(event_span events) const {
         return repair_tool_pairs(filter_events(apply_compaction(items(events))));
     }
@@ -82,6 +88,21 @@ public:
     std::size_t seen() const noexcept { return seen_; }
 
 private:
+    // A rewind (rare) can bring back events a summary it undid had hidden: start over from
+    // the events no rewind up to `i` undid. O(events up to i).
+    void rebuild_after_rewind(event_span events, std::size_t i) {
+        const auto undone = undone_ranges(events.subspan(0, i + 1));
+        items_.clear();
+        compactions_.clear();
+        unsequenced_ = false;
+        std::size_t next = 0;
+        for (const auto& r : undone) {
+            for (std::size_t j = next; j < r.first; ++j) add(events, j);
+            next = r.last + 1;
+        }
+        for (std::size_t j = next; j <= i; ++j) add(events, j);
+    }
+
     void add(event_span events, std::size_t i) {
         const event& e = events[i];
         const auto& c = e.actions.compaction;

@@ -43,11 +43,14 @@ struct event_actions {
     std::optional<bool> skip_summarization;
     std::optional<bool> end_of_agent;
     boxed_optional<event_compaction> compaction;
+    /// Set on a rewind event (runner/rewind.hpp): the events from the first one of this
+    /// invocation up to the rewind event are undone, and its deltas restore what they changed.
+    boxed_optional<std::string> rewind_before_invocation_id;
 
     /// True when no action is set.
     bool empty() const noexcept {
         return state_delta.empty() && artifact_delta.empty() && !transfer_to_agent && !escalate &&
-               !skip_summarization && !end_of_agent && !compaction;
+               !skip_summarization && !end_of_agent && !compaction && !rewind_before_invocation_id;
     }
 
     /// Folds `later` into this: maps merge key by key, scalars are last-wins when set.
@@ -81,6 +84,7 @@ struct event_actions {
         if (later.skip_summarization) skip_summarization = later.skip_summarization;
         if (later.end_of_agent) end_of_agent = later.end_of_agent;
         if (later.compaction) compaction = std::move(later.compaction);
+        if (later.rewind_before_invocation_id) rewind_before_invocation_id = std::move(later.rewind_before_invocation_id);
     }
 
     friend bool operator==(const event_actions&, const event_actions&) = default;

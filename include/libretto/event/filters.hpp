@@ -2,14 +2,17 @@
 #ifndef LIBRETTO_EVENT_FILTERS_HPP
 #define LIBRETTO_EVENT_FILTERS_HPP
 
-// What a model gets to see of a session. Three steps, each a pure function over a
+// What a model gets to see of a session. Four steps, each a pure function over a
 // context_view (a list of pointers to events, never copies of stored events):
 //
+//   0. apply_rewinds          drops the events rewinds undid (event/rewinds.hpp)
 //   1. should_include_event   drops partials, lifecycle, error and scratchpad events, empty replies
 //   2. apply_compaction       shows each summary in place of the sequence range it covers
 //   3. repair_tool_pairs      drops unanswered tool calls and orphan tool responses
 //
-// make_context_view runs all three (compaction first: same result, less work). Stored events are never modified: where a step must
+// make_context_view runs them all (rewinds, then compaction: a summary a rewind undid
+// hides nothing; then the filters, which give the same result after compaction as before,
+// for less work). Stored events are never modified: where a step must
 // change an event (a summary, a reply with one of its two calls removed) the view owns a
 // new event and points at it.
 
@@ -17,6 +20,7 @@
 #include <libretto/event/compaction_check.hpp>
 #include <libretto/event/event_list.hpp>
 #include <libretto/event/event.hpp>
+#include <libretto/event/rewinds.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -152,6 +156,24 @@ private:
     std::vector<std::unique_ptr<event>> owned_;
     std::vector<ignored_compaction> ignored_;
 };
+
+/// Drops the events rewinds undid (undone_ranges), rewind events included. A view without
+/// a rewind is returned as it is after one scan.
+inline context_view apply_rewinds(context_view view) {
+    auto& items = view.items();
+    if (std::none_of(items.begin(), items.end(), [](const event* e) { return is_rewind(*e); })) return view;
+    const auto undone = detail::undone_ranges_of(items.size(), [&](std::size_t i) -> const event& { return *items[i]; });
+    std::vector<const event*> kept;
+    kept.reserve(items.size());
+    std::size_t next = 0;
+    for (const auto& r : undone) {
+        kept.insert(kept.end(), items.begin() + static_cast<std::ptrdiff_t>(next), items.begin() + static_cast<std::ptrdiff_t>(r.first));
+        next = r.last + 1;
+    }
+    kept.insert(kept.end(), items.begin() + static_cast<std::ptrdiff_t>(next), items.end());
+    items = std::move(kept);
+    return view;
+}
 
 /// Applies should_include_event to every event of the view.
 inline context_view filter_events(context_view view) {
@@ -371,7 +393,7 @@ inline context_view repair_tool_pairs(context_view view) {
 /// and a summary's place depends only on the sequences of the events shown after it), and
 /// the filters then only look at the events left visible, not at the whole history.
 inline context_view make_context_view(event_span events) {
-    return repair_tool_pairs(filter_events(apply_compaction(context_view(events))));
+    return repair_tool_pairs(filter_events(apply_compaction(apply_rewinds(context_view(events)))));
 }
 
 } // namespace libretto

@@ -114,6 +114,7 @@ inline void encode_into(json::object& o, const event_actions& a) {
     if (a.skip_summarization) o.emplace("skip_summarization", *a.skip_summarization);
     if (a.end_of_agent) o.emplace("end_of_agent", *a.end_of_agent);
     if (a.compaction) encode_into(o["compaction"].emplace_object(), *a.compaction);
+    put_opt(o, "rewind_before_invocation_id", a.rewind_before_invocation_id);
 }
 
 inline void encode_into(json::object& o, const usage& u) {
@@ -243,7 +244,8 @@ inline bool read(const json::value& v, event_actions& out, decode_error& err) {
         !read_member(*o, "escalate", out.escalate, err) ||
         !read_member(*o, "skip_summarization", out.skip_summarization, err) ||
         !read_member(*o, "end_of_agent", out.end_of_agent, err) ||
-        !read_member(*o, "compaction", out.compaction, err))
+        !read_member(*o, "compaction", out.compaction, err) ||
+        !read_member(*o, "rewind_before_invocation_id", out.rewind_before_invocation_id, err))
         return false;
     for (const auto& kv : out.artifact_delta) {
         if (!kv.value().is_int64() && !kv.value().is_uint64()) {

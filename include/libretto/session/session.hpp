@@ -38,6 +38,10 @@ struct session {
     /// The sequence of the newest stored event when this copy was loaded or last appended
     /// to; stores reject appends to a copy whose revision is stale.
     std::int64_t last_sequence = 0;
+    /// The session-scope state as created (create_options::state without app:, user: and
+    /// temp: keys); filled only by a get with get_options::with_initial_state. Sessions a
+    /// SQL store created before schema version 4 have none recorded: empty.
+    json::object initial_state;
 };
 
 } // namespace libretto

@@ -102,6 +102,19 @@ inline std::string artifact_name_problem(std::string_view name) {
     return detail::name_problem(name, max_artifact_name_length);
 }
 
+namespace detail {
+/// The metadata key of the empty version a rewind saves for an artifact that did not exist
+/// before the rewound invocation (runner/rewind.hpp).
+inline constexpr std::string_view absent_artifact_key = "libretto:absent";
+} // namespace detail
+
+/// True for the empty version a rewind saves for an artifact that did not exist before the
+/// rewound invocation: callback_context's and the artifact tools' loads report it missing.
+inline bool is_absent_artifact(const artifact_info& info) noexcept {
+    const auto* v = info.metadata.if_contains(detail::absent_artifact_key);
+    return v && v->is_bool() && v->get_bool();
+}
+
 /// The artifact completion signatures (any_artifact_service).
 using artifact_save_signature = void(boost::system::error_code, artifact_info);
 using artifact_load_signature = void(boost::system::error_code, std::optional<artifact>);

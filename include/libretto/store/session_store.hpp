@@ -80,6 +80,9 @@ struct get_options {
     /// or not), which a strategy that overlaps its ranges plans from (sliding_window with
     /// an overlap; compaction_strategy's plans_from_newest_range).
     bool with_newest_range = false;
+    /// Also the session-scope state the session was created with (session::initial_state),
+    /// which a rewind needs to restore keys no event had set before the rewound invocation.
+    bool with_initial_state = false;
 };
 static_assert(std::is_trivially_destructible_v<get_options>, "a get_options temporary in co_await is safe on g++ 12 only while trivially destructible");
 

@@ -117,6 +117,7 @@ struct llm_action {
 /// What the model is shown of `events` (see history_scope), as a context view.
 inline context_view select_history(context_view v, history_scope scope, std::string_view branch,
                                    std::string_view invocation_id) {
+    v = apply_rewinds(std::move(v)); // first: the other filters may drop a rewound invocation's events
     // The work of an agent run as a tool (agent_tool marks it): the parent's model sees
     // the tool's result instead.
     v.filter([](const event& e) { return !e.metadata.contains("agent_tool"); });

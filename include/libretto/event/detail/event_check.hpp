@@ -92,7 +92,8 @@ private:
     bool actions(const event_actions& a) {
         // root 1, actions 2: its members are at level 2.
         if (obj(a.state_delta, 2, "state_delta") || obj(a.artifact_delta, 2, "artifact_delta") ||
-            opt(a.transfer_to_agent, "transfer_to_agent"))
+            opt(a.transfer_to_agent, "transfer_to_agent") ||
+            opt(a.rewind_before_invocation_id, "rewind_before_invocation_id"))
             return true;
         if (const auto& c = a.compaction)
             return num(c->start_timestamp, "start_timestamp") || num(c->end_timestamp, "end_timestamp") ||

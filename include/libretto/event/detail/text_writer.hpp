@@ -314,6 +314,7 @@ struct text_writer {
                 key(f, "event_count"), num(c->event_count);
                 close('}');
             }
+            opt(af, "rewind_before_invocation_id", a.rewind_before_invocation_id);
             close('}');
         }
         metadata(first, e.metadata);

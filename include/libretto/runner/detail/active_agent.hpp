@@ -8,6 +8,7 @@
 
 #include <libretto/agent/agent.hpp>
 #include <libretto/event/event.hpp>
+#include <libretto/event/rewinds.hpp>
 #include <libretto/session/session.hpp>
 
 #include <string_view>
@@ -22,12 +23,21 @@ inline constexpr std::string_view active_agent_key = "active_agent";
 /// else what the newest compaction event that records one says. A load from the newest
 /// compaction on may not reach the transfer itself; the compaction record stands in for
 /// the events before it. Empty when the session never transferred.
+/// Events a rewind undid do not count.
 inline std::string_view last_transfer_target(const session& s) {
-    for (auto it = s.events.rbegin(); it != s.events.rend(); ++it) {
-        if (it->actions.transfer_to_agent) return *it->actions.transfer_to_agent;
-        if (!it->is_compaction()) continue;
-        auto f = it->metadata.find(active_agent_key);
-        if (f != it->metadata.end() && f->value().is_string()) return f->value().get_string();
+    const auto undone = undone_ranges(s.events); // empty (no allocation) without rewinds
+    auto r = undone.rbegin();
+    for (std::size_t i = s.events.size(); i-- > 0;) {
+        while (r != undone.rend() && r->first > i) ++r;
+        if (r != undone.rend() && r->last >= i) {
+            i = r->first; // skip the run
+            continue;
+        }
+        const event& e = s.events[i];
+        if (e.actions.transfer_to_agent) return *e.actions.transfer_to_agent;
+        if (!e.is_compaction()) continue;
+        auto f = e.metadata.find(active_agent_key);
+        if (f != e.metadata.end() && f->value().is_string()) return f->value().get_string();
     }
     return {};
 }

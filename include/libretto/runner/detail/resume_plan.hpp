@@ -10,6 +10,7 @@
 #include <libretto/compaction/obligations.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/event.hpp>
+#include <libretto/event/rewinds.hpp>
 #include <libretto/runner/detail/turn_state.hpp>
 #include <libretto/session/session.hpp>
 
@@ -66,6 +67,14 @@ inline resume_target find_resume_target(const session& s, const content& respons
         }
     }
     if (!any) throw_turn_error(errc::invalid_argument, "resume: the content has no tool_response part");
+    // A call a rewind undid is no longer waiting for its answer.
+    const auto undone = undone_ranges(s.events);
+    for (const auto& r : undone)
+        for (std::size_t i = r.first; i < r.last; ++i)
+            if (s.events[i].invocation_id == target.invocation_id)
+                throw_turn_error(errc::invalid_argument, "resume: invocation '" + target.invocation_id + "' of " +
+                                                             session_name(key) + " was undone by the rewind at sequence " +
+                                                             std::to_string(s.events[r.last].sequence));
     if (!invocation_id.empty() && invocation_id != target.invocation_id)
         throw_turn_error(errc::invalid_argument, "resume: run_options.invocation_id '" + invocation_id +
                                                      "' is not the invocation of the answered call ('" +

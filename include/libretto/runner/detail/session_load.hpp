@@ -12,6 +12,7 @@
 #include <libretto/event/compaction_check.hpp>
 #include <libretto/event/event.hpp>
 #include <libretto/event/filters.hpp>
+#include <libretto/event/rewinds.hpp>
 #include <libretto/runner/detail/session_cache.hpp>
 #include <libretto/runner/detail/turn_state.hpp>
 #include <libretto/runner/detail/turn_store.hpp>
@@ -84,6 +85,18 @@ get_options turn_load_options(const Compaction& c) {
     return go;
 }
 
+/// True when a rewind among `events` (what a context load returned) undoes events the load
+/// left out: its invocation starts before them, or it undid a summary whose range the load
+/// skipped. The turn then reads the session whole (docs/sessions.md, "Rewind").
+inline bool rewinds_need_whole_session(event_span events) {
+    for (const auto& r : undone_ranges(events)) {
+        if (r.first == r.last) return true; // the rewound invocation is not among them
+        for (std::size_t i = r.first; i < r.last; ++i)
+            if (events[i].is_compaction()) return true;
+    }
+    return false;
+}
+
 /// The decisions of a turn's session load, apart from its store calls (sans-io), so that
 /// both drivers (load_turn_session_now, load_turn_session) take the same steps. While
 /// wants_get(), the driver gets request() into target() and calls after_get(); when that
@@ -117,11 +130,16 @@ public:
             if (!fresh_ || !refresh_cached_session(*loaded_, std::move(*fresh_), plans_from_newest_range(c))) {
                 loaded_.reset();
                 request_ = turn_load_options(c);
+            } else {
+                check_rewinds();
             }
             fresh_.reset();
             return false;
         }
-        if (loaded_) return false;
+        if (loaded_) {
+            check_rewinds();
+            return false;
+        }
         if (created_elsewhere_) throw_turn_error(errc::not_found, session_name(t.key) + " vanished while it was created");
         if (resume) throw_turn_error(errc::not_found, "resume: " + session_name(t.key) + " does not exist");
         return true;
@@ -138,11 +156,19 @@ public:
     std::optional<session>& result() noexcept { return loaded_; }
 
 private:
+    void check_rewinds() {
+        if (whole_ || !rewinds_need_whole_session(loaded_->events)) return;
+        whole_ = true;
+        loaded_.reset();
+        request_ = get_options{};
+    }
+
     std::optional<session> loaded_;
     std::optional<session> fresh_; ///< what the refreshing get returned
     get_options request_;
     bool refreshing_ = false;
     bool created_elsewhere_ = false;
+    bool whole_ = false; ///< the session is being read whole (rewinds_need_whole_session)
 };
 
 /// The load with a never-blocking store: its calls complete at once, so plain calls (no

@@ -222,7 +222,7 @@ private:
         part_type, part_text, part_thinking, part_data, part_uri, part_inline, part_mime, part_name, part_call_id,
         part_tool_name, part_args, part_result, part_error, part_metadata,
         // actions
-        state_delta, artifact_delta, transfer, escalate, skip_summarization, end_of_agent, compaction,
+        state_delta, artifact_delta, transfer, escalate, skip_summarization, end_of_agent, compaction, rewind,
         // compaction
         c_first, c_last, c_start, c_end, c_summary, c_count,
         // usage
@@ -293,7 +293,7 @@ private:
         {"state_delta", slot::state_delta}, {"artifact_delta", slot::artifact_delta},
         {"transfer_to_agent", slot::transfer}, {"escalate", slot::escalate},
         {"skip_summarization", slot::skip_summarization}, {"end_of_agent", slot::end_of_agent},
-        {"compaction", slot::compaction}};
+        {"compaction", slot::compaction}, {"rewind_before_invocation_id", slot::rewind}};
     static constexpr entry compaction_keys[] = {
         {"first_sequence", slot::c_first}, {"last_sequence", slot::c_last}, {"summary", slot::c_summary},
         {"event_count", slot::c_count}, {"start_timestamp", slot::c_start}, {"end_timestamp", slot::c_end}};
@@ -368,6 +368,7 @@ private:
         case slot::part_tool_name: set(part_.tool_name, s); break;
         case slot::part_error: set(part_.error, s); break;
         case slot::transfer: set(ev_.actions.transfer_to_agent, s); break;
+        case slot::rewind: set(ev_.actions.rewind_before_invocation_id, s); break;
         case slot::c_summary: set(comp_.summary, s); break;
         case slot::u_model: set(use_.model_version, s); break;
         default: return false;
