@@ -262,13 +262,13 @@ BOOST_FIXTURE_TEST_CASE(creates_the_schema_at_the_latest_version, schema_fixture
         auto ec = co_await open_ec(st);
         BOOST_TEST(!ec);
         BOOST_TEST(st.found_schema_version() == 0);
-        BOOST_TEST(pg_test::query_value("SELECT version FROM " + schema + ".schema_version") == "3");
+        BOOST_TEST(pg_test::query_value("SELECT version FROM " + schema + ".schema_version") == "4");
         BOOST_TEST(pg_test::query_value("SELECT count(*) FROM pg_indexes WHERE schemaname = '" + schema +
                                         "' AND indexname = 'sessions_by_user'") == "1");
         BOOST_TEST(pg_test::query_value("SELECT count(*) FROM pg_tables WHERE schemaname = '" + schema +
                                         "' AND tablename = 'compactions'") == "1");
     });
-    static_assert(lb::postgres_store::schema_version == 3);
+    static_assert(lb::postgres_store::schema_version == 4);
 }
 
 BOOST_FIXTURE_TEST_CASE(migrates_a_version_1_schema_keeping_its_data, schema_fixture) {
@@ -307,7 +307,7 @@ BOOST_FIXTURE_TEST_CASE(migrates_a_version_1_schema_keeping_its_data, schema_fix
         BOOST_TEST(!ec, diag.message());
         BOOST_TEST(diag.empty());
         BOOST_TEST(st.found_schema_version() == 1);
-        BOOST_TEST(pg_test::query_value("SELECT version FROM " + schema + ".schema_version") == "3");
+        BOOST_TEST(pg_test::query_value("SELECT version FROM " + schema + ".schema_version") == "4");
         BOOST_TEST(pg_test::query_value("SELECT count(*) FROM pg_indexes WHERE schemaname = '" + schema +
                                         "' AND indexname = 'sessions_by_user'") == "1");
         BOOST_TEST(pg_test::query_value("SELECT string_agg(sequence || ':' || first_sequence || '-' || last_sequence, "
@@ -342,6 +342,50 @@ BOOST_FIXTURE_TEST_CASE(migrates_a_version_1_schema_keeping_its_data, schema_fix
         BOOST_REQUIRE(only);
         BOOST_REQUIRE_EQUAL(only->events.size(), 1u);
         BOOST_TEST(only->events[0].sequence == 5);
+    });
+}
+
+BOOST_FIXTURE_TEST_CASE(migrates_a_version_3_schema_whose_sessions_have_no_initial_state, schema_fixture) {
+    // A database as version 3 left it (the released steps), with a session its
+    // libretto_create made.
+    pg_test::exec("CREATE SCHEMA " + schema + "; CREATE TABLE " + schema +
+                  ".schema_version (version integer NOT NULL); INSERT INTO " + schema + ".schema_version VALUES (3);" +
+                  lb::detail::pg::qualify(lb::detail::pg::migration_v1, schema) +
+                  lb::detail::pg::qualify(lb::detail::pg::migration_v2, schema) +
+                  lb::detail::pg::qualify(lb::detail::pg::migration_v3, schema));
+    pg_test::exec("SELECT " + schema + ".libretto_create('app', 'u', 'old', 5.0, '{k}', '{\"1\"}', '{}', '{}', '{}', '{}')");
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto st = open(ex);
+        lb::diagnostics diag;
+        auto ec = co_await open_ec(st, diag);
+        BOOST_TEST(!ec, diag.message());
+        BOOST_TEST(st.found_schema_version() == 3);
+        BOOST_TEST(pg_test::query_value("SELECT version FROM " + schema + ".schema_version") == "4");
+        // One libretto_create left: the new one.
+        BOOST_TEST(pg_test::query_value("SELECT count(*) FROM pg_proc AS p JOIN pg_namespace AS n ON n.oid = "
+                                        "p.pronamespace WHERE n.nspname = '" + schema +
+                                        "' AND p.proname = 'libretto_create'") == "1");
+        lb::get_options with;
+        with.with_initial_state = true;
+        lb::session_key k{"app", "u", "old"};
+        auto g = co_await get(st, k, with);
+        BOOST_REQUIRE(g);
+        BOOST_TEST(g->initial_state.empty()); // none recorded
+        BOOST_TEST(g->state.at("k") == lb::json::value(1));
+        BOOST_TEST(co_await append_text(st, *g, "after") == 1);
+        // A session created now records it.
+        lb::json::object init;
+        init["topic"] = "waves";
+        init["app:x"] = 1;
+        lb::create_options co = create_opts("app", "u", "new", init);
+        co_await create_with(st, std::move(co));
+        BOOST_TEST(pg_test::query_value("SELECT initial_state FROM " + schema + ".sessions WHERE session_id = 'new'") ==
+                   "{\"topic\":\"waves\"}");
+        lb::session_key nk{"app", "u", "new"};
+        auto n = co_await get(st, nk, with);
+        BOOST_REQUIRE(n);
+        BOOST_TEST(n->initial_state.size() == 1u);
+        BOOST_TEST(n->initial_state.at("topic").as_string() == "waves");
     });
 }
 

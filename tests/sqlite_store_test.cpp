@@ -285,6 +285,46 @@ BOOST_AUTO_TEST_CASE(migrates_a_version_1_database) {
     });
 }
 
+BOOST_AUTO_TEST_CASE(migrates_a_version_3_database_whose_sessions_have_no_initial_state) {
+    temp_db db;
+    {
+        raw_db raw(db.path);
+        raw.exec(schema_v1);
+        raw.exec(lb::detail::sqlite::migrations[1].sql); // released migrations: never edited
+        raw.exec(lb::detail::sqlite::migrations[2].sql);
+        raw.exec("UPDATE libretto_schema SET version = 3");
+        raw.exec("INSERT INTO sessions (app_name, user_id, session_id, state, create_time, last_update, last_sequence) "
+                 "VALUES ('app', 'u1', 'old', '{\"topic\":\"tides\"}', 10, 10, 0)");
+    }
+    static_assert(lb::sqlite_store::schema_version == 4);
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        lb::sqlite_store st(ex, db.options());
+        raw_db raw(db.path);
+        BOOST_TEST(raw.integer("SELECT version FROM libretto_schema") == 4);
+        BOOST_TEST(raw.integer("SELECT initial_state IS NULL FROM sessions WHERE session_id = 'old'") == 1);
+        lb::get_options with;
+        with.with_initial_state = true;
+        lb::session_key k{"app", "u1", "old"};
+        auto g = co_await get(st, k, with);
+        BOOST_REQUIRE(g.has_value());
+        BOOST_TEST(g->initial_state.empty()); // none recorded
+        BOOST_TEST(g->state.at("topic").as_string() == "tides");
+        BOOST_TEST(co_await append_text(st, *g, "after") == 1);
+        // A session created now records it.
+        lb::json::object init;
+        init["topic"] = "waves";
+        init["user:name"] = "Ada";
+        lb::create_options co = create_opts("app", "u1", "new", init);
+        co_await create_with(st, std::move(co));
+        BOOST_TEST(raw.text("SELECT initial_state FROM sessions WHERE session_id = 'new'") == "{\"topic\":\"waves\"}");
+        lb::session_key nk{"app", "u1", "new"};
+        auto n = co_await get(st, nk, with);
+        BOOST_REQUIRE(n.has_value());
+        BOOST_TEST(n->initial_state.size() == 1u);
+        BOOST_TEST(n->initial_state.at("topic").as_string() == "waves");
+    });
+}
+
 BOOST_AUTO_TEST_CASE(a_database_with_other_tables_gets_libretto_tables_added) {
     temp_db db;
     {

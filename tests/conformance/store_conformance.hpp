@@ -523,6 +523,97 @@ void signed_transcript_case(Fixture& fx) {
     });
 }
 
+/// get_options::with_initial_state returns the session-scope state the session was created
+/// with (no app:, user: or temp: keys), whatever the events changed since; a get without
+/// it returns none. The same from a second instance (a persistent store reads it back
+/// from its data), combined with the event filters, and {} for a session created without
+/// state.
+template <class Fixture>
+void initial_state_case(Fixture& fx) {
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto st = fx.open(ex);
+        lb::json::object init;
+        init["a"] = 1;
+        init["b"] = lb::json::object{{"x", true}};
+        init["app:shared"] = 2;
+        init["user:u"] = 3;
+        init["temp:t"] = 4;
+        lb::create_options co = create_opts("app", "u1", "initial", init);
+        auto s = co_await create_with(st, std::move(co));
+        BOOST_TEST(s.initial_state.empty()); // only a get with the flag fills it
+        lb::event e1 = text_event("e1", 1);
+        e1.actions.state_delta["a"] = 5;
+        e1.actions.state_delta["c"] = "new";
+        co_await append(st, s, e1);
+        lb::event e2 = text_event("e2", 2);
+        e2.actions.state_delta["b"] = nullptr;
+        e2.actions.state_delta["app:shared"] = 7;
+        co_await append(st, s, e2);
+        co_await append_text(st, s, "e3", 3);
+
+        lb::json::object expected;
+        expected["a"] = 1;
+        expected["b"] = lb::json::object{{"x", true}};
+        lb::session_key k = key_of(s);
+        lb::get_options plain;
+        auto g = co_await get(st, k, plain);
+        BOOST_REQUIRE(g.has_value());
+        BOOST_TEST(g->initial_state.empty());
+        BOOST_TEST(g->state.at("a").as_int64() == 5);
+        BOOST_TEST(!g->state.contains("b"));
+
+        lb::get_options with;
+        with.with_initial_state = true;
+        auto w = co_await get(st, k, with);
+        BOOST_REQUIRE(w.has_value());
+        BOOST_TEST((w->initial_state == expected), lb::json::serialize(w->initial_state));
+        BOOST_TEST(w->events.size() == 3u);
+        BOOST_TEST(w->state.at("a").as_int64() == 5); // the current state is unchanged
+        BOOST_TEST(w->state.at("app:shared").as_int64() == 7);
+
+        auto st2 = fx.open(ex); // a second instance on the same data
+        auto w2 = co_await get(st2, k, with);
+        BOOST_REQUIRE(w2.has_value());
+        BOOST_TEST((w2->initial_state == expected), lb::json::serialize(w2->initial_state));
+        auto g2 = co_await get(st2, k, plain);
+        BOOST_REQUIRE(g2.has_value());
+        BOOST_TEST(g2->initial_state.empty());
+
+        // With the event filters: the same initial state, only the selected events.
+        lb::get_options filtered = context_load();
+        filtered.num_recent_events = 1;
+        filtered.with_initial_state = true;
+        auto f = co_await get(st2, k, filtered);
+        BOOST_REQUIRE(f.has_value());
+        BOOST_TEST((f->initial_state == expected), lb::json::serialize(f->initial_state));
+        BOOST_REQUIRE_EQUAL(f->events.size(), 1u);
+        BOOST_TEST(f->events[0].text() == "e3");
+        lb::event c = compaction_event(1, 2, "s1-2");
+        co_await append(st, s, c);
+        auto fc = co_await get(st2, k, filtered);
+        BOOST_REQUIRE(fc.has_value());
+        BOOST_TEST((fc->initial_state == expected), lb::json::serialize(fc->initial_state));
+        BOOST_REQUIRE_EQUAL(fc->events.size(), 1u);
+        BOOST_TEST(fc->last_sequence == 4);
+        lb::get_options none;
+        none.num_recent_events = 0;
+        none.with_initial_state = true;
+        auto n = co_await get(st2, k, none);
+        BOOST_REQUIRE(n.has_value());
+        BOOST_TEST(n->events.empty());
+        BOOST_TEST((n->initial_state == expected), lb::json::serialize(n->initial_state));
+
+        // A session created without state: {}.
+        auto bare = co_await create(st, "app", "u1", "bare");
+        co_await append_text(st, bare, "x");
+        lb::session_key bk = key_of(bare);
+        auto b = co_await get(st2, bk, with);
+        BOOST_REQUIRE(b.has_value());
+        BOOST_TEST(b->initial_state.empty());
+        BOOST_TEST(b->state.at("app:shared").as_int64() == 7);
+    });
+}
+
 } // namespace conformance
 
 #include "readback_cases.hpp"
@@ -949,6 +1040,10 @@ BOOST_AUTO_TEST_CASE(bad_compactions_are_refused_and_nothing_is_stored) { \
 \
 BOOST_AUTO_TEST_CASE(context_only_reads_the_shown_summaries_and_what_they_leave_out) { \
     conformance::context_load_case(*this); \
+} \
+\
+BOOST_AUTO_TEST_CASE(initial_state_is_kept) { \
+    conformance::initial_state_case(*this); \
 } \
 \
 BOOST_AUTO_TEST_CASE(values_no_json_text_holds_are_refused_and_the_deepest_allowed_read_back) { \

@@ -11,6 +11,7 @@
 #include <libretto/diagnostics.hpp>
 #include <libretto/event/detail/event_check.hpp>
 #include <libretto/store/detail/await_inline.hpp>
+#include <libretto/store/detail/event_chunks.hpp>
 #include <libretto/store/detail/post_result.hpp>
 #include <libretto/store/detail/store_op.hpp>
 #include <libretto/store/detail/store_logic.hpp>
@@ -20,7 +21,6 @@
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/deferred.hpp>
 
-#include <bit>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -75,6 +75,7 @@ public:
         s.created = s.last_update = event::now();
         for (auto& kv : routed.session)
             if (!kv.value().is_null()) s.state[kv.key()] = kv.value();
+        s.initial = s.state;
         apply_delta(users.app_state, routed.app);
         apply_delta(users.user_state[o.user_id], routed.user);
         out = make_session(o.app_name, o.user_id, o.session_id, s, users);
@@ -94,6 +95,7 @@ public:
         out = make_session(k.app_name, k.user_id, k.session_id, *s, users);
         // Room for a turn's appends: the caller (a runner) adds its events to this copy.
         detail::select_events(s->events, o, s->shown, out->events, get_spare_events);
+        if (o.with_initial_state) out->initial_state = s->initial;
         return {};
     }
 
@@ -343,55 +345,10 @@ private:
     /// each spare slot costs an event's size while the copy lives).
     static constexpr std::size_t get_spare_events = 8;
 
-    /// A session's events in chunks: an append never moves the events already stored (a
-    /// vector would move all of them, and touch twice their memory, each time it grows),
-    /// and a chunk is small enough for the allocator to reuse freed memory. The first
-    /// chunks are small (8, 8, 16, 32 events) so that a short session costs ~5 KB rather
-    /// than a 40 KB chunk; from the 65th event on every chunk holds 64.
-    class event_chunks {
-    public:
-        static constexpr std::size_t first_chunk = 8;
-        static constexpr std::size_t chunk_size = 64; // ~40 KB of events per chunk
-
-        std::size_t size() const noexcept { return size_; }
-        const event& operator[](std::size_t i) const noexcept { return *shared(i); }
-        /// The stored event as the shared node a get hands out (no copy).
-        const event_list::pointer_type& shared(std::size_t i) const noexcept {
-            const auto [c, k] = locate(i);
-            return chunks_[c][k];
-        }
-        void push_back(event_list::pointer_type e) {
-            if (chunks_.empty() || chunks_.back().size() == chunks_.back().capacity()) {
-                chunks_.emplace_back();
-                chunks_.back().reserve(chunk_capacity(chunks_.size() - 1));
-            }
-            chunks_.back().push_back(std::move(e));
-            ++size_;
-        }
-
-        /// Chunk c holds first_chunk << (c - 1) events for c in 1..3 (8 for c == 0), then 64.
-        static constexpr std::size_t chunk_capacity(std::size_t c) noexcept {
-            return c == 0 ? first_chunk : c < 4 ? first_chunk << (c - 1) : chunk_size;
-        }
-        /// (chunk, index in it) of event i. Chunks 0..3 cover [0, 8), [8, 16), [16, 32),
-        /// [32, 64): for 8 <= i < 64 the chunk is bit_width(i) - 3.
-        static constexpr std::pair<std::size_t, std::size_t> locate(std::size_t i) noexcept {
-            if (i < first_chunk) return {0, i};
-            if (i < chunk_size) {
-                const std::size_t c = static_cast<std::size_t>(std::bit_width(i)) - 3;
-                return {c, i - (std::size_t{1} << (c + 2))};
-            }
-            return {i / chunk_size + 3, i % chunk_size};
-        }
-
-    private:
-        std::vector<std::vector<event_list::pointer_type>> chunks_;
-        std::size_t size_ = 0;
-    };
-
     struct stored {
-        json::object state; // session scope
-        event_chunks events;
+        json::object state;   // session scope
+        json::object initial; // session scope as created (get_options::with_initial_state)
+        detail::event_chunks events;
         double created = 0;
         double last_update = 0;
         std::int64_t last_sequence = 0;

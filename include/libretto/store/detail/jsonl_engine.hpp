@@ -166,6 +166,8 @@ public:
     error_code read_events(diagnostics* d, int fd, const fs::path& transcript, std::uint64_t start,
                            std::uint64_t end, std::int64_t start_seq, std::int64_t end_seq, std::int64_t from,
                            std::int64_t last, event_list& out, jsonl_read_stats& st, read_buffers& rb);
+    error_code read_initial_state(diagnostics* d, int fd, const fs::path& transcript, std::uint64_t header_end,
+                                  const std::string& file_id, json::object& out);
     error_code list(diagnostics* d, const list_options& o, list_page& out);
     error_code remove(diagnostics* d, const session_key& k) { return remove(d, k, std::nullopt); }
     error_code remove(diagnostics* d, const session_key& k, std::optional<std::chrono::milliseconds> timeout);

@@ -201,7 +201,12 @@ inline error_code engine::get(diagnostics* d, const session_key& k, const get_op
     const bool want_events = !spans.empty();
     auto data = s.data;
     const fs::path transcript = s.transcript;
+    const std::uint64_t header_end = s.cp.header_end;
+    const std::string file_id = o.with_initial_state ? s.cp.file_id : std::string();
     lk.unlock(); // [0, covered) is verified and append-only: read it without the session
+    // The creation state is the header's (line 1): read again only when asked for.
+    if (o.with_initial_state)
+        if (auto ec = read_initial_state(d, data->get(), transcript, header_end, file_id, r.initial_state)) return ec;
     if (want_events) {
         event_list decoded;
         std::size_t want = 0;
@@ -238,6 +243,25 @@ inline error_code engine::get(diagnostics* d, const session_key& k, const get_op
         stats_ = st;
     }
     out = std::move(r);
+    return {};
+}
+
+/// The session-scope state of the header line [0, header_end) of the transcript whose
+/// file id is `file_id` (line 1, verified when the session was loaded; re-verified here).
+inline error_code engine::read_initial_state(diagnostics* d, int fd, const fs::path& transcript,
+                                             std::uint64_t header_end, const std::string& file_id,
+                                             json::object& out) {
+    std::string line;
+    if (header_end == 0) return fail(d, errc::corrupt_data, transcript, 1, 0, "no header line");
+    if (auto ec = pread_all(fd, 0, static_cast<std::size_t>(header_end), line)) return io_fail(d, ec, transcript, "read");
+    if (line.size() != header_end || line.back() != '\n')
+        return fail(d, errc::corrupt_data, transcript, 1, 0, "header line changed since it was read");
+    line.pop_back();
+    std::string why;
+    auto h = parse_header(line, why);
+    if (!h) return fail(d, errc::corrupt_data, transcript, 1, 0, why);
+    if (h->file_id != file_id) return fail(d, errc::corrupt_data, transcript, 1, 0, "header line changed since it was read");
+    out = std::move(h->state);
     return {};
 }
 

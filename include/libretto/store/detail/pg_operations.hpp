@@ -54,6 +54,7 @@ inline awaitable<std::tuple<error_code, session>> create_op(pool_ptr p, diagnost
     add_keys_values(q, own);
     add_keys_values(q, routed.app);
     add_keys_values(q, routed.user);
+    q.add(json::serialize(own)); // the initial state (get_options::with_initial_state)
 
     std::vector<detail::pg::result_ptr> res;
     std::string detail;
@@ -92,7 +93,7 @@ inline awaitable<std::tuple<error_code, std::optional<session>>> get_op(pool_ptr
         q.add(static_cast<std::int64_t>(
             std::min<std::size_t>(*o.num_recent_events, std::numeric_limits<std::int64_t>::max())));
     else q.add_null();
-    q.add(o.context_only).add(want_events).add(o.with_newest_range);
+    q.add(o.context_only).add(want_events).add(o.with_newest_range).add(o.with_initial_state);
 
     std::vector<detail::pg::result_ptr> res;
     std::string detail;
@@ -110,6 +111,15 @@ inline awaitable<std::tuple<error_code, std::optional<session>>> get_op(pool_ptr
             if (!found)
                 co_return result_t{failed(d, errc::corrupt_data, "session " + name_of(k) + ": unreadable session row"),
                                    std::nullopt};
+            // NULL (not asked for, or a session created before schema version 4): empty.
+            if (o.with_initial_state && !PQgetisnull(r, i, 2)) {
+                json::value v;
+                if (parse_json(detail::pg::cell(r, i, 2), v) || !v.is_object())
+                    co_return result_t{failed(d, errc::corrupt_data,
+                                              "session " + name_of(k) + ": the initial state is not a JSON object"),
+                                       std::nullopt};
+                s.initial_state = std::move(v.get_object());
+            }
         } else if (kind == "4") {
             std::int64_t seq = 0;
             detail::pg::parse_number(detail::pg::cell(r, i, 4), seq);

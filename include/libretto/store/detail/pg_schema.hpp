@@ -25,7 +25,7 @@
 namespace libretto::detail::pg {
 
 /// The schema version this build creates and migrates to.
-inline constexpr int latest_schema_version = 3;
+inline constexpr int latest_schema_version = 4;
 
 /// Replaces every '@' in `sql` with the schema name (validated: [a-z_][a-z0-9_]*).
 inline std::string qualify(std::string_view sql, std::string_view schema) {
@@ -287,8 +287,34 @@ BEGIN
 END $fn$;
 )sql";
 
+// v4: the session-scope state a session was created with (JSON text), which a get with
+// get_options::with_initial_state returns; NULL for sessions created before (none
+// recorded: empty). libretto_create takes it (p_initial), still in its one round trip.
+inline constexpr std::string_view migration_v4 = R"sql(
+ALTER TABLE @.sessions ADD COLUMN initial_state text;
+DROP FUNCTION @.libretto_create(text, text, text, double precision, text[], text[], text[], text[], text[], text[]);
+-- Creates a session; returns the shared state it sees (scope 2: app, 3: user).
+CREATE FUNCTION @.libretto_create(p_app text, p_user text, p_session text, p_now double precision,
+    p_skeys text[], p_svals text[], p_akeys text[], p_avals text[], p_ukeys text[], p_uvals text[], p_initial text)
+RETURNS TABLE (r_scope integer, r_key text, r_value text) LANGUAGE plpgsql AS $fn$
+BEGIN
+    INSERT INTO @.sessions (app_name, user_id, session_id, create_time, last_update, initial_state)
+        VALUES (p_app, p_user, p_session, p_now, p_now, p_initial) ON CONFLICT DO NOTHING;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'session %/%/% already exists', p_app, p_user, p_session USING ERRCODE = 'LB410';
+    END IF;
+    PERFORM @.libretto_write_session(p_app, p_user, p_session, p_skeys, p_svals);
+    PERFORM @.libretto_write_app(p_app, p_akeys, p_avals);
+    PERFORM @.libretto_write_user(p_app, p_user, p_ukeys, p_uvals);
+    RETURN QUERY
+        SELECT 2, a.key, a.value FROM @.app_state AS a WHERE a.app_name = p_app
+        UNION ALL
+        SELECT 3, u.key, u.value FROM @.user_state AS u WHERE u.app_name = p_app AND u.user_id = p_user;
+END $fn$;
+)sql";
+
 inline constexpr std::array<std::string_view, latest_schema_version> migrations = {migration_v1, migration_v2,
-                                                                                    migration_v3};
+                                                                                    migration_v3, migration_v4};
 
 /// Takes the migration lock (per schema, across processes), creates the schema and the
 /// version table if missing, reads the version. The transaction stays open.
@@ -305,22 +331,25 @@ inline constexpr std::string_view set_version = "DELETE FROM @.schema_version; I
 
 // ---- statements ----------------------------------------------------------------------------
 
-/// $1..$10 as libretto_create's parameters.
+/// $1..$11 as libretto_create's parameters.
 inline constexpr std::string_view create_sql =
     "SELECT r_scope, r_key, r_value FROM @.libretto_create($1, $2, $3, $4::double precision, "
-    "$5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])";
+    "$5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text)";
 
 inline constexpr std::string_view append_sql =
     "SELECT @.libretto_append($1, $2, $3, $4::bigint, $5::double precision, $6::bigint, $7::bigint[], "
     "$8::double precision[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], "
     "$15::text[], $16::bigint[], $17::bigint[], $18::bigint[])";
 
-/// One statement, so one snapshot: the session row (kind 0), its own, app and user state
-/// (1, 2, 3) and the selected events (4), newest first.
+/// One statement, so one snapshot: the session row (kind 0, with the initial state as its
+/// value when $10 asks for it), its own, app and user state (1, 2, 3) and the selected
+/// events (4), newest first.
 ///   $1 app  $2 user  $3 session  $4 from sequence  $5 from timestamp (NULL: any)
 ///   $6 limit (NULL: all)  $7 context_only  $8 load events at all  $9 with_newest_range
+///   $10 with_initial_state
 inline constexpr std::string_view get_sql = R"sql(
-SELECT 0, NULL::text, NULL::text, s.last_update, s.last_sequence FROM @.sessions AS s
+SELECT 0, NULL::text, CASE WHEN $10::boolean THEN s.initial_state END, s.last_update, s.last_sequence
+    FROM @.sessions AS s
     WHERE s.app_name = $1 AND s.user_id = $2 AND s.session_id = $3
 UNION ALL
 SELECT 1, t.key, t.value, NULL, NULL FROM @.session_state AS t

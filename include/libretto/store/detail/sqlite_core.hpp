@@ -251,9 +251,10 @@ private:
             {&commit_, "COMMIT"},
             {&rollback_, "ROLLBACK"},
             {&insert_session_, "INSERT INTO sessions (app_name, user_id, session_id, state, create_time, last_update, "
-                               "last_sequence, compaction_first) VALUES (?1, ?2, ?3, ?4, ?5, ?5, 0, 0)"},
-            {&select_session_, "SELECT state, last_update, last_sequence FROM sessions "
-                               "WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3"},
+                               "last_sequence, compaction_first, initial_state) VALUES (?1, ?2, ?3, ?4, ?5, ?5, 0, 0, ?4)"},
+            // ?4: with_initial_state (otherwise the column is not read).
+            {&select_session_, "SELECT state, last_update, last_sequence, CASE WHEN ?4 THEN initial_state END "
+                               "FROM sessions WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3"},
             {&select_revision_, "SELECT last_sequence FROM sessions WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3"},
             {&select_revision_state_, "SELECT last_sequence, state FROM sessions "
                                       "WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3"},

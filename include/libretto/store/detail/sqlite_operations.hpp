@@ -58,12 +58,16 @@ inline sqlite_core::result sqlite_core::get_impl(const session_key& k, const get
     session s;
     {
         sqlite::resetter reset(select_session_);
-        int rc = bind_key(select_session_, k).step();
+        int rc = bind_key(select_session_, k).bind(4, std::int64_t{o.with_initial_state}).step();
         if (rc == SQLITE_DONE) return {};
         if (rc != SQLITE_ROW) return sql_error(rc, "cannot read session " + name_of(k));
         if (auto r = parse_state(select_session_.text(0), own, name_of(k)); r.ec) return r;
         s.last_update_time = select_session_.real(1);
         s.last_sequence = select_session_.int64(2);
+        // NULL: a session created before schema version 4, none recorded (empty).
+        if (o.with_initial_state && !select_session_.is_null(3))
+            if (auto r = parse_state(select_session_.text(3), s.initial_state, name_of(k) + " (initial state)"); r.ec)
+                return r;
     }
     json::object app, user;
     if (auto r = load_app_state(k.app_name, app); r.ec) return r;

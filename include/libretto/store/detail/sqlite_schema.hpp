@@ -24,7 +24,7 @@ struct migration {
 };
 
 // clang-format off
-inline constexpr std::array<migration, 3> migrations{{
+inline constexpr std::array<migration, 4> migrations{{
     // 1: sessions, events (keyed and ordered by sequence), app and user state as key/value rows
     // (values are JSON texts), so shared-scope deltas are per-key upserts. Listing an app's
     // sessions newest first walks sessions_by_app; listing one user's uses the primary key
@@ -109,6 +109,12 @@ DELETE FROM compactions AS c WHERE EXISTS (
     SELECT 1 FROM compactions AS n
     WHERE n.app_name = c.app_name AND n.user_id = c.user_id AND n.session_id = c.session_id
       AND n.sequence > c.sequence AND n.first_sequence <= c.first_sequence AND c.last_sequence <= n.last_sequence);
+)sql"},
+    // 4: the session-scope state a session was created with (JSON text), which a get with
+    // get_options::with_initial_state returns. NULL for sessions created before: none
+    // recorded, read as empty.
+    {4, R"sql(
+ALTER TABLE sessions ADD COLUMN initial_state TEXT;
 )sql"},
 }};
 // clang-format on
