@@ -1,6 +1,7 @@
 // runner/runner.hpp: one turn of a session (store, agent, stream), serialisation, resume,
 // cancellation, errors. Most cases run against memory_store and jsonl_store.
 #include <libretto/runner/runner.hpp>
+#include <libretto/runner/rewind.hpp>
 
 #include <libretto/agent/llm_agent.hpp>
 #include <libretto/agent/sequential_agent.hpp>
@@ -1081,6 +1082,17 @@ BOOST_AUTO_TEST_CASE(the_newest_transfer_wins_over_what_a_compaction_recorded) {
     u.events.push_back(odd);
     BOOST_TEST(lb::detail::last_transfer_target(u).empty());
     BOOST_TEST(lb::detail::last_transfer_target(lb::session{}).empty());
+    // A transfer a rewind undid is looked past (and so is the rewind).
+    lb::session v = t;
+    lb::event moved = lb::event::make(lb::event_type::agent_message, "sales");
+    moved.actions.transfer_to_agent = "legal";
+    moved.invocation_id = "inv-undone";
+    v.events.push_back(moved);
+    BOOST_TEST(lb::detail::last_transfer_target(v) == "legal");
+    lb::event rewind = lb::event::make(lb::event_type::agent_start, "user");
+    rewind.actions.rewind_before_invocation_id = "inv-undone";
+    v.events.push_back(rewind);
+    BOOST_TEST(lb::detail::last_transfer_target(v) == "sales");
     // record_active_agent keeps a name the event already carries.
     lb::event pre = summary;
     pre.metadata["active_agent"] = "kept";
@@ -1203,6 +1215,25 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(resume_continues_a_paused_invocation, Env, envs) {
     BOOST_TEST((w.code() == lb::errc::invalid_argument));
     auto s2 = load(env.io, env.store);
     BOOST_TEST(s2->events.size() == 6u); // the failed resumes stored nothing
+
+    // A rewind to before the paused invocation: its call no longer waits for an answer.
+    const std::string paused = t3.events[0].invocation_id;
+    auto rewind = [](auto& st, std::string id) -> asio::awaitable<lb::rewind_result> {
+        auto op = lb::async_rewind_session(st, lb::session_key("app", "u1", "s1"), std::move(id), lb::rewind_options{},
+                                           asio::use_awaitable);
+        co_return co_await std::move(op);
+    };
+    std::optional<lb::rewind_result> rw;
+    asio::co_spawn(env.io, rewind(env.store, paused), [&](std::exception_ptr e, lb::rewind_result x) {
+        BOOST_TEST(!e);
+        rw = std::move(x);
+    });
+    env.io.run();
+    env.io.restart();
+    BOOST_REQUIRE(rw.has_value());
+    auto undone = run_turn(env.io, r.resume(opts(), lb::tool_response_part{"lr1", "approve", json::value("late"), {}, {}}));
+    BOOST_TEST((undone.code() == lb::errc::invalid_argument));
+    BOOST_TEST(undone.what().find("was undone by the rewind at sequence 7") != std::string::npos, undone.what());
 }
 
 BOOST_AUTO_TEST_CASE(resume_inside_a_sequence_continues_the_sequence_where_it_paused) {

@@ -54,16 +54,20 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace libretto {
 
-/// How a rewind is made.
+/// How a rewind is made. Not an aggregate (a constructor): g++ 12 destroys an aggregate
+/// temporary made in a co_await expression twice (docs/building.md, "g++ 12 and coroutines").
 struct rewind_options {
     any_signer signer{};                       ///< signs the rewind event; default: none
     any_artifact_service* artifacts = nullptr; ///< restores session artifacts; null: left as they are
+    rewind_options() = default;
 };
+static_assert(!std::is_aggregate_v<rewind_options>);
 
 struct rewind_result {
     event rewind{};                 ///< the rewind event, as stored
