@@ -1,0 +1,32 @@
+// Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#ifndef LIBRETTO_MCP_DETAIL_CONNECTION_HPP
+#define LIBRETTO_MCP_DETAIL_CONNECTION_HPP
+
+// What a client needs of a transport: whole JSON-RPC messages in and out, and a close.
+
+#include <boost/asio/awaitable.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace libretto::mcp::detail {
+
+class connection {
+public:
+    virtual ~connection() = default;
+    /// The next message; nullopt when the server ended the connection (describe_end says
+    /// how). Throws system_error for a message past `max_bytes` (errc::oversize).
+    virtual boost::asio::awaitable<std::optional<std::string>> read(std::size_t max_bytes) = 0;
+    /// Queues a message; a failure shows as the end of the connection on the read side.
+    virtual void write(std::string message) = 0;
+    /// Ends the connection (politely first).
+    virtual boost::asio::awaitable<void> close() = 0;
+    virtual std::string describe_end() const = 0;
+    /// Ends the connection at once (the client is gone): no waiting.
+    virtual void abort() noexcept = 0;
+};
+
+} // namespace libretto::mcp::detail
+
+#endif

@@ -1,0 +1,547 @@
+// mcp/: the JSON-RPC pieces by hand (sans-io), faults from small /bin/sh servers that a real
+// server cannot make (garbage, a reply cut short, silence, an oversized line, a bad schema,
+// a crash with a request pending, requests from the server), and the real servers from npm
+// (@modelcontextprotocol/server-everything and server-filesystem over stdio), with an
+// llm_agent calling their tools through the runner. The real-server cases are skipped,
+// saying why, only when node, or npm and the packages, are missing (scripts/setup installs
+// them into $LIBRETTO_NPM_CACHE, default <repo>/.cache/npm).
+#include <libretto/mcp/client.hpp>
+#include <libretto/mcp/mcp_toolset.hpp>
+
+#include <libretto/agent/llm_agent.hpp>
+#include <libretto/model/scripted_model.hpp>
+#include <libretto/runner/run_to_end.hpp>
+#include <libretto/runner/runner.hpp>
+#include <libretto/store/memory_store.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace lb = libretto;
+namespace mcp = libretto::mcp;
+namespace fs = std::filesystem;
+namespace utf = boost::unit_test;
+using namespace std::chrono_literals;
+
+template <class T>
+T run(asio::io_context& io, asio::awaitable<T> coro) {
+    std::optional<T> out;
+    std::exception_ptr failure;
+    bool done = false;
+    // The client's reader keeps work outstanding: stop when the coroutine is done.
+    asio::co_spawn(io, std::move(coro), [&](std::exception_ptr e, T r) {
+        failure = e;
+        if (!e) out.emplace(std::move(r));
+        done = true;
+        io.stop();
+    });
+    io.restart();
+    while (!done) io.run_for(50ms);
+    if (failure) std::rethrow_exception(failure);
+    return std::move(*out);
+}
+
+/// Runs `io` until `pred()` holds (at most 10 s).
+template <class Pred>
+void wait_until(asio::io_context& io, Pred pred) {
+    const auto end = std::chrono::steady_clock::now() + 10s;
+    io.restart();
+    while (!pred() && std::chrono::steady_clock::now() < end) io.run_for(10ms);
+}
+
+/// What a failed operation said: its code and its words.
+struct failure {
+    boost::system::error_code code;
+    std::string what;
+};
+
+template <class T>
+failure fails(asio::io_context& io, asio::awaitable<T> coro) {
+    try {
+        run(io, std::move(coro));
+    } catch (const boost::system::system_error& e) {
+        return {e.code(), e.what()};
+    }
+    BOOST_ERROR("no failure");
+    return {};
+}
+
+constexpr std::string_view init_reply =
+    R"({"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"0"}}})";
+
+/// A server that is a /bin/sh script; `then` runs after it answered initialize and read
+/// notifications/initialized (skip with answer_init = false).
+mcp::stdio_options sh_server(std::string then, bool answer_init = true) {
+    mcp::stdio_options o;
+    o.command = "/bin/sh";
+    std::string script = "read -r l; ";
+    if (answer_init) script += "printf '%s\\n' '" + std::string(init_reply) + "'; read -r l; ";
+    o.args = {"-c", script + then};
+    o.close_timeout = 500ms;
+    return o;
+}
+
+mcp::client_options quick(std::chrono::milliseconds timeout = 2000ms) {
+    mcp::client_options o;
+    o.request_timeout = timeout;
+    return o;
+}
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+struct temp_dir {
+    fs::path path;
+    temp_dir() {
+        path = fs::temp_directory_path() / ("libretto-mcp-test-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
+        fs::create_directories(path);
+    }
+    ~temp_dir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(mcp_rpc)
+
+BOOST_AUTO_TEST_CASE(messages_the_client_writes) {
+    BOOST_TEST(json::parse(mcp::detail::make_request(7, "tools/call", {{"name", "x"}})) ==
+               json::parse(R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}})"));
+    BOOST_TEST(json::parse(mcp::detail::make_request(1, "ping", {})) == json::parse(R"({"jsonrpc":"2.0","id":1,"method":"ping"})"));
+    BOOST_TEST(json::parse(mcp::detail::make_cancelled(3, "timed out")) ==
+               json::parse(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"timed out"}})"));
+    auto init = mcp::detail::initialize_params(mcp::client_options{});
+    BOOST_TEST(init.at("protocolVersion") == "2025-11-25");
+    BOOST_TEST(init.at("capabilities").as_object().empty()); // nothing to answer server requests with
+    mcp::client_options with;
+    with.on_request = [](std::string_view, const json::object&) { return json::object{}; };
+    BOOST_TEST(mcp::detail::initialize_params(with).at("capabilities").as_object().contains("sampling"));
+    BOOST_TEST(mcp::detail::supported_version("2025-06-18"));
+    BOOST_TEST(!mcp::detail::supported_version("2024-11-05"));
+}
+
+BOOST_AUTO_TEST_CASE(what_the_client_reads) {
+    BOOST_TEST(!mcp::detail::parse_message("not json"));
+    BOOST_TEST(!mcp::detail::parse_message("[1,2]"));
+    BOOST_TEST(!mcp::detail::parse_message(R"({"id":1,"result":{}})")); // no "jsonrpc":"2.0"
+    BOOST_TEST(mcp::detail::parse_message(R"({"jsonrpc":"2.0","id":1,"result":{}})").has_value());
+    try {
+        mcp::detail::take_result(json::parse(R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: nope"}})").as_object(),
+                                 "tools/call");
+        BOOST_ERROR("no throw");
+    } catch (const boost::system::system_error& e) {
+        BOOST_TEST((e.code() == lb::errc::invalid_argument));
+        BOOST_TEST(std::string(e.what()).find("tools/call: the server answered error -32602: Unknown tool: nope") != std::string::npos, e.what());
+    }
+    BOOST_CHECK_THROW(mcp::detail::take_result(json::parse(R"({"jsonrpc":"2.0","id":1})").as_object(), "x"), boost::system::system_error);
+    std::vector<mcp::tool_info> tools;
+    mcp::detail::read_tools(json::parse(R"({"tools":[{"name":"a","description":"A","inputSchema":{"type":"object"},
+        "outputSchema":{"type":"object","required":["n"]}}]})").as_object(), tools);
+    BOOST_TEST_REQUIRE(tools.size() == 1u);
+    BOOST_TEST(tools[0].output_schema.has_value());
+    auto bad = [](std::string_view page) {
+        std::vector<mcp::tool_info> t;
+        try {
+            mcp::detail::read_tools(json::parse(page).as_object(), t);
+        } catch (const boost::system::system_error& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    BOOST_TEST(bad(R"({"tools":[{"name":"b","inputSchema":{"type":"string"}}]})").find("tool 'b' has no inputSchema of type") != std::string::npos);
+    BOOST_TEST(bad(R"({"tools":[{"inputSchema":{"type":"object"}}]})").find("a tool has no name") != std::string::npos);
+    BOOST_TEST(bad(R"({"nothing":1})").find("no 'tools' array") != std::string::npos);
+    auto r = mcp::detail::read_call_result(
+        json::parse(R"({"content":[{"type":"text","text":"hi"}],"structuredContent":{"n":1},"isError":false})").as_object(), "t");
+    BOOST_TEST(r.content.size() == 1u);
+    BOOST_TEST(r.structured_content->at("n") == 1);
+    BOOST_CHECK_THROW(mcp::detail::read_call_result(json::parse(R"({"content":"x"})").as_object(), "t"), boost::system::system_error);
+}
+
+BOOST_AUTO_TEST_CASE(requests_from_the_server) {
+    std::function<json::object(std::string_view, const json::object&)> none;
+    auto answer = [&](std::string_view method, auto handler) {
+        return json::parse(mcp::detail::answer_server_request(json::value("s1"), method, {}, handler)).as_object();
+    };
+    BOOST_TEST(answer("sampling/createMessage", none).at("error").at("code") == -32601);
+    BOOST_TEST(answer("ping", none).at("result").as_object().empty());
+    std::function<json::object(std::string_view, const json::object&)> roots = [](std::string_view m, const json::object&) {
+        if (m != "roots/list") throw boost::system::system_error(lb::errc::not_found);
+        return json::object{{"roots", json::array{}}};
+    };
+    BOOST_TEST(answer("roots/list", roots).at("result").at("roots").as_array().empty());
+    BOOST_TEST(answer("elicitation/create", roots).at("error").at("code") == -32601);
+    BOOST_TEST(answer("roots/list", roots).at("id") == "s1");
+}
+
+BOOST_AUTO_TEST_CASE(results_become_what_the_model_reads) {
+    lb::invocation_options io_opts;
+    io_opts.invocation_id = "inv";
+    io_opts.session_id = "s1";
+    io_opts.agent_name = "assistant";
+    lb::invocation_context inv(io_opts);
+    lb::tool_context ctx(inv, "c1", "t");
+    mcp::call_result r;
+    r.content = json::parse(R"([{"type":"text","text":"line one"},{"type":"image","data":"iVBOR","mimeType":"image/png"},
+        {"type":"resource_link","uri":"file:///x.txt","name":"x.txt"},{"type":"resource","resource":{"uri":"mem://a","text":"embedded"}}])").as_array();
+    auto v = mcp::detail::convert_result(r, ctx, std::nullopt, "t");
+    BOOST_TEST(v == "line one\n[image image/png attached]\n[resource file:///x.txt]\nembedded");
+    auto parts = ctx.take_attachments();
+    BOOST_TEST_REQUIRE(parts.size() == 2u);
+    BOOST_TEST(std::get<lb::file_part>(parts[0]).inline_bytes.value_or("") == "iVBOR");
+    BOOST_TEST(std::get<lb::file_part>(parts[1]).uri.value_or("") == "file:///x.txt");
+    // Structured content wins, and is checked against the outputSchema.
+    json::object schema = json::parse(R"({"type":"object","required":["n"],"properties":{"n":{"type":"number"}}})").as_object();
+    r.structured_content = json::object{{"n", 3}};
+    BOOST_TEST(mcp::detail::convert_result(r, ctx, schema, "t") == (json::object{{"n", 3}}));
+    r.structured_content = json::object{{"n", "three"}};
+    BOOST_CHECK_EXCEPTION(mcp::detail::convert_result(r, ctx, schema, "t"), lb::tool_error, [](const lb::tool_error& e) {
+        return std::string(e.what()).find("member 'n' is string, the outputSchema says number") != std::string::npos;
+    });
+    r.structured_content.reset();
+    BOOST_CHECK_THROW(mcp::detail::convert_result(r, ctx, schema, "t"), lb::tool_error);
+    r.is_error = true;
+    r.content = json::parse(R"([{"type":"text","text":"no such file"}])").as_array();
+    BOOST_CHECK_EXCEPTION(mcp::detail::convert_result(r, ctx, std::nullopt, "t"), lb::tool_error,
+                          [](const lb::tool_error& e) { return std::string(e.what()) == "no such file"; });
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(mcp_faults)
+
+BOOST_AUTO_TEST_CASE(garbage_from_the_server_is_a_clear_error) {
+    asio::io_context io;
+    mcp::stdio_options o;
+    o.command = "/bin/sh";
+    o.args = {"-c", "read -r l; echo 'Server starting... this is not JSON'; sleep 5"};
+    o.close_timeout = 200ms;
+    auto g = fails(io, mcp::connect_stdio(io.get_executor(), o, quick()));
+    BOOST_TEST((g.code == lb::errc::bad_response), g.code.message());
+    BOOST_TEST(g.what.find("not a JSON-RPC message: 'Server starting... this is not JSON'") != std::string::npos, g.what);
+}
+
+BOOST_AUTO_TEST_CASE(a_reply_cut_short_and_a_crash_fail_every_pending_request) {
+    asio::io_context io;
+    mcp::stdio_options cut;
+    cut.command = "/bin/sh";
+    cut.args = {"-c", R"(read -r l; printf '{"jsonrpc":"2.0","id":1,"res'; exit 3)"};
+    auto f = fails(io, mcp::connect_stdio(io.get_executor(), cut, quick()));
+    BOOST_TEST((f.code == lb::errc::io_error), f.code.message());
+    BOOST_TEST(f.what.find("the server exited with status 3") != std::string::npos, f.what);
+
+    // Initialized, then it crashes with two calls pending: both fail, and so does a later one.
+    auto c = run(io, mcp::connect_stdio(io.get_executor(), sh_server("read -r a; read -r b; exit 7"), quick()));
+    BOOST_TEST(c->server().name == "fake");
+    BOOST_TEST(c->server().protocol_version == "2025-06-18");
+    std::vector<failure> seen;
+    auto call = [&]() -> asio::awaitable<void> {
+        try {
+            co_await c->call_tool("x", {});
+        } catch (const boost::system::system_error& e) {
+            seen.push_back({e.code(), e.what()});
+        }
+    };
+    asio::co_spawn(io, call(), asio::detached);
+    asio::co_spawn(io, call(), asio::detached);
+    wait_until(io, [&] { return seen.size() == 2; });
+    BOOST_TEST_REQUIRE(seen.size() == 2u);
+    for (const auto& s : seen) {
+        BOOST_TEST((s.code == lb::errc::io_error));
+        BOOST_TEST(s.what.find("exited with status 7") != std::string::npos, s.what);
+    }
+    BOOST_TEST(!c->is_open());
+    auto later = fails(io, c->call_tool("x", {}));
+    BOOST_TEST(later.what.find("exited with status 7") != std::string::npos, later.what);
+}
+
+BOOST_AUTO_TEST_CASE(silence_times_out_and_the_server_hears_the_cancel) {
+    asio::io_context io;
+    temp_dir dir;
+    const fs::path heard = dir.path / "heard.jsonl";
+    auto c = run(io, mcp::connect_stdio(io.get_executor(), sh_server("cat > '" + heard.string() + "'"), quick(300ms)));
+    const auto t0 = std::chrono::steady_clock::now();
+    auto f = fails(io, c->call_tool("slow", {}));
+    BOOST_TEST((f.code == asio::error::timed_out), f.code.message());
+    BOOST_TEST(f.what.find("tools/call: no answer within 300 ms") != std::string::npos, f.what);
+    BOOST_TEST((std::chrono::steady_clock::now() - t0 < 5s));
+    run(io, c->close());
+    const std::string got = slurp(heard);
+    BOOST_TEST(got.find(R"("method":"tools/call")") != std::string::npos, got);
+    BOOST_TEST(got.find(R"("method":"notifications/cancelled","params":{"requestId":2,"reason":"timed out"})") != std::string::npos, got);
+}
+
+BOOST_AUTO_TEST_CASE(an_oversized_message_ends_the_connection) {
+    asio::io_context io;
+    mcp::client_options o = quick();
+    o.max_message_bytes = 1000;
+    auto c = run(io, mcp::connect_stdio(io.get_executor(),
+                                        sh_server(R"(read -r l; printf '{"jsonrpc":"2.0","id":2,"result":{"pad":"%05000d"}}\n' 0; sleep 5)"), o));
+    auto f = fails(io, c->call_tool("big", {}));
+    BOOST_TEST((f.code == lb::errc::oversize), f.code.message());
+    BOOST_TEST(f.what.find("longer than 1000 bytes") != std::string::npos, f.what);
+}
+
+BOOST_AUTO_TEST_CASE(a_tool_with_an_invalid_schema_is_refused) {
+    asio::io_context io;
+    auto c = run(io, mcp::connect_stdio(
+                         io.get_executor(),
+                         sh_server(R"(read -r l; printf '%s\n' '{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"odd","inputSchema":{"type":"array"}}]}}'; sleep 5)"),
+                         quick()));
+    auto f = fails(io, c->list_tools());
+    BOOST_TEST((f.code == lb::errc::bad_response), f.code.message());
+    BOOST_TEST(f.what.find("tool 'odd' has no inputSchema of type \"object\"") != std::string::npos, f.what);
+}
+
+BOOST_AUTO_TEST_CASE(an_unknown_protocol_version_and_a_missing_command_are_refused) {
+    asio::io_context io;
+    mcp::stdio_options o;
+    o.command = "/bin/sh";
+    o.args = {"-c", R"(read -r l; printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"1999-01-01","capabilities":{}}}'; sleep 5)"};
+    o.close_timeout = 200ms;
+    auto f = fails(io, mcp::connect_stdio(io.get_executor(), o, quick()));
+    BOOST_TEST((f.code == lb::errc::bad_response));
+    BOOST_TEST(f.what.find("'1999-01-01', which this client does not speak") != std::string::npos, f.what);
+    mcp::stdio_options none;
+    none.command = "libretto-no-such-server";
+    auto g = fails(io, mcp::connect_stdio(io.get_executor(), none, quick()));
+    BOOST_TEST(g.what.find("cannot start 'libretto-no-such-server'") != std::string::npos, g.what);
+    mcp::stdio_options empty;
+    auto h = fails(io, mcp::connect_stdio(io.get_executor(), empty, quick()));
+    BOOST_TEST((h.code == lb::errc::invalid_argument));
+}
+
+BOOST_AUTO_TEST_CASE(the_server_asks_and_gets_an_answer_or_method_not_found) {
+    asio::io_context io;
+    temp_dir dir;
+    const fs::path heard = dir.path / "heard.jsonl";
+    const std::string ask =
+        R"(printf '%s\n' '{"jsonrpc":"2.0","id":"q1","method":"roots/list"}' '{"jsonrpc":"2.0","id":"q2","method":"sampling/createMessage","params":{}}' '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"asked"}}'; cat > ')" +
+        heard.string() + "'";
+    mcp::client_options o = quick();
+    o.on_request = [](std::string_view m, const json::object&) -> json::object {
+        if (m == "roots/list") return {{"roots", json::array{json::object{{"uri", "file:///w"}}}}};
+        throw boost::system::system_error(lb::errc::not_found);
+    };
+    std::vector<std::string> notes;
+    o.on_notification = [&](std::string_view m, const json::object&) { notes.emplace_back(m); };
+    auto c = run(io, mcp::connect_stdio(io.get_executor(), sh_server(ask), o));
+    wait_until(io, [&] { return !notes.empty(); });
+    BOOST_TEST_REQUIRE(notes.size() == 1u);
+    BOOST_TEST(notes[0] == "notifications/message");
+    run(io, c->close()); // the answers are flushed before stdin closes
+    const std::string got = slurp(heard);
+    BOOST_TEST(got.find(R"({"jsonrpc":"2.0","id":"q1","result":{"roots":[{"uri":"file:///w"}]}})") != std::string::npos, got);
+    BOOST_TEST(got.find(R"("id":"q2","error":{"code":-32601)") != std::string::npos, got);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ---- the real servers from npm -------------------------------------------------------------
+
+namespace {
+
+std::string env_or(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? std::string(v) : std::string();
+}
+
+/// The first of `names` that is an executable on PATH, or "".
+std::string on_path(std::string_view name) {
+    const std::string path = env_or("PATH");
+    std::size_t start = 0;
+    while (start <= path.size()) {
+        const std::size_t end = std::min(path.find(':', start), path.size());
+        fs::path dir = path.substr(start, end - start);
+        if (dir.empty()) dir = ".";
+        const fs::path candidate = dir / name;
+        if (::access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate)) return candidate.string();
+        start = end + 1;
+    }
+    return {};
+}
+
+struct servers {
+    std::string node;
+    std::string everything; ///< server-everything's dist/index.js
+    std::string filesystem; ///< server-filesystem's dist/index.js
+    std::string missing;    ///< why the real-server cases are skipped
+    std::string broken;     ///< npm is here but the packages are not: the cases fail with this
+};
+
+const servers& installed() {
+    static const servers s = [] {
+        servers s;
+        s.node = on_path("node");
+        std::vector<fs::path> caches;
+        if (auto c = env_or("LIBRETTO_NPM_CACHE"); !c.empty()) caches.emplace_back(c);
+        const fs::path source = env_or("LIBRETTO_SOURCE_DIR").empty() ? fs::path(__FILE__).parent_path().parent_path()
+                                                                        : fs::path(env_or("LIBRETTO_SOURCE_DIR"));
+        caches.push_back(source / ".cache" / "npm");
+        for (const auto& c : caches) {
+            const fs::path base = c / "node_modules" / "@modelcontextprotocol";
+            if (fs::exists(base / "server-everything" / "dist" / "index.js") &&
+                fs::exists(base / "server-filesystem" / "dist" / "index.js")) {
+                s.everything = (base / "server-everything" / "dist" / "index.js").string();
+                s.filesystem = (base / "server-filesystem" / "dist" / "index.js").string();
+                break;
+            }
+        }
+        if (s.node.empty()) s.missing = "node is not on PATH";
+        else if (s.everything.empty() && on_path("npm").empty()) s.missing = "npm is not on PATH and the MCP servers are not installed";
+        else if (s.everything.empty()) s.broken = "the MCP servers are not installed: scripts/setup installs them with npm";
+        return s;
+    }();
+    return s;
+}
+
+boost::test_tools::assertion_result servers_available(utf::test_unit_id) {
+    if (installed().missing.empty()) return true;
+    static bool said = false;
+    if (!said) {
+        std::cerr << "mcp: SKIPPED, the real-server cases: " << installed().missing << "\n";
+        said = true;
+    }
+    boost::test_tools::assertion_result r(false);
+    r.message() << installed().missing;
+    return r;
+}
+
+mcp::stdio_options everything(std::vector<std::string>* log = nullptr) {
+    BOOST_TEST_REQUIRE(installed().broken.empty(), installed().broken);
+    mcp::stdio_options o;
+    o.command = installed().node;
+    o.args = {installed().everything, "stdio"};
+    if (log) o.on_stderr = [log](std::string_view line) { log->emplace_back(line); };
+    return o;
+}
+
+using agent_type = lb::llm_agent<lb::scripted_model>;
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(mcp_servers, *utf::precondition(servers_available))
+
+BOOST_AUTO_TEST_CASE(server_everything_over_stdio) {
+    asio::io_context io;
+    std::vector<std::string> log;
+    auto c = run(io, mcp::connect_stdio(io.get_executor(), everything(&log)));
+    BOOST_TEST(c->server().name == "mcp-servers/everything");
+    BOOST_TEST(mcp::detail::supported_version(c->server().protocol_version));
+    BOOST_TEST(c->server().capabilities.contains("tools"));
+    auto tools = run(io, c->list_tools());
+    auto find = [&](std::string_view n) {
+        for (const auto& t : tools)
+            if (t.name == n) return &t;
+        return static_cast<const mcp::tool_info*>(nullptr);
+    };
+    BOOST_TEST_REQUIRE(find("echo") != nullptr);
+    BOOST_TEST(find("echo")->input_schema.at("required").as_array().front() == "message");
+    BOOST_TEST_REQUIRE(find("get-structured-content") != nullptr);
+    BOOST_TEST(find("get-structured-content")->output_schema.has_value());
+
+    auto echo = run(io, c->call_tool("echo", {{"message", "hello from C++"}}));
+    BOOST_TEST(!echo.is_error);
+    BOOST_TEST_REQUIRE(echo.content.size() == 1u);
+    BOOST_TEST(echo.content[0].at("text") == "Echo: hello from C++");
+    auto sum = run(io, c->call_tool("get-sum", {{"a", 2}, {"b", 40}}));
+    BOOST_TEST(sum.content[0].at("text").as_string().find("42") != std::string::npos);
+    auto image = run(io, c->call_tool("get-tiny-image", {}));
+    bool has_image = false;
+    for (const auto& b : image.content) has_image = has_image || b.at("type") == "image";
+    BOOST_TEST(has_image);
+    // A call the server refuses: an unknown tool (an error result or a JSON-RPC error).
+    bool refused = false;
+    try {
+        auto nope = run(io, c->call_tool("no-such-tool", {}));
+        refused = nope.is_error;
+    } catch (const boost::system::system_error&) {
+        refused = true;
+    }
+    BOOST_TEST(refused);
+    json::object pong = run(io, c->request("ping", {}));
+    BOOST_TEST(pong.empty());
+    run(io, c->close());
+    BOOST_TEST(!c->is_open());
+    auto after = fails(io, c->call_tool("echo", {{"message", "x"}}));
+    BOOST_TEST(after.what.find("the client closed the connection") != std::string::npos, after.what);
+}
+
+BOOST_AUTO_TEST_CASE(server_filesystem_lists_a_directory) {
+    BOOST_TEST_REQUIRE(installed().broken.empty(), installed().broken);
+    asio::io_context io;
+    temp_dir dir;
+    std::ofstream(dir.path / "notes.txt") << "remember the milk\n";
+    mcp::stdio_options o;
+    o.command = installed().node;
+    o.args = {installed().filesystem, dir.path.string()};
+    auto c = run(io, mcp::connect_stdio(io.get_executor(), o));
+    auto listing = run(io, c->call_tool("list_directory", {{"path", dir.path.string()}}));
+    BOOST_TEST(!listing.is_error);
+    BOOST_TEST(listing.content[0].at("text").as_string().find("[FILE] notes.txt") != std::string::npos);
+    auto outside = run(io, c->call_tool("read_text_file", {{"path", "/etc/passwd"}}));
+    BOOST_TEST(outside.is_error); // outside the allowed directory
+    run(io, c->close());
+}
+
+BOOST_AUTO_TEST_CASE(an_llm_agent_calls_server_tools_through_the_runner) {
+    asio::io_context io;
+    auto c = run(io, mcp::connect_stdio(io.get_executor(), everything()));
+    mcp::toolset_options to;
+    to.prefix = "ev_";
+    to.allow = {"echo", "get-tiny-image", "get-structured-content"};
+    lb::tool_set tools = run(io, mcp::make_toolset(c, to));
+    BOOST_TEST(tools.size() == 3u);
+    lb::scripted_model model(io.get_executor(),
+                             {lb::scripted_reply::tool_call("ev_echo", {{"message", "ping"}}),
+                              lb::scripted_reply::tool_call("ev_get-tiny-image", {}),
+                              lb::scripted_reply::tool_call("ev_get-structured-content", {{"location", "New York"}}),
+                              lb::scripted_reply::text("done")});
+    agent_type agent(lb::llm_agent_options<lb::scripted_model>{.name = "assistant", .model = model, .tools = tools, .retry = {.max_attempts = 1}});
+    lb::memory_store store(io.get_executor());
+    lb::runner<agent_type, lb::memory_store> runner(agent, store);
+    auto r = lb::run_to_end(runner, lb::run_options("app", "u1", "s1"), "use the tools");
+    BOOST_TEST_REQUIRE(r.ok(), r.message());
+    std::vector<const lb::tool_response_part*> responses;
+    const lb::event* image_event = nullptr;
+    for (const auto& e : r.events)
+        for (const auto& t : e.tool_responses()) {
+            responses.push_back(&t);
+            if (t.tool_name == "ev_get-tiny-image") image_event = &e;
+        }
+    BOOST_TEST_REQUIRE(responses.size() == 3u);
+    BOOST_TEST(responses[0]->result == "Echo: ping");
+    BOOST_TEST(!responses[0]->error);
+    BOOST_TEST_REQUIRE(image_event != nullptr);
+    bool attached = false;
+    for (const auto& p : image_event->content.parts)
+        if (const auto* f = std::get_if<lb::file_part>(&p)) attached = f->mime_type.value_or("") == "image/png" && f->inline_bytes;
+    BOOST_TEST(attached);
+    BOOST_TEST(responses[2]->result.is_object(), lb::json::serialize(responses[2]->result)); // structuredContent
+    run(io, c->close());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
