@@ -15,6 +15,10 @@
 #include <libretto/store/memory_store.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -30,6 +34,9 @@
 #include <string>
 #include <vector>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace {
@@ -294,6 +301,32 @@ BOOST_AUTO_TEST_CASE(silence_times_out_and_the_server_hears_the_cancel) {
     BOOST_TEST(got.find(R"("method":"notifications/cancelled","params":{"requestId":2,"reason":"timed out"})") != std::string::npos, got);
 }
 
+BOOST_AUTO_TEST_CASE(a_cancelled_call_is_cancelled_at_the_server_too) {
+    asio::io_context io;
+    temp_dir dir;
+    const fs::path heard = dir.path / "heard.jsonl";
+    auto c = run(io, mcp::connect_stdio(io.get_executor(), sh_server("cat > '" + heard.string() + "'"), quick(10s)));
+    asio::cancellation_signal stop;
+    std::optional<failure> got;
+    asio::co_spawn(io, c->call_tool("slow", {}),
+                   asio::bind_cancellation_slot(stop.slot(), [&](std::exception_ptr e, mcp::call_result) {
+                       try {
+                           if (e) std::rethrow_exception(e);
+                       } catch (const boost::system::system_error& x) {
+                           got = failure{x.code(), x.what()};
+                       }
+                   }));
+    asio::steady_timer later(io, 100ms);
+    later.async_wait([&](boost::system::error_code) { stop.emit(asio::cancellation_type::terminal); });
+    wait_until(io, [&] { return got.has_value(); });
+    BOOST_TEST_REQUIRE(got.has_value());
+    BOOST_TEST((got->code == lb::errc::cancelled), got->code.message());
+    BOOST_TEST(c->is_open()); // the connection lives on
+    run(io, c->close());
+    const std::string text = slurp(heard);
+    BOOST_TEST(text.find(R"("params":{"requestId":2,"reason":"cancelled by the client"})") != std::string::npos, text);
+}
+
 BOOST_AUTO_TEST_CASE(an_oversized_message_ends_the_connection) {
     asio::io_context io;
     mcp::client_options o = quick();
@@ -542,6 +575,105 @@ BOOST_AUTO_TEST_CASE(an_llm_agent_calls_server_tools_through_the_runner) {
     BOOST_TEST(attached);
     BOOST_TEST(responses[2]->result.is_object(), lb::json::serialize(responses[2]->result)); // structuredContent
     run(io, c->close());
+}
+
+
+namespace {
+
+/// A loopback port nothing listens on right now (the kernel's pick for port 0).
+int free_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    ::close(fd);
+    return ntohs(a.sin_port);
+}
+
+/// server-everything in Streamable HTTP mode on a free port, stopped (SIGTERM, then SIGKILL)
+/// when this goes away.
+struct http_everything {
+    asio::io_context& io;
+    mcp::detail::child_process proc;
+    int port = free_port();
+    explicit http_everything(asio::io_context& io) : io(io), proc(io.get_executor()) {
+        mcp::detail::spawn_spec s{installed().node, {installed().everything, "streamableHttp"}, {{"PORT", std::to_string(port)}}, true, {}};
+        std::string what;
+        BOOST_TEST_REQUIRE(!proc.start(s, what), what);
+        // Ready when it says so on stderr.
+        std::string err;
+        bool ready = false;
+        asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+            for (;;) {
+                auto [ec, n] = co_await asio::async_read_until(proc.stderr_pipe(), asio::dynamic_buffer(err), '\n', asio::as_tuple(asio::use_awaitable));
+                if (ec) co_return;
+                if (err.find("listening on port") != std::string::npos) {
+                    ready = true;
+                    co_return;
+                }
+            }
+        }, asio::detached);
+        wait_until(io, [&] { return ready; });
+        BOOST_TEST_REQUIRE(ready, "server-everything (streamableHttp) did not start: " << err);
+    }
+    ~http_everything() {
+        proc.signal(SIGTERM);
+        for (int i = 0; i < 100 && !proc.try_reap(); ++i) ::usleep(10'000);
+        proc.kill_now();
+    }
+    std::string url(std::string path = "/mcp") const { return "http://127.0.0.1:" + std::to_string(port) + path; }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(server_everything_over_streamable_http) {
+    asio::io_context io;
+    http_everything server(io);
+    mcp::client_options co;
+    std::vector<json::object> progress;
+    co.on_progress = [&](const json::object& p) { progress.push_back(p); };
+    mcp::http_options ho(server.url());
+    auto c = run(io, mcp::connect_http(io.get_executor(), ho, co));
+    BOOST_TEST(c->server().name == "mcp-servers/everything");
+    auto tools = run(io, c->list_tools());
+    BOOST_TEST(tools.size() >= 10u);
+    auto echo = run(io, c->call_tool("echo", {{"message", "over HTTP"}}));
+    BOOST_TEST(echo.content.at(0).at("text") == "Echo: over HTTP");
+    // Progress comes in the call's own event stream, before the result.
+    auto slow = run(io, c->request("tools/call", {{"name", "trigger-long-running-operation"},
+                                                  {"arguments", {{"duration", 1}, {"steps", 2}}},
+                                                  {"_meta", {{"progressToken", "p1"}}}}));
+    BOOST_TEST(!slow.contains("isError"));
+    BOOST_TEST(progress.size() == 2u);
+    if (!progress.empty()) BOOST_TEST(progress.front().at("progressToken") == "p1");
+    // Concurrent calls on the one session.
+    std::vector<std::string> answers;
+    for (int i = 0; i < 3; ++i)
+        asio::co_spawn(io, [&, i]() -> asio::awaitable<void> {
+            auto r = co_await c->call_tool("echo", {{"message", std::to_string(i)}});
+            answers.push_back(std::string(r.content.at(0).at("text").as_string()));
+        }, asio::detached);
+    wait_until(io, [&] { return answers.size() == 3; });
+    BOOST_TEST(answers.size() == 3u);
+    run(io, c->close()); // DELETE: the session is gone at the server
+    BOOST_TEST(!c->is_open());
+}
+
+BOOST_AUTO_TEST_CASE(http_failures_are_clear_errors) {
+    asio::io_context io;
+    http_everything server(io);
+    mcp::http_options wrong(server.url("/not-mcp"));
+    auto f = fails(io, mcp::connect_http(io.get_executor(), wrong, quick()));
+    BOOST_TEST(f.what.find("initialize: the server answered error -32000: HTTP 404 from " + server.url("/not-mcp")) != std::string::npos, f.what);
+    mcp::http_options closed("http://127.0.0.1:" + std::to_string(free_port()) + "/mcp");
+    auto g = fails(io, mcp::connect_http(io.get_executor(), closed, quick()));
+    BOOST_TEST(g.what.find("the HTTP request to http://127.0.0.1:") != std::string::npos, g.what);
+    mcp::http_options bad("ftp://example.com/mcp");
+    auto h = fails(io, mcp::connect_http(io.get_executor(), bad, quick()));
+    BOOST_TEST((h.code == lb::errc::invalid_argument));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

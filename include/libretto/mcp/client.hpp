@@ -27,6 +27,7 @@
 #include <libretto/error.hpp>
 #include <libretto/mcp/detail/connection.hpp>
 #include <libretto/mcp/detail/rpc.hpp>
+#include <libretto/mcp/detail/http_connection.hpp>
 #include <libretto/mcp/detail/stdio_connection.hpp>
 #include <libretto/mcp/types.hpp>
 #include <libretto/store/detail/spawn_op.hpp>
@@ -211,6 +212,7 @@ public:
                                                                      info_.protocol_version + "', which this client does not speak");
         }
         conn_->write(detail::make_notification("notifications/initialized", {}));
+        conn_->initialized(info_.protocol_version);
     }
 
 private:
@@ -305,13 +307,15 @@ private:
     std::optional<std::vector<tool_info>> tools_;
     bool tools_stale_ = false;
 
-    friend boost::asio::awaitable<std::shared_ptr<client>> connect_stdio(executor_type, stdio_options, client_options);
+    template <class Connection>
+    friend boost::asio::awaitable<std::shared_ptr<client>> connect_over(executor_type, std::shared_ptr<Connection>,
+                                                                        client_options);
 };
 
-/// Starts the server of `so`, connects and initializes: the client, ready.
-inline boost::asio::awaitable<std::shared_ptr<client>> connect_stdio(client::executor_type ex, stdio_options so,
-                                                                      client_options co = {}) {
-    auto conn = std::make_shared<detail::stdio_connection>(ex, std::move(so));
+/// Starts `conn`, then initializes a client over it.
+template <class Connection>
+boost::asio::awaitable<std::shared_ptr<client>> connect_over(client::executor_type ex, std::shared_ptr<Connection> conn,
+                                                             client_options co) {
     std::string what;
     if (auto ec = conn->start(what)) throw boost::system::system_error(ec, what);
     auto c = std::make_shared<client>(client::private_tag{}, ex, conn, std::move(co));
@@ -329,6 +333,18 @@ inline boost::asio::awaitable<std::shared_ptr<client>> connect_stdio(client::exe
     co_return c;
 }
 
+/// Starts the server of `so`, connects and initializes: the client, ready.
+inline boost::asio::awaitable<std::shared_ptr<client>> connect_stdio(client::executor_type ex, stdio_options so,
+                                                                      client_options co = {}) {
+    return connect_over(ex, std::make_shared<detail::stdio_connection>(ex, std::move(so)), std::move(co));
+}
+
+/// Connects to the Streamable HTTP endpoint of `ho` and initializes: the client, ready.
+inline boost::asio::awaitable<std::shared_ptr<client>> connect_http(client::executor_type ex, http_options ho,
+                                                                     client_options co = {}) {
+    return connect_over(ex, std::make_shared<detail::http_connection>(ex, std::move(ho)), std::move(co));
+}
+
 /// connect_stdio as an asynchronous operation.
 template <boost::asio::completion_token_for<connect_signature> Token = default_completion_token_t>
 auto async_connect_stdio(boost::asio::any_io_executor ex, stdio_options so, client_options co, diagnostics& d,
@@ -342,6 +358,21 @@ auto async_connect_stdio(boost::asio::any_io_executor ex, stdio_options so, clie
     return libretto::detail::spawn_op<std::shared_ptr<client>>(
         ex, nullptr, std::forward<Token>(token),
         [ex, so = std::move(so), co = std::move(co)](diagnostics*) mutable { return connect_stdio(ex, std::move(so), std::move(co)); });
+}
+
+/// connect_http as an asynchronous operation.
+template <boost::asio::completion_token_for<connect_signature> Token = default_completion_token_t>
+auto async_connect_http(boost::asio::any_io_executor ex, http_options ho, client_options co, diagnostics& d,
+                        Token&& token = {}) {
+    return libretto::detail::spawn_op<std::shared_ptr<client>>(
+        ex, &d, std::forward<Token>(token),
+        [ex, ho = std::move(ho), co = std::move(co)](diagnostics*) mutable { return connect_http(ex, std::move(ho), std::move(co)); });
+}
+template <boost::asio::completion_token_for<connect_signature> Token = default_completion_token_t>
+auto async_connect_http(boost::asio::any_io_executor ex, http_options ho, client_options co = {}, Token&& token = {}) {
+    return libretto::detail::spawn_op<std::shared_ptr<client>>(
+        ex, nullptr, std::forward<Token>(token),
+        [ex, ho = std::move(ho), co = std::move(co)](diagnostics*) mutable { return connect_http(ex, std::move(ho), std::move(co)); });
 }
 
 } // namespace libretto::mcp

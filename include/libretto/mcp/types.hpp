@@ -6,6 +6,8 @@
 // docs/mcp.md.
 
 #include <libretto/diagnostics.hpp>
+#include <libretto/http/any_transport.hpp>
+#include <libretto/http/header.hpp>
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -43,6 +45,20 @@ struct stdio_options {
     /// long again, then SIGKILL.
     std::chrono::milliseconds close_timeout{2000};
     stdio_options() = default; // not an aggregate: safe as a temporary in co_await on g++ 12
+};
+
+/// How a server is reached over Streamable HTTP: each message a POST to `url`, the answers
+/// JSON or an SSE stream, a GET stream for what the server sends on its own.
+struct http_options {
+    std::string url{};                      ///< the MCP endpoint: http://host:port/mcp or https://...
+    std::vector<http::http_header> headers{}; ///< sent with every request ("Authorization: Bearer ...")
+    /// The HTTP client; unset: a beast_transport (plain http). For https, an https_transport.
+    std::optional<http::any_transport> transport{};
+    bool open_stream = true; ///< keep a GET stream open for the server's own messages
+    /// Before reopening a stream that ended, when the server gave no `retry:`.
+    std::chrono::milliseconds reconnect_delay{1000};
+    http_options() = default; // not an aggregate: safe as a temporary in co_await on g++ 12
+    explicit http_options(std::string url) : url(std::move(url)) {}
 };
 
 /// How the client behaves, whatever the transport.

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace libretto::mcp::detail {
 
@@ -23,6 +24,9 @@ public:
     /// Ends the connection (politely first).
     virtual boost::asio::awaitable<void> close() = 0;
     virtual std::string describe_end() const = 0;
+    /// After initialize: the revision agreed on (HTTP sends it with every request and
+    /// opens its stream for the server's own messages).
+    virtual void initialized(std::string_view /*protocol_version*/) {}
     /// Ends the connection at once (the client is gone): no waiting.
     virtual void abort() noexcept = 0;
 };
