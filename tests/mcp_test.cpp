@@ -653,7 +653,9 @@ BOOST_AUTO_TEST_CASE(server_everything_over_streamable_http) {
     std::vector<std::string> answers;
     for (int i = 0; i < 3; ++i)
         asio::co_spawn(io, [&, i]() -> asio::awaitable<void> {
-            auto r = co_await c->call_tool("echo", {{"message", std::to_string(i)}});
+            json::object args; // named: g++ 12 mis-compiles a braced json::object in a coroutine lambda
+            args["message"] = std::to_string(i);
+            auto r = co_await c->call_tool("echo", std::move(args));
             answers.push_back(std::string(r.content.at(0).at("text").as_string()));
         }, asio::detached);
     wait_until(io, [&] { return answers.size() == 3; });
