@@ -327,6 +327,47 @@ BOOST_AUTO_TEST_CASE(a_cancelled_call_is_cancelled_at_the_server_too) {
     BOOST_TEST(text.find(R"("params":{"requestId":2,"reason":"cancelled by the client"})") != std::string::npos, text);
 }
 
+BOOST_AUTO_TEST_CASE(a_server_that_exits_is_restarted_by_option) {
+    // Answers initialize and one tools/call (with its pid), then exits: every life serves one call.
+    const std::string script = R"(
+while read -r l; do
+  id=$(printf '%s' "$l" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+  case "$l" in
+    *'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"0"}}}\n' "$id" ;;
+    *'"tools/call"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"life %s"}]}}\n' "$id" "$$"; exit 0 ;;
+  esac
+done)";
+    mcp::stdio_options o;
+    o.command = "/bin/sh";
+    o.args = {"-c", script};
+    o.close_timeout = 300ms;
+    asio::io_context io;
+    // Without the option: the second call fails, naming the exit.
+    {
+        auto c = run(io, mcp::connect_stdio(io.get_executor(), o, quick()));
+        auto first = run(io, c->call_tool("t", {}));
+        BOOST_TEST(first.content.at(0).at("text").as_string().starts_with("life "));
+        wait_until(io, [&] { return !c->is_open(); });
+        auto f = fails(io, c->call_tool("t", {}));
+        BOOST_TEST(f.what.find("the server exited with status 0") != std::string::npos, f.what);
+        BOOST_TEST(c->restarts() == 0u);
+    }
+    // With restarts = 2: two more lives, then the error again.
+    o.restarts = 2;
+    auto c = run(io, mcp::connect_stdio(io.get_executor(), o, quick()));
+    std::vector<std::string> lives;
+    for (int i = 0; i < 3; ++i) {
+        auto r = run(io, c->call_tool("t", {}));
+        lives.push_back(std::string(r.content.at(0).at("text").as_string()));
+        wait_until(io, [&] { return !c->is_open(); });
+    }
+    BOOST_TEST(c->restarts() == 2u);
+    BOOST_TEST(lives[0] != lives[1]); // another process each time
+    BOOST_TEST(lives[1] != lives[2]);
+    auto f = fails(io, c->call_tool("t", {}));
+    BOOST_TEST((f.code == lb::errc::io_error), f.what);
+}
+
 BOOST_AUTO_TEST_CASE(an_oversized_message_ends_the_connection) {
     asio::io_context io;
     mcp::client_options o = quick();
@@ -515,6 +556,19 @@ BOOST_AUTO_TEST_CASE(server_everything_over_stdio) {
         refused = true;
     }
     BOOST_TEST(refused);
+    // Resources and prompts, as plain calls.
+    auto resources = run(io, c->list_all("resources/list", "resources"));
+    BOOST_TEST_REQUIRE(!resources.empty());
+    const std::string uri(resources.at(0).at("uri").as_string());
+    auto contents = run(io, c->read_resource(uri));
+    BOOST_TEST_REQUIRE(contents.size() == 1u);
+    BOOST_TEST(contents.at(0).at("uri").as_string() == uri);
+    auto templates = run(io, c->list_all("resources/templates/list", "resourceTemplates"));
+    BOOST_TEST(!templates.empty());
+    auto prompts = run(io, c->list_all("prompts/list", "prompts"));
+    BOOST_TEST(!prompts.empty());
+    auto prompt = run(io, c->request("prompts/get", {{"name", "args-prompt"}, {"arguments", {{"city", "Oslo"}}}}));
+    BOOST_TEST(json::serialize(prompt.at("messages")).find("Oslo") != std::string::npos, json::serialize(prompt));
     json::object pong = run(io, c->request("ping", {}));
     BOOST_TEST(pong.empty());
     run(io, c->close());

@@ -44,6 +44,7 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -56,6 +57,7 @@ namespace libretto::mcp {
 using tools_signature = void(boost::system::error_code, std::vector<tool_info>);
 using call_signature = void(boost::system::error_code, call_result);
 using request_signature = void(boost::system::error_code, json::object);
+using list_signature = void(boost::system::error_code, json::array);
 using done_signature = void(boost::system::error_code);
 
 class client;
@@ -81,6 +83,8 @@ public:
     bool is_open() const noexcept { return !ended_; }
     /// Why the connection ended ("" while open).
     const std::string& end_reason() const noexcept { return end_reason_; }
+    /// How many times the server was started again (stdio_options::restarts).
+    unsigned restarts() const noexcept { return restarted_; }
 
     /// Every tool of the server (all pages of tools/list). Cached; refreshed after the
     /// server sends notifications/tools/list_changed.
@@ -129,6 +133,38 @@ public:
                                 });
     }
 
+    /// Resources and prompts: every page of resources/list, resources/templates/list and
+    /// prompts/list (the items as the server sent them), resources/read (its contents) and
+    /// prompts/get (its result: description, messages).
+    template <boost::asio::completion_token_for<list_signature> Token = default_completion_token_t>
+    auto async_list_resources(Token&& token = {}) {
+        return op<json::array>(nullptr, std::forward<Token>(token),
+                               [self = shared_from_this()](diagnostics*) { return self->list_all("resources/list", "resources"); });
+    }
+    template <boost::asio::completion_token_for<list_signature> Token = default_completion_token_t>
+    auto async_list_resource_templates(Token&& token = {}) {
+        return op<json::array>(nullptr, std::forward<Token>(token), [self = shared_from_this()](diagnostics*) {
+            return self->list_all("resources/templates/list", "resourceTemplates");
+        });
+    }
+    template <boost::asio::completion_token_for<list_signature> Token = default_completion_token_t>
+    auto async_read_resource(std::string uri, Token&& token = {}) {
+        return op<json::array>(nullptr, std::forward<Token>(token),
+                               [self = shared_from_this(), uri = std::move(uri)](diagnostics*) mutable {
+                                   return self->read_resource(std::move(uri));
+                               });
+    }
+    template <boost::asio::completion_token_for<list_signature> Token = default_completion_token_t>
+    auto async_list_prompts(Token&& token = {}) {
+        return op<json::array>(nullptr, std::forward<Token>(token),
+                               [self = shared_from_this()](diagnostics*) { return self->list_all("prompts/list", "prompts"); });
+    }
+    template <boost::asio::completion_token_for<request_signature> Token = default_completion_token_t>
+    auto async_get_prompt(std::string name, json::object args = {}, Token&& token = {}) {
+        json::object params{{"name", std::move(name)}, {"arguments", std::move(args)}};
+        return async_request("prompts/get", std::move(params), std::forward<Token>(token));
+    }
+
     /// ping.
     template <boost::asio::completion_token_for<request_signature> Token = default_completion_token_t>
     auto async_ping(Token&& token = {}) {
@@ -150,6 +186,7 @@ public:
     boost::asio::awaitable<json::object> request(std::string method, json::object params) {
         namespace asio = boost::asio;
         co_await asio::this_coro::throw_if_cancelled(false);
+        if (ended_ && restarts_left_ > 0 && !closed_ && method != "initialize") co_await restart();
         if (ended_) throw boost::system::system_error(end_code_, method + ": " + end_reason_);
         const std::int64_t id = next_id_++;
         auto p = std::make_shared<pending>(ex_);
@@ -187,6 +224,33 @@ public:
         co_return all;
     }
 
+    /// Every item of a paginated list (`key` of each page), following nextCursor.
+    boost::asio::awaitable<json::array> list_all(std::string method, std::string key) {
+        json::array all;
+        std::string cursor;
+        for (int page = 0; page < 10'000; ++page) {
+            json::object params;
+            if (!cursor.empty()) params["cursor"] = cursor;
+            json::object r = co_await request(method, std::move(params));
+            auto* items = r.if_contains(key);
+            if (!items || !items->is_array())
+                throw boost::system::system_error(errc::bad_response, method + ": the result has no '" + key + "' array");
+            for (auto& i : items->get_array()) all.push_back(std::move(i));
+            const auto* next = r.if_contains("nextCursor");
+            if (!next || !next->is_string() || next->get_string().empty()) break;
+            cursor = std::string(next->get_string());
+        }
+        co_return all;
+    }
+
+    boost::asio::awaitable<json::array> read_resource(std::string uri) {
+        json::object r = co_await request("resources/read", {{"uri", std::move(uri)}});
+        auto* c = r.if_contains("contents");
+        if (!c || !c->is_array())
+            throw boost::system::system_error(errc::bad_response, "resources/read: the result has no 'contents' array");
+        co_return std::move(c->get_array());
+    }
+
     boost::asio::awaitable<call_result> call_tool(std::string name, json::object args) {
         json::object params{{"name", name}, {"arguments", std::move(args)}};
         json::object r = co_await request("tools/call", std::move(params));
@@ -194,6 +258,7 @@ public:
     }
 
     boost::asio::awaitable<json::object> close() {
+        closed_ = true;
         if (!ended_) end(errc::io_error, "the client closed the connection");
         co_await conn_->close();
         co_return json::object{};
@@ -222,6 +287,38 @@ private:
         std::optional<json::object> answer;
     };
 
+    /// A new connection from the factory, initialized; concurrent callers wait for the one
+    /// restart under way.
+    boost::asio::awaitable<void> restart() {
+        namespace asio = boost::asio;
+        while (restarting_) {
+            asio::steady_timer t(ex_, std::chrono::milliseconds(5));
+            co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+        }
+        if (!ended_ || restarts_left_ == 0) co_return;
+        restarting_ = true;
+        --restarts_left_;
+        ++restarted_;
+        std::exception_ptr failure;
+        try {
+            auto conn = factory_();
+            std::string what;
+            if (auto ec = conn->start(what)) throw boost::system::system_error(ec, what);
+            conn_ = std::move(conn);
+            ended_ = false;
+            end_reason_.clear();
+            tools_stale_ = true;
+            co_await initialize();
+        } catch (...) {
+            failure = std::current_exception();
+        }
+        restarting_ = false;
+        if (failure) {
+            if (!ended_) end(errc::io_error, "the restarted server failed to initialize");
+            std::rethrow_exception(failure);
+        }
+    }
+
     template <class Result, class Token, class Make>
     auto op(diagnostics* d, Token&& token, Make make) {
         return libretto::detail::spawn_op<Result>(ex_, d, std::forward<Token>(token), std::move(make));
@@ -242,7 +339,7 @@ private:
                 why = e.what();
             }
             auto self = weak.lock();
-            if (!self || self->ended_) co_return;
+            if (!self || self->ended_ || self->conn_ != conn) co_return; // gone, ended, or replaced by a restart
             if (failed) {
                 self->end(failed, why);
                 co_await conn->close();
@@ -306,10 +403,16 @@ private:
     std::string end_reason_;
     std::optional<std::vector<tool_info>> tools_;
     bool tools_stale_ = false;
+    bool closed_ = false;     ///< close() was called: no restart
+    bool restarting_ = false;
+    unsigned restarts_left_ = 0;
+    unsigned restarted_ = 0;
+    std::function<std::shared_ptr<detail::connection>()> factory_; ///< a new connection, for restarts
 
     template <class Connection>
     friend boost::asio::awaitable<std::shared_ptr<client>> connect_over(executor_type, std::shared_ptr<Connection>,
                                                                         client_options);
+    friend boost::asio::awaitable<std::shared_ptr<client>> connect_stdio(executor_type, stdio_options, client_options);
 };
 
 /// Starts `conn`, then initializes a client over it.
@@ -336,7 +439,13 @@ boost::asio::awaitable<std::shared_ptr<client>> connect_over(client::executor_ty
 /// Starts the server of `so`, connects and initializes: the client, ready.
 inline boost::asio::awaitable<std::shared_ptr<client>> connect_stdio(client::executor_type ex, stdio_options so,
                                                                       client_options co = {}) {
-    return connect_over(ex, std::make_shared<detail::stdio_connection>(ex, std::move(so)), std::move(co));
+    const unsigned restarts = so.restarts;
+    auto c = co_await connect_over(ex, std::make_shared<detail::stdio_connection>(ex, so), std::move(co));
+    if (restarts > 0) {
+        c->restarts_left_ = restarts;
+        c->factory_ = [ex, so = std::move(so)] { return std::make_shared<detail::stdio_connection>(ex, so); };
+    }
+    co_return c;
 }
 
 /// Connects to the Streamable HTTP endpoint of `ho` and initializes: the client, ready.

@@ -44,6 +44,9 @@ struct stdio_options {
     /// Closing: stdin is closed and the server given this long to exit, then SIGTERM and as
     /// long again, then SIGKILL.
     std::chrono::milliseconds close_timeout{2000};
+    /// How many times a server that exited (or crashed) is started again, by the next request
+    /// after it ended (initialized anew; requests pending when it ended still fail). 0: never.
+    unsigned restarts = 0;
     stdio_options() = default; // not an aggregate: safe as a temporary in co_await on g++ 12
 };
 

@@ -5,6 +5,7 @@
 // What a client needs of a transport: whole JSON-RPC messages in and out, and a close.
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/system/error_code.hpp>
 
 #include <cstddef>
 #include <optional>
@@ -16,6 +17,8 @@ namespace libretto::mcp::detail {
 class connection {
 public:
     virtual ~connection() = default;
+    /// Opens it (stdio: starts the server); on failure `what` says why.
+    virtual boost::system::error_code start(std::string& what) = 0;
     /// The next message; nullopt when the server ended the connection (describe_end says
     /// how). Throws system_error for a message past `max_bytes` (errc::oversize).
     virtual boost::asio::awaitable<std::optional<std::string>> read(std::size_t max_bytes) = 0;

@@ -44,7 +44,7 @@ public:
         wake_.expires_at(std::chrono::steady_clock::time_point::max());
     }
 
-    boost::system::error_code start(std::string& what) {
+    boost::system::error_code start(std::string& what) override {
         if (!o_.url.starts_with("http://") && !o_.url.starts_with("https://")) {
             what = "http_options.url must start with http:// or https:// (got " + excerpt(o_.url) + ")";
             return errc::invalid_argument;

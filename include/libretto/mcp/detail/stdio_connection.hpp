@@ -32,7 +32,7 @@ class stdio_connection final : public connection, public std::enable_shared_from
 public:
     stdio_connection(boost::asio::any_io_executor ex, stdio_options o) : ex_(ex), o_(std::move(o)), child_(ex) {}
 
-    boost::system::error_code start(std::string& what) {
+    boost::system::error_code start(std::string& what) override {
         if (o_.command.empty()) {
             what = "stdio_options.command is empty";
             return errc::invalid_argument;
