@@ -8,7 +8,9 @@
 //   so.command = "npx"; so.args = {"-y", "@modelcontextprotocol/server-everything"};
 //   std::shared_ptr<lb::mcp::client> c = co_await lb::mcp::async_connect_stdio(ex, so);
 //   std::vector<lb::mcp::tool_info> tools = co_await c->async_list_tools();
-//   lb::mcp::call_result r = co_await c->async_call_tool("echo", {{"message", "hi"}});
+//   lb::json::object args;
+//   args["message"] = "hi";           // named: g++ 12 cannot take a braced json::object in co_await
+//   lb::mcp::call_result r = co_await c->async_call_tool("echo", std::move(args));
 //   co_await c->async_close();
 //
 // The client initializes (asking for the newest revision of protocol_versions, accepting
@@ -244,7 +246,9 @@ public:
     }
 
     boost::asio::awaitable<json::array> read_resource(std::string uri) {
-        json::object r = co_await request("resources/read", {{"uri", std::move(uri)}});
+        json::object params; // named: g++ 12 cannot take a braced json::object inside co_await
+        params["uri"] = std::move(uri);
+        json::object r = co_await request("resources/read", std::move(params));
         auto* c = r.if_contains("contents");
         if (!c || !c->is_array())
             throw boost::system::system_error(errc::bad_response, "resources/read: the result has no 'contents' array");
