@@ -1,5 +1,5 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
-// The MCP client over stdio against the real @modelcontextprotocol/server-everything (node),
+// The MCP client against the real @modelcontextprotocol/server-everything (node),
 // as scripts/setup installs it (docs/mcp.md):
 //
 //   mcp_call_stdio_us         one tools/call of `echo` ({"message":"ping"}), awaited with
@@ -10,6 +10,8 @@
 //                             process; the server is another process and not in it): what
 //                             libretto itself costs per call, the rest of the round trip is
 //                             the pipes, the scheduler and node
+//   mcp_call_http_us          the same call over Streamable HTTP (server-everything with
+//   mcp_call_http_client_us   `streamableHttp` on a free loopback port), and our CPU per call
 //   mcp_list_tools_us         tools/list (13 tools, ~6.6 KB of JSON) sent with client::request, so the
 //                             client's tool cache is not in the way: request to parsed JSON
 //                             object, without read_tools' conversion to tool_info; median of
@@ -22,6 +24,9 @@
 #include "harness.hpp"
 
 #include <libretto/mcp/client.hpp>
+#include <libretto/mcp/detail/child_process.hpp>
+
+#include <boost/asio/read_until.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -41,7 +46,10 @@
 #include <string_view>
 #include <vector>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace mcp_bench {
@@ -241,7 +249,66 @@ void bench_mcp_list_tools(libretto_bench::reporter& r) {
     r.report("mcp_list_tools_us", s.median, "us");
 }
 
+// The same echo over Streamable HTTP: server-everything started with `streamableHttp` on a
+// free loopback port (ready when its stderr says "listening on port"), one session, each call
+// a POST answered with an SSE stream. 1,000 timed after 200 untimed, median.
+void bench_mcp_call_http(libretto_bench::reporter& r) {
+    auto so = everything("mcp_call_http_us");
+    if (!so) return;
+    const int port = [] {
+        const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+        socklen_t len = sizeof a;
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+        ::close(fd);
+        return static_cast<int>(ntohs(a.sin_port));
+    }();
+    constexpr int http_calls = 1'000;
+    std::vector<double> us;
+    double cpu = 0;
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        mcp::detail::child_process server(ex);
+        mcp::detail::spawn_spec spec{so->command, {so->args.at(0), "streamableHttp"}, {{"PORT", std::to_string(port)}}, true, {}};
+        std::string what;
+        if (auto ec = server.start(spec, what)) throw std::runtime_error(what);
+        std::string err;
+        while (err.find("listening on port") == std::string::npos) {
+            auto [ec, n] = co_await asio::async_read_until(server.stderr_pipe(), asio::dynamic_buffer(err), '\n',
+                                                           asio::as_tuple(asio::use_awaitable));
+            if (ec) throw std::runtime_error("server-everything (streamableHttp) did not start: " + err);
+        }
+        mcp::http_options ho("http://127.0.0.1:" + std::to_string(port) + "/mcp");
+        mcp::client_options co;
+        std::shared_ptr<mcp::client> c = co_await mcp::connect_http(ex, std::move(ho), co);
+        const boost::json::object args{{"message", "ping"}};
+        for (int i = 0; i < call_warmup; ++i) {
+            mcp::call_result res = co_await c->call_tool("echo", args);
+            if (res.is_error || res.content.empty() || res.content[0].at("text") != "Echo: ping")
+                throw std::runtime_error("echo did not answer 'Echo: ping'");
+        }
+        const double cpu0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
+        for (int i = 0; i < http_calls; ++i) {
+            const auto t0 = clock_type::now();
+            mcp::call_result res = co_await c->call_tool("echo", args);
+            us.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t0).count());
+            libretto_bench::do_not_optimize(res);
+        }
+        cpu = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+        co_await c->close();
+        server.signal(SIGTERM);
+    });
+    const spread s = spread_of(us);
+    std::fprintf(stderr, "mcp_call_http_us: min %.1f median %.1f p90 %.1f max %.1f us over %d calls\n", s.min, s.median,
+                 s.p90, s.max, http_calls);
+    r.report("mcp_call_http_us", s.median, "us");
+    r.report("mcp_call_http_client_us", cpu / http_calls * 1e6, "us");
+}
+
 LIBRETTO_BENCHMARK(bench_mcp_call_stdio, "mcp_call_stdio_us", "mcp_call_stdio_client_us");
+LIBRETTO_BENCHMARK(bench_mcp_call_http, "mcp_call_http_us", "mcp_call_http_client_us");
 LIBRETTO_BENCHMARK(bench_mcp_list_tools, "mcp_list_tools_us");
 
 } // namespace
