@@ -24,7 +24,6 @@
 #include "harness.hpp"
 
 #include <libretto/mcp/client.hpp>
-#include <libretto/mcp/detail/child_process.hpp>
 
 #include <boost/asio/read_until.hpp>
 
@@ -65,24 +64,10 @@ std::string env_or_empty(const char* name) {
     return v ? std::string(v) : std::string();
 }
 
-/// `name` on PATH, or "".
-std::string on_path(std::string_view name) {
-    const std::string path = env_or_empty("PATH");
-    std::size_t start = 0;
-    while (start <= path.size()) {
-        const std::size_t end = std::min(path.find(':', start), path.size());
-        fs::path dir = path.substr(start, end - start);
-        if (dir.empty()) dir = ".";
-        const fs::path candidate = dir / name;
-        if (::access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate)) return candidate.string();
-        start = end + 1;
-    }
-    return {};
-}
 
 /// The command that runs server-everything over stdio, or nullopt (and why on stderr).
 std::optional<mcp::stdio_options> everything(const char* metric) {
-    const std::string node = on_path("node");
+    const std::string node = mcp::find_executable("node");
     if (node.empty()) {
         std::fprintf(stderr, "%s: skipped, node is not on PATH\n", metric);
         return std::nullopt;

@@ -46,21 +46,6 @@ using agent_runner = lb::runner<lb::llm_agent<lb::scripted_model>, lb::memory_st
 
 // ---- finding node and the server ------------------------------------------------------------
 
-/// `name` found on PATH, or "".
-std::string on_path(std::string_view name) {
-    const char* env = std::getenv("PATH");
-    const std::string path = env ? env : "";
-    std::size_t start = 0;
-    while (start <= path.size()) {
-        const std::size_t end = std::min(path.find(':', start), path.size());
-        fs::path dir = path.substr(start, end - start);
-        if (dir.empty()) dir = ".";
-        const fs::path candidate = dir / name;
-        if (::access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate)) return candidate.string();
-        start = end + 1;
-    }
-    return {};
-}
 
 /// server-filesystem's entry point: in $LIBRETTO_NPM_CACHE, else in the source tree's
 /// .cache/npm (where scripts/setup puts it); "" if in neither.
@@ -133,7 +118,7 @@ asio::awaitable<void> ask(fs::path dir, std::string node, std::string server) {
 }
 
 int main() {
-    const std::string node = on_path("node");
+    const std::string node = mcp::find_executable("node");
     const std::string server = find_server();
     if (node.empty() || server.empty()) {
         std::cout << "mcp_agent: "

@@ -443,20 +443,6 @@ std::string env_or(const char* name) {
     return v ? std::string(v) : std::string();
 }
 
-/// The first of `names` that is an executable on PATH, or "".
-std::string on_path(std::string_view name) {
-    const std::string path = env_or("PATH");
-    std::size_t start = 0;
-    while (start <= path.size()) {
-        const std::size_t end = std::min(path.find(':', start), path.size());
-        fs::path dir = path.substr(start, end - start);
-        if (dir.empty()) dir = ".";
-        const fs::path candidate = dir / name;
-        if (::access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate)) return candidate.string();
-        start = end + 1;
-    }
-    return {};
-}
 
 struct servers {
     std::string node;
@@ -469,7 +455,7 @@ struct servers {
 const servers& installed() {
     static const servers s = [] {
         servers s;
-        s.node = on_path("node");
+        s.node = mcp::find_executable("node");
         std::vector<fs::path> caches;
         if (auto c = env_or("LIBRETTO_NPM_CACHE"); !c.empty()) caches.emplace_back(c);
         const fs::path source = env_or("LIBRETTO_SOURCE_DIR").empty() ? fs::path(__FILE__).parent_path().parent_path()
@@ -485,7 +471,7 @@ const servers& installed() {
             }
         }
         if (s.node.empty()) s.missing = "node is not on PATH";
-        else if (s.everything.empty() && on_path("npm").empty()) s.missing = "npm is not on PATH and the MCP servers are not installed";
+        else if (s.everything.empty() && mcp::find_executable("npm").empty()) s.missing = "npm is not on PATH and the MCP servers are not installed";
         else if (s.everything.empty()) s.broken = "the MCP servers are not installed: scripts/setup installs them with npm";
         return s;
     }();

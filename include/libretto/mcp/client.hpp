@@ -419,6 +419,10 @@ private:
     friend boost::asio::awaitable<std::shared_ptr<client>> connect_stdio(executor_type, stdio_options, client_options);
 };
 
+/// Where `name` is on PATH, as the stdio transport will look for a command ("" if nowhere):
+/// to say that a server's runtime is missing before starting it.
+inline std::string find_executable(std::string_view name) { return detail::find_on_path(name); }
+
 /// Starts `conn`, then initializes a client over it.
 template <class Connection>
 boost::asio::awaitable<std::shared_ptr<client>> connect_over(client::executor_type ex, std::shared_ptr<Connection> conn,

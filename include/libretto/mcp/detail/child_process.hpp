@@ -16,22 +16,48 @@
 #include <boost/asio/writable_pipe.hpp>
 #include <boost/system/error_code.hpp>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 extern char** environ;
 
 namespace libretto::mcp::detail {
+
+/// Where `name` is on PATH, as posix_spawnp would find it ("" if nowhere; a name with a '/'
+/// is returned as it is when executable).
+inline std::string find_on_path(std::string_view name) {
+    auto executable = [](const std::string& p) {
+        struct stat st {};
+        return ::access(p.c_str(), X_OK) == 0 && ::stat(p.c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
+    };
+    if (name.find('/') != std::string_view::npos) return executable(std::string(name)) ? std::string(name) : std::string();
+    const char* env = std::getenv("PATH");
+    const std::string path = env ? env : "/usr/local/bin:/usr/bin:/bin";
+    std::size_t start = 0;
+    while (start <= path.size()) {
+        const std::size_t end = std::min(path.find(':', start), path.size());
+        std::string dir = path.substr(start, end - start);
+        if (dir.empty()) dir = ".";
+        std::string candidate = dir + "/" + std::string(name);
+        if (executable(candidate)) return candidate;
+        start = end + 1;
+    }
+    return {};
+}
 
 /// What to start.
 struct spawn_spec {
