@@ -368,6 +368,42 @@ done)";
     BOOST_TEST((f.code == lb::errc::io_error), f.what);
 }
 
+BOOST_AUTO_TEST_CASE(tools_come_from_every_page_and_are_listed_again_after_a_change) {
+    // Page one points at page two; the third tools/list is answered with a list_changed first.
+    const std::string script = R"(
+n=0
+while read -r l; do
+  id=$(printf '%s' "$l" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+  case "$l" in
+    *'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true}}}}\n' "$id" ;;
+    *'"cursor":"p2"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"b%s","inputSchema":{"type":"object"}}]}}\n' "$id" "$n" ;;
+    *'"tools/list"'*) n=$((n+1)); printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"a%s","inputSchema":{"type":"object"}}],"nextCursor":"p2"}}\n' "$id" "$n"
+                      [ "$n" = 1 ] && printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}' ;;
+  esac
+done)";
+    mcp::stdio_options o;
+    o.command = "/bin/sh";
+    o.args = {"-c", script};
+    o.close_timeout = 300ms;
+    asio::io_context io;
+    std::vector<std::string> notes;
+    mcp::client_options co = quick();
+    co.on_notification = [&](std::string_view m, const json::object&) { notes.emplace_back(m); };
+    auto c = run(io, mcp::connect_stdio(io.get_executor(), o, co));
+    auto names = [](const std::vector<mcp::tool_info>& t) {
+        std::vector<std::string> out;
+        for (const auto& i : t) out.push_back(i.name);
+        return out;
+    };
+    BOOST_TEST(names(run(io, c->list_tools())) == (std::vector<std::string>{"a1", "b1"}));
+    wait_until(io, [&] { return !notes.empty(); });
+    BOOST_TEST_REQUIRE(notes.size() == 1u);
+    BOOST_TEST(notes[0] == "notifications/tools/list_changed");
+    BOOST_TEST(names(run(io, c->list_tools())) == (std::vector<std::string>{"a2", "b2"})); // listed again
+    BOOST_TEST(names(run(io, c->list_tools())) == (std::vector<std::string>{"a2", "b2"})); // cached
+    run(io, c->close());
+}
+
 BOOST_AUTO_TEST_CASE(an_oversized_message_ends_the_connection) {
     asio::io_context io;
     mcp::client_options o = quick();

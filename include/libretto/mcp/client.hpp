@@ -210,6 +210,7 @@ public:
 
     boost::asio::awaitable<std::vector<tool_info>> list_tools() {
         if (tools_ && !tools_stale_) co_return *tools_;
+        const std::uint64_t generation = tools_generation_;
         std::vector<tool_info> all;
         std::string cursor;
         for (int page = 0; page < 10'000; ++page) {
@@ -222,7 +223,7 @@ public:
             cursor = std::string(next->get_string());
         }
         tools_ = all;
-        tools_stale_ = false;
+        tools_stale_ = tools_generation_ != generation; // changed while listing: list again next time
         co_return all;
     }
 
@@ -376,7 +377,10 @@ private:
                 conn_->write(detail::answer_server_request(*id, m, params, o_.on_request));
                 return;
             }
-            if (m == "notifications/tools/list_changed") tools_stale_ = true;
+            if (m == "notifications/tools/list_changed") {
+                tools_stale_ = true;
+                ++tools_generation_;
+            }
             if (m == "notifications/progress" && o_.on_progress) o_.on_progress(params);
             else if (o_.on_notification) o_.on_notification(m, params);
             return;
@@ -407,6 +411,7 @@ private:
     std::string end_reason_;
     std::optional<std::vector<tool_info>> tools_;
     bool tools_stale_ = false;
+    std::uint64_t tools_generation_ = 0; ///< list_changed notifications seen
     bool closed_ = false;     ///< close() was called: no restart
     bool restarting_ = false;
     unsigned restarts_left_ = 0;
