@@ -7,6 +7,7 @@
 // them into $LIBRETTO_NPM_CACHE, default <repo>/.cache/npm).
 #include <libretto/mcp/client.hpp>
 #include <libretto/mcp/mcp_toolset.hpp>
+#include <libretto/http/fake_transport.hpp>
 
 #include <libretto/agent/llm_agent.hpp>
 #include <libretto/model/scripted_model.hpp>
@@ -402,6 +403,51 @@ done)";
     BOOST_TEST(names(run(io, c->list_tools())) == (std::vector<std::string>{"a2", "b2"})); // listed again
     BOOST_TEST(names(run(io, c->list_tools())) == (std::vector<std::string>{"a2", "b2"})); // cached
     run(io, c->close());
+}
+
+BOOST_AUTO_TEST_CASE(http_sends_the_headers_and_a_lost_session_ends_the_connection) {
+    // A scripted HTTP exchange (fake_transport): what the client sends is recorded.
+    namespace http = lb::http;
+    asio::io_context io;
+    http::fake_transport t(io.get_executor());
+    t.push(http::fake_response::chunked(
+        200, R"({"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"f","version":"0"}}})", 0,
+        {{"content-type", "application/json"}, {"mcp-session-id", "S-1"}}));
+    t.push(http::fake_response{.status = 202});
+    t.push(http::fake_response::chunked(
+        200, "event: message\nid: e1\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}}\n\n", 7,
+        {{"content-type", "text/event-stream"}}));
+    t.push(http::fake_response{.status = 404});
+    t.push(http::fake_response{.status = 200}); // the DELETE
+    mcp::http_options ho("http://mcp.example/mcp");
+    ho.headers = {{"authorization", "Bearer T-123"}};
+    ho.transport = t;
+    ho.open_stream = false;
+    auto c = run(io, mcp::connect_http(io.get_executor(), ho, quick()));
+    auto ok = run(io, c->call_tool("t", {}));
+    BOOST_TEST(ok.content.at(0).at("text") == "ok");
+    auto f = fails(io, c->call_tool("t", {}));
+    BOOST_TEST((f.code == lb::errc::io_error), f.what);
+    BOOST_TEST(f.what.find("the server ended the session (HTTP 404)") != std::string::npos, f.what);
+    run(io, c->close());
+    auto header = [](const http::http_request& r, std::string_view name) {
+        for (const auto& h : r.headers)
+            if (h.name == name) return h.value;
+        return std::string("(none)");
+    };
+    const auto sent = t.requests();
+    BOOST_TEST_REQUIRE(sent.size() == 5u);
+    BOOST_TEST(sent[0].method == "POST");
+    BOOST_TEST(header(sent[0], "authorization") == "Bearer T-123");
+    BOOST_TEST(header(sent[0], "mcp-session-id") == "(none)");
+    BOOST_TEST(header(sent[0], "accept") == "application/json, text/event-stream");
+    for (std::size_t i = 1; i < 5; ++i) {
+        BOOST_TEST(header(sent[i], "mcp-session-id") == "S-1");
+        BOOST_TEST(header(sent[i], "mcp-protocol-version") == "2025-06-18");
+        BOOST_TEST(header(sent[i], "authorization") == "Bearer T-123");
+    }
+    BOOST_TEST(json::parse(sent[1].body).at("method") == "notifications/initialized");
+    BOOST_TEST(sent[4].method == "DELETE");
 }
 
 BOOST_AUTO_TEST_CASE(an_oversized_message_ends_the_connection) {

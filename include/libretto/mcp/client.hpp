@@ -281,8 +281,8 @@ public:
             throw boost::system::system_error(errc::bad_response, "the server answered initialize with protocol version '" +
                                                                      info_.protocol_version + "', which this client does not speak");
         }
+        conn_->initialized(info_.protocol_version); // first: HTTP sends the version with the notification
         conn_->write(detail::make_notification("notifications/initialized", {}));
-        conn_->initialized(info_.protocol_version);
     }
 
 private:

@@ -104,8 +104,8 @@ private:
         r.method = std::move(method);
         r.url = o_.url;
         r.headers = o_.headers;
-        if (!session_id_.empty()) r.headers.push_back({"Mcp-Session-Id", session_id_});
-        if (!protocol_version_.empty()) r.headers.push_back({"MCP-Protocol-Version", protocol_version_});
+        if (!session_id_.empty()) r.headers.push_back({"mcp-session-id", session_id_});
+        if (!protocol_version_.empty()) r.headers.push_back({"mcp-protocol-version", protocol_version_});
         return r;
     }
 
@@ -176,8 +176,8 @@ private:
         }
         if (!is_request) id.reset();
         http::http_request r = self->base_request("POST");
-        r.headers.push_back({"Content-Type", "application/json"});
-        r.headers.push_back({"Accept", "application/json, text/event-stream"});
+        r.headers.push_back({"content-type", "application/json"});
+        r.headers.push_back({"accept", "application/json, text/event-stream"});
         r.body = std::move(message);
         auto [ec, res] = co_await self->transport_.async_request(std::move(r), asio::as_tuple(asio::use_awaitable));
         if (ec) {
@@ -206,8 +206,8 @@ private:
                 asio::steady_timer t(self->ex_, std::chrono::milliseconds(retry.value_or(self->o_.reconnect_delay.count())));
                 co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
                 http::http_request g = self->base_request("GET");
-                g.headers.push_back({"Accept", "text/event-stream"});
-                g.headers.push_back({"Last-Event-ID", self->last_event_id_});
+                g.headers.push_back({"accept", "text/event-stream"});
+                g.headers.push_back({"last-event-id", self->last_event_id_});
                 auto [gec, gres] = co_await self->transport_.async_request(std::move(g), asio::as_tuple(asio::use_awaitable));
                 if (gec || gres.status() != 200) continue;
                 answered = co_await self->read_events(gres, id, retry);
@@ -237,8 +237,8 @@ private:
         int failures = 0;
         while (!self->closed_ && !self->ended_ && failures < 5) {
             http::http_request g = self->base_request("GET");
-            g.headers.push_back({"Accept", "text/event-stream"});
-            if (!self->last_event_id_.empty()) g.headers.push_back({"Last-Event-ID", self->last_event_id_});
+            g.headers.push_back({"accept", "text/event-stream"});
+            if (!self->last_event_id_.empty()) g.headers.push_back({"last-event-id", self->last_event_id_});
             auto [ec, res] = co_await self->transport_.async_request(
                 std::move(g), asio::bind_cancellation_slot(self->stream_stop_.slot(), asio::as_tuple(asio::use_awaitable)));
             if (self->closed_) co_return;
