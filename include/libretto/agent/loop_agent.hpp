@@ -67,9 +67,10 @@ inline invocation_context iteration_context(const invocation_context& ctx, std::
     return ctx.derive(std::string(child), suffix);
 }
 
-inline boost::asio::awaitable<void> run_loop(std::string_view name, std::vector<agent_ref> children,
-                                             std::size_t max_iterations, bool branch_per_iteration,
-                                             invocation_context ctx, event_writer out) {
+template <class = void> // a template: g++ 12 compiles it only where used (detail/config.hpp)
+boost::asio::awaitable<void> run_loop(std::string_view name, std::vector<agent_ref> children,
+                                      std::size_t max_iterations, bool branch_per_iteration,
+                                      invocation_context ctx, event_writer out) {
     if (children.empty()) co_return; // nothing to repeat (and no endless empty loop)
     const bool resumable = ctx.is_resumable();
     std::size_t times = 0;
@@ -130,6 +131,7 @@ inline boost::asio::awaitable<void> run_loop(std::string_view name, std::vector<
     if (resumable) co_await emit_end_of_agent(ctx, name, out);
 }
 
+template <class = void>
 struct loop_producer {
     std::string_view name;
     std::vector<agent_ref> children;
@@ -185,7 +187,7 @@ public:
     event_stream run(invocation_context ctx) const {
         boost::asio::any_io_executor ex = detail::composite_executor(ctx, opts_.name);
         return event_stream(std::move(ex),
-                            detail::loop_producer{opts_.name, sub_agents(), opts_.max_iterations,
+                            detail::loop_producer<>{opts_.name, sub_agents(), opts_.max_iterations,
                                                   opts_.branch_per_iteration, std::move(ctx)},
                             detail::rendezvous);
     }

@@ -41,13 +41,15 @@ namespace detail {
 
 /// Resumable invocations only: one child's events, then (if it finished without pausing
 /// and did not say so itself) its end-of-agent event, so a resume skips it.
-inline boost::asio::awaitable<void> run_tracked_child(agent_ref child, invocation_context ctx, event_writer out) {
+template <class = void> // a template: g++ 12 compiles it only where used (detail/config.hpp)
+boost::asio::awaitable<void> run_tracked_child(agent_ref child, invocation_context ctx, event_writer out) {
     event_stream s = child.run(ctx);
     forward_result r = co_await forward(s, ctx, out, false);
     if (r.paused || ctx.is_invocation_ended() || ctx.is_end_of_agent(child.name())) co_return;
     co_await emit_end_of_agent(ctx, child.name(), out);
 }
 
+template <class = void>
 struct tracked_child_producer {
     agent_ref child;
     invocation_context ctx;
@@ -56,8 +58,9 @@ struct tracked_child_producer {
     }
 };
 
-inline boost::asio::awaitable<void> run_parallel(std::string_view name, std::vector<agent_ref> children,
-                                                 invocation_context ctx, event_writer out) {
+template <class = void> // a template: g++ 12 compiles it only where used (detail/config.hpp)
+boost::asio::awaitable<void> run_parallel(std::string_view name, std::vector<agent_ref> children,
+                                          invocation_context ctx, event_writer out) {
     if (children.empty()) co_return;
     const bool resumable = ctx.is_resumable();
     if (resumable) {
@@ -76,7 +79,7 @@ inline boost::asio::awaitable<void> run_parallel(std::string_view name, std::vec
         std::string child_name(c.name());
         std::string suffix = std::string(name) + "." + child_name;
         invocation_context cctx = ctx.derive(std::move(child_name), suffix);
-        if (resumable) streams.emplace_back(ex, tracked_child_producer{c, std::move(cctx)});
+        if (resumable) streams.emplace_back(ex, tracked_child_producer<>{c, std::move(cctx)});
         else streams.push_back(c.run(std::move(cctx)));
     }
     bool paused = false;
@@ -89,6 +92,7 @@ inline boost::asio::awaitable<void> run_parallel(std::string_view name, std::vec
     if (resumable) co_await emit_end_of_agent(ctx, name, out);
 }
 
+template <class = void>
 struct parallel_producer {
     std::string_view name;
     std::vector<agent_ref> children;
@@ -139,7 +143,7 @@ public:
     /// if `ctx` has no executor.
     event_stream run(invocation_context ctx) const {
         boost::asio::any_io_executor ex = detail::composite_executor(ctx, opts_.name);
-        return event_stream(std::move(ex), detail::parallel_producer{opts_.name, sub_agents(), std::move(ctx)},
+        return event_stream(std::move(ex), detail::parallel_producer<>{opts_.name, sub_agents(), std::move(ctx)},
                             detail::rendezvous);
     }
 

@@ -38,8 +38,9 @@ struct sequential_options {
 
 namespace detail {
 
-inline boost::asio::awaitable<void> run_sequence(std::string_view name, std::vector<agent_ref> children,
-                                                 invocation_context ctx, event_writer out) {
+template <class = void> // a template: g++ 12 compiles it only where used (detail/config.hpp)
+boost::asio::awaitable<void> run_sequence(std::string_view name, std::vector<agent_ref> children,
+                                          invocation_context ctx, event_writer out) {
     if (children.empty()) co_return;
     const bool resumable = ctx.is_resumable();
     std::size_t start = 0;
@@ -73,6 +74,7 @@ inline boost::asio::awaitable<void> run_sequence(std::string_view name, std::vec
     if (resumable) co_await emit_end_of_agent(ctx, name, out);
 }
 
+template <class = void>
 struct sequence_producer {
     std::string_view name;
     std::vector<agent_ref> children;
@@ -123,7 +125,7 @@ public:
     /// if `ctx` has no executor.
     event_stream run(invocation_context ctx) const {
         boost::asio::any_io_executor ex = detail::composite_executor(ctx, opts_.name);
-        return event_stream(std::move(ex), detail::sequence_producer{opts_.name, sub_agents(), std::move(ctx)},
+        return event_stream(std::move(ex), detail::sequence_producer<>{opts_.name, sub_agents(), std::move(ctx)},
                             detail::rendezvous);
     }
 

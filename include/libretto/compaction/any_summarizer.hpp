@@ -42,6 +42,7 @@ public:
     any_summarizer& operator=(any_summarizer&&) noexcept = default;
 
     /// See the summarizer concept. The operation holds its own copy of the summarizer.
+    template <class = void> // a template: g++ 12 compiles it only where used (detail/config.hpp)
     boost::asio::awaitable<summary> async_summarize(summary_request r) {
         // Its own copy: the operation may outlive *this. A moved-from one is extractive.
         std::unique_ptr<concept_> own =

@@ -47,6 +47,7 @@ public:
     explicit extractive_summarizer(extractive_summarizer_options o) : o_(std::move(o)) {}
 
     /// The summary of `r`, computed at once (no suspension). The operation holds a copy of *this.
+    template <class = void> // a template: g++ 12 compiles it only where used (detail/config.hpp)
     boost::asio::awaitable<summary> async_summarize(summary_request r) { return run(*this, std::move(r)); }
 
     /// The same, synchronously.
@@ -61,6 +62,7 @@ public:
     const extractive_summarizer_options& options() const noexcept { return o_; }
 
 private:
+    template <class = void>
     static boost::asio::awaitable<summary> run(extractive_summarizer self, summary_request r) {
         co_return self.summarize(r);
     }

@@ -177,6 +177,7 @@ public:
     /// Asks the runner for a compaction of this context's session (after a context-overflow
     /// error): the compaction event to emit, or nullopt (no hook, nothing to compact, or a
     /// session of its own, as agent_tool's children have).
+    template <class = void> // a template: g++ 12 compiles it only where used (detail/config.hpp)
     boost::asio::awaitable<std::optional<event>> compact_now() const {
         if (!shared_->compaction_hook) co_return std::nullopt;
         auto hook = shared_->compaction_hook; // the operation may outlive a reassignment

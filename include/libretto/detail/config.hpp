@@ -8,6 +8,12 @@
 // includes <libretto/src.hpp> (the CMake target libretto::compiled builds it); without it
 // they are inline and each header includes its impl/*.ipp definitions.
 
+// Coroutines in headers are templates (`template <class = void>` where nothing else makes
+// them one), and so are the non-template functions that would call them: g++ 12 compiles a
+// coroutine's body (its actor and destroy functions, and everything they instantiate) in every
+// file where it is defined or instantiated, whether anything calls it or not; a template is
+// instantiated only where it is used (docs/building.md, "Compile time").
+
 #ifdef LIBRETTO_SEPARATE_COMPILATION
 #define LIBRETTO_DECL
 #else

@@ -172,7 +172,8 @@ struct run_to_end_state {
 };
 
 /// Takes every event of the turn; records how it ended. Never throws.
-inline boost::asio::awaitable<void> drain_turn(std::shared_ptr<run_to_end_state> st) {
+template <class = void> // a template: g++ 12 compiles it only where used (detail/config.hpp)
+boost::asio::awaitable<void> drain_turn(std::shared_ptr<run_to_end_state> st) {
     try {
         for (;;) {
             std::optional<event> ev = st->stream.try_next();
@@ -326,7 +327,8 @@ auto async_run_to_end(Runner& runner, run_options run, std::string text, Complet
 /// leaving other work queued on it; nothing else may run that io_context meanwhile. On
 /// another executor (a thread_pool's) it waits for the turn, which something else runs.
 /// Failures are in the result, not thrown.
-inline turn_result run_to_end(event_stream turn, run_to_end_options options = {}) {
+template <class = void> // a template, as the coroutines it starts (detail/config.hpp)
+turn_result run_to_end(event_stream turn, run_to_end_options options = {}) {
     boost::asio::io_context* io = detail::io_context_of(turn.get_executor());
     if (!io) {
         std::promise<turn_result> promise;

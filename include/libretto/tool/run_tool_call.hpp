@@ -84,9 +84,9 @@ inline tool_response_part answered_call(std::string id, std::string name, json::
     return r;
 }
 
-inline boost::asio::awaitable<tool_response_part> run_tool_call(const tool_set& tools, std::string id,
-                                                                std::string name, json::value args,
-                                                                tool_context& ctx) {
+template <class = void> // a template: g++ 12 compiles it only where used (detail/config.hpp)
+boost::asio::awaitable<tool_response_part> run_tool_call(const tool_set& tools, std::string id, std::string name,
+                                                         json::value args, tool_context& ctx) {
     boost::asio::cancellation_state cs = co_await boost::asio::this_coro::cancellation_state;
     const any_tool* t = tools.find(name);
     if (std::optional<tool_response_part> refused = refuse_call(tools, t, id, name, args))
@@ -128,17 +128,18 @@ inline tool_response_part run_tool_call_now(const tool_set& tools, const any_too
 ///
 /// `call` is copied before the first suspension; `tools` and `ctx` must outlive the
 /// returned awaitable. Several calls run concurrently when each is co_spawned.
-inline boost::asio::awaitable<tool_response_part> run_tool_call(const tool_set& tools, const tool_call_part& call,
-                                                                tool_context& ctx) {
+template <class = void> // a template, as the coroutine it returns (detail/config.hpp)
+boost::asio::awaitable<tool_response_part> run_tool_call(const tool_set& tools, const tool_call_part& call,
+                                                         tool_context& ctx) {
     json::value args = call.args;
     return detail::run_tool_call(tools, call.tool_call_id, call.tool_name, std::move(args), ctx);
 }
 
 /// The same for arguments of any JSON kind (e.g. decoded from a provider's arguments
 /// string): anything but an object is answered with an error response.
-inline boost::asio::awaitable<tool_response_part> run_tool_call(const tool_set& tools, std::string tool_call_id,
-                                                                std::string tool_name, json::value args,
-                                                                tool_context& ctx) {
+template <class = void> // a template, as the coroutine it returns (detail/config.hpp)
+boost::asio::awaitable<tool_response_part> run_tool_call(const tool_set& tools, std::string tool_call_id,
+                                                         std::string tool_name, json::value args, tool_context& ctx) {
     return detail::run_tool_call(tools, std::move(tool_call_id), std::move(tool_name), std::move(args), ctx);
 }
 

@@ -128,16 +128,18 @@ inline event make_state_event(const invocation_context& ctx, std::string_view au
 }
 
 /// Records `state` as `name`'s checkpoint and emits the checkpoint event.
-inline boost::asio::awaitable<void> emit_checkpoint(invocation_context& ctx, std::string_view name,
-                                                    json::object state, event_writer& out) {
+template <class = void> // a template: g++ 12 compiles it only where used (detail/config.hpp)
+boost::asio::awaitable<void> emit_checkpoint(invocation_context& ctx, std::string_view name,
+                                             json::object state, event_writer& out) {
     event e = make_state_event(ctx, name, &state, false);
     ctx.set_agent_state(name, std::move(state));
     co_await out.emit(std::move(e));
 }
 
 /// Marks `name` finished and emits the end-of-agent event.
-inline boost::asio::awaitable<void> emit_end_of_agent(invocation_context& ctx, std::string_view name,
-                                                      event_writer& out) {
+template <class = void> // a template: g++ 12 compiles it only where used (detail/config.hpp)
+boost::asio::awaitable<void> emit_end_of_agent(invocation_context& ctx, std::string_view name,
+                                               event_writer& out) {
     ctx.set_agent_state(name, std::nullopt, true);
     event e = make_state_event(ctx, name, nullptr, true);
     co_await out.emit(std::move(e));
@@ -162,7 +164,8 @@ inline std::optional<std::size_t> index_of(const std::vector<agent_ref>& childre
 
 /// Throws errc::cancelled if the running coroutine has been cancelled (checked between
 /// children, so a loop whose children end at once still notices a cancelled consumer).
-inline boost::asio::awaitable<void> throw_if_cancelled() {
+template <class = void> // a template: g++ 12 compiles it only where used (detail/config.hpp)
+boost::asio::awaitable<void> throw_if_cancelled() {
     boost::asio::cancellation_state cs = co_await boost::asio::this_coro::cancellation_state;
     if (cs.cancelled() != boost::asio::cancellation_type::none)
         throw boost::system::system_error(make_error_code(errc::cancelled));
@@ -188,8 +191,9 @@ struct forward_result {
 /// escalating event ends it: `child` is cancelled *before* that event is forwarded, so a
 /// child that waits for its consumer (a sequence, a loop: rendezvous streams) cannot start
 /// anything after the escalating event.
-inline boost::asio::awaitable<forward_result> forward(event_stream& child, const invocation_context& ctx,
-                                                      event_writer& out, bool stop_at_escalate) {
+template <class = void> // a template: g++ 12 compiles it only where used (detail/config.hpp)
+boost::asio::awaitable<forward_result> forward(event_stream& child, const invocation_context& ctx,
+                                               event_writer& out, bool stop_at_escalate) {
     forward_result r;
     for (;;) {
         boost::asio::awaitable<std::optional<event>> next = child.next();

@@ -575,7 +575,8 @@ std::optional<boost::asio::awaitable<void>> emit_or_wait(const std::shared_ptr<s
 }
 
 /// The awaitable of an emit that has nothing left to wait for.
-inline boost::asio::awaitable<void> emit_done() { co_return; }
+template <class = void> // a template: g++ 12 compiles it only where used (detail/config.hpp)
+boost::asio::awaitable<void> emit_done() { co_return; }
 
 /// stream_writer::emit(): emit_or_wait, always as an awaitable.
 template <class T>
