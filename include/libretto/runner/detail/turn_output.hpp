@@ -28,15 +28,19 @@ inline constexpr bool yields_copies = std::is_same_v<Item, event>;
 /// Yields a stored event: `ev` (the copy finish_store gave back) or `node`. Returns what to
 /// wait for, if anything (stream_writer::emit_or_wait).
 using emit_wait_t = std::optional<boost::asio::awaitable<void>>;
-inline emit_wait_t emit_stored(const event_writer& out, event& ev, const event_list::pointer_type&) {
+template <class = void> // templates: g++ 12 compiles the coroutines they name only where used (detail/config.hpp)
+emit_wait_t emit_stored(const event_writer& out, event& ev, const event_list::pointer_type&) {
     return out.emit_or_wait(std::move(ev));
 }
-inline emit_wait_t emit_stored(const shared_event_writer& out, event&, const event_list::pointer_type& node) {
+template <class = void>
+emit_wait_t emit_stored(const shared_event_writer& out, event&, const event_list::pointer_type& node) {
     return out.emit_or_wait(event_list::pointer_type(node));
 }
 /// Yields an event the turn's session does not hold (a partial one, a compaction summary).
-inline emit_wait_t emit_unstored(const event_writer& out, event&& ev) { return out.emit_or_wait(std::move(ev)); }
-inline emit_wait_t emit_unstored(const shared_event_writer& out, event&& ev) {
+template <class = void>
+emit_wait_t emit_unstored(const event_writer& out, event&& ev) { return out.emit_or_wait(std::move(ev)); }
+template <class = void>
+emit_wait_t emit_unstored(const shared_event_writer& out, event&& ev) {
     return out.emit_or_wait(std::make_shared<const event>(std::move(ev)));
 }
 
