@@ -1,0 +1,32 @@
+# cmake -DNM=<nm> -DOBJECTS=<object files> -P check-no-coroutines.cmake
+# Fails, naming them, if the objects hold coroutine bodies: g++ names a coroutine's resume and
+# destroy functions "<function> [clone .actor]" and ".destroy" ("...Frame.actor" where nm -C
+# cannot demangle them; test unused_coroutines).
+if(NOT NM OR NOT OBJECTS)
+    message(FATAL_ERROR "usage: cmake -DNM=<nm> -DOBJECTS=<objects> -P check-no-coroutines.cmake")
+endif()
+set(found "")
+foreach(object IN LISTS OBJECTS)
+    if(NOT EXISTS "${object}")
+        message(FATAL_ERROR "${object} does not exist (build target libretto_unused_coroutines)")
+    endif()
+    execute_process(COMMAND "${NM}" -C "${object}" OUTPUT_VARIABLE symbols RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+        message(FATAL_ERROR "${NM} failed on ${object}")
+    endif()
+    string(REPLACE "\n" ";" lines "${symbols}")
+    foreach(line IN LISTS lines)
+        if(line MATCHES "\\.actor\\]?$")
+            string(REGEX REPLACE "^[0-9a-f]* *[a-zA-Z] " "" name "${line}")
+            string(SUBSTRING "${name}" 0 200 name)
+            list(APPEND found "${name}")
+        endif()
+    endforeach()
+endforeach()
+list(LENGTH found n)
+if(n GREATER 0)
+    list(JOIN found "\n  " text)
+    message(FATAL_ERROR "${n} coroutine bodies compiled in a file that uses none "
+                        "(docs/building.md, \"Compile time\"):\n  ${text}")
+endif()
+message(STATUS "no coroutine bodies in ${OBJECTS}")
