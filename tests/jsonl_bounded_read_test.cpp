@@ -7,12 +7,14 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <new>
 #include <string>
+#include <string_view>
 
 #include <malloc.h>
 #include <unistd.h>
@@ -90,15 +92,17 @@ void three_events(const fs::path& root) {
     }
 }
 
-/// Appends `n` bytes made by `byte(i)` to `f`, 1 MiB at a time.
-template <class Byte>
-void append_bytes(const fs::path& f, std::size_t n, Byte byte) {
+/// Appends `n` bytes to `f`: `pattern` over and over (cut short at the end), written in blocks
+/// of whole patterns of about 1 MiB (byte by byte, hundreds of MiB took most of the test's time
+/// under the sanitizers).
+void append_bytes(const fs::path& f, std::size_t n, std::string_view pattern) {
     std::ofstream out(f, std::ios::binary | std::ios::app);
     std::string block;
+    while (block.size() < mib) block.append(pattern);
     for (std::size_t done = 0; done < n;) {
-        block.clear();
-        for (std::size_t i = 0; i < mib && done < n; ++i, ++done) block.push_back(byte(done));
-        out.write(block.data(), static_cast<std::streamsize>(block.size()));
+        const std::size_t k = std::min(n - done, block.size());
+        out.write(block.data(), static_cast<std::streamsize>(k));
+        done += k;
     }
 }
 
@@ -127,7 +131,9 @@ BOOST_AUTO_TEST_CASE(a_huge_torn_tail_is_moved_aside_in_bounded_memory) {
     const std::size_t intact = size_of(t);
     // 96 MiB of damage: short lines that are not framed, then a last line without a newline.
     constexpr std::size_t damage = 96 * mib;
-    append_bytes(t, damage, [](std::size_t i) { return i % 1000 == 999 ? '\n' : static_cast<char>('a' + i % 26); });
+    std::string lines; // the pattern's period: 13,000 = lcm(1000, 26)
+    for (std::size_t i = 0; i < 13000; ++i) lines.push_back(i % 1000 == 999 ? '\n' : static_cast<char>('a' + i % 26));
+    append_bytes(t, damage, lines);
     std::optional<lb::session> s;
     boost::system::error_code ec;
     const std::size_t used = load_peak(d.path, s, ec);
@@ -151,7 +157,7 @@ BOOST_AUTO_TEST_CASE(a_line_longer_than_any_event_is_damage_read_in_bounded_memo
     const std::size_t intact = size_of(t);
     // 80 MiB without a newline: past the longest line the store reads (16 MiB and framing).
     constexpr std::size_t damage = 80 * mib;
-    append_bytes(t, damage, [](std::size_t) { return 'x'; });
+    append_bytes(t, damage, "x");
     std::optional<lb::session> s;
     boost::system::error_code ec;
     const std::size_t used = load_peak(d.path, s, ec);
@@ -185,9 +191,9 @@ BOOST_AUTO_TEST_CASE(a_too_long_line_followed_by_a_valid_one_is_corruption_and_n
     in.close();
     const std::size_t last = text.rfind('\n', text.size() - 2) + 1;
     const std::string valid = text.substr(last);
-    append_bytes(t, 40 * mib, [](std::size_t) { return 'y'; });
-    append_bytes(t, 1, [](std::size_t) { return '\n'; });
-    append_bytes(t, valid.size(), [&](std::size_t i) { return valid[i]; });
+    append_bytes(t, 40 * mib, "y");
+    append_bytes(t, 1, "\n");
+    append_bytes(t, valid.size(), valid);
     const std::size_t before = size_of(t);
     std::optional<lb::session> s;
     boost::system::error_code ec;
@@ -203,7 +209,8 @@ BOOST_AUTO_TEST_CASE(a_huge_header_without_a_newline_is_refused_in_bounded_memor
     temp_dir d;
     const fs::path t = transcript(d.path);
     fs::create_directories(t.parent_path());
-    append_bytes(t, 100 * mib, [](std::size_t i) { return i == 0 ? '{' : 'h'; });
+    append_bytes(t, 1, "{");
+    append_bytes(t, 100 * mib - 1, "h");
     std::optional<lb::session> s;
     boost::system::error_code ec;
     lb::diagnostics diag;
