@@ -19,6 +19,7 @@
 #include <libretto/model/impl/scripted_model.ipp>
 #include <libretto/provider/impl/anthropic_model.ipp>
 #include <libretto/provider/impl/openai_model.ipp>
+#include <libretto/runner/impl/conversation_clock.ipp>
 #include <libretto/runner/impl/runner.ipp>
 #include <libretto/store/impl/jsonl_store.ipp>
 

@@ -178,7 +178,7 @@ class memory_store;
 namespace detail {
 
 struct conversation_clock;
-std::shared_ptr<const conversation_clock> make_conversation_clock(const reset_policy& p);
+LIBRETTO_DECL std::shared_ptr<const conversation_clock> make_conversation_clock(const reset_policy& p);
 
 /// What a runner's turns share: everything but the agent's type, so that the turn's code
 /// (impl/runner.hpp) is instantiated once per store, compaction and signer, whatever the agent.
