@@ -1,13 +1,26 @@
 // Includes headers and uses nothing of them. g++ 12 compiles every coroutine it sees defined
 // or instantiated, used or not, so the library keeps its coroutines templates that only a use
-// instantiates (docs/building.md, "Compile time"). Test unused_coroutines (g++ only) fails if
-// this file's object holds a coroutine body (an `.actor` function): an `inline` coroutine in one
-// of these headers, or a coroutine template named in an `inline` function's body.
+// instantiates, and starts operations in templates with tokens that depend on the template
+// (docs/building.md, "Compile time"). Test unused_coroutines (g++ only) fails if this file's
+// object holds a coroutine body (an `.actor` function): an `inline` coroutine in one of these
+// headers, a coroutine template named in an `inline` function's body, or one that a
+// non-dependent call in a template names. (Headers that check a store, index or service
+// model against its concept are not here: the check compiles the model's operations.)
+#include <libretto/agent/llm_agent.hpp>
+#include <libretto/agent/loop_agent.hpp>
 #include <libretto/agent/parallel_agent.hpp>
 #include <libretto/agent/sequential_agent.hpp>
+#include <libretto/compaction/any_summarizer.hpp>
 #include <libretto/compaction/extractive_summarizer.hpp>
 #include <libretto/context/invocation_context.hpp>
+#include <libretto/model/scripted_model.hpp>
+#include <libretto/runner/fork.hpp>
+#include <libretto/runner/rewind.hpp>
 #include <libretto/runner/run_to_end.hpp>
 #include <libretto/runner/runner.hpp>
+#include <libretto/store/session_index_maintenance.hpp>
+#include <libretto/store/session_index_rebuild.hpp>
 #include <libretto/stream/event_stream.hpp>
+#include <libretto/tool/artifact_tools.hpp>
+#include <libretto/tool/memory_tools.hpp>
 #include <libretto/tool/run_tool_call.hpp>

@@ -21,6 +21,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/deferred.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/object.hpp>
 
@@ -117,7 +118,7 @@ boost::asio::awaitable<void> run_loop(std::string_view name, std::vector<agent_r
         if (escalated || paused) break;
         // An iteration that yielded nothing may not have suspended at all: give the
         // executor a turn, so that a loop of silent children can still be cancelled.
-        if (forwarded == 0) co_await boost::asio::post(ex, boost::asio::use_awaitable);
+        if (forwarded == 0) co_await boost::asio::post(ex, boost::asio::deferred); // deferred: no coroutine of its own
         start = 0;
         ++times;
         // Every child starts the next iteration afresh.

@@ -18,6 +18,7 @@
 
 #include <concepts>
 #include <memory>
+#include <new>
 #include <type_traits>
 #include <utility>
 
@@ -25,8 +26,10 @@ namespace libretto {
 
 class any_summarizer {
 public:
-    /// extractive_summarizer{}.
-    any_summarizer() : impl_(std::make_unique<model<extractive_summarizer>>(extractive_summarizer{})) {}
+    /// extractive_summarizer{}, made when first needed: a default member initializer that
+    /// made it here would compile its coroutine into every file that includes the header
+    /// (g++ 12; detail/config.hpp).
+    any_summarizer() = default;
 
     template <class S>
         requires(!std::same_as<std::remove_cvref_t<S>, any_summarizer> && summarizer<std::remove_cvref_t<S>>)
@@ -42,11 +45,12 @@ public:
     any_summarizer& operator=(any_summarizer&&) noexcept = default;
 
     /// See the summarizer concept. The operation holds its own copy of the summarizer.
-    template <class = void> // a template: g++ 12 compiles it only where used (detail/config.hpp)
+    /// (A template, Default dependent: g++ 12 compiles the coroutines it names only where used;
+    /// detail/config.hpp.)
+    template <class Default = extractive_summarizer>
     boost::asio::awaitable<summary> async_summarize(summary_request r) {
         // Its own copy: the operation may outlive *this. A moved-from one is extractive.
-        std::unique_ptr<concept_> own =
-            impl_ ? impl_->clone() : std::make_unique<model<extractive_summarizer>>(extractive_summarizer{});
+        std::unique_ptr<concept_> own = impl_ ? impl_->clone() : std::make_unique<model<Default>>(Default{});
         boost::asio::awaitable<summary> op = own->summarize(std::move(r));
         summary s = co_await std::move(op);
         co_return s;
@@ -55,6 +59,8 @@ public:
     /// The held summarizer if it is an S, else nullptr.
     template <class S>
     S* target() noexcept {
+        if constexpr (std::is_same_v<S, extractive_summarizer>)
+            if (!impl_) impl_.reset(new (std::nothrow) model<S>(S{})); // the default, made now
         auto* m = dynamic_cast<model<S>*>(impl_.get());
         return m ? &m->s : nullptr;
     }
@@ -72,7 +78,7 @@ private:
         boost::asio::awaitable<summary> summarize(summary_request r) override { return s.async_summarize(std::move(r)); }
         S s;
     };
-    std::unique_ptr<concept_> impl_; // null only when moved from
+    std::unique_ptr<concept_> impl_; // null: extractive_summarizer{} (default-constructed, moved from)
 };
 
 static_assert(summarizer<any_summarizer>);

@@ -207,26 +207,6 @@ struct scripted_state {
     }
 };
 
-struct scripted_rethrow {
-    std::exception_ptr error;
-    boost::asio::awaitable<void> operator()(llm_writer) const {
-        std::rethrow_exception(error);
-        co_return;
-    }
-};
-
-struct scripted_exhausted {
-    std::size_t request_number;
-    std::size_t scripted;
-    boost::asio::awaitable<void> operator()(llm_writer) const {
-        throw boost::system::system_error(
-            make_error_code(errc::model_error),
-            "scripted_model: script exhausted: request #" + std::to_string(request_number) + " but only " +
-                std::to_string(scripted) + (scripted == 1 ? " reply was" : " replies were") + " scripted");
-        co_return;
-    }
-};
-
 } // namespace detail
 
 /// A model that plays back a script of canned replies, in order, one per generate().

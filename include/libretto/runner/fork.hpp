@@ -24,6 +24,7 @@
 // which differ in the child); the child's chain starts at the marker, signed by
 // fork_options::signer when given, with no prev_signature, and naming its parent.
 
+#include <libretto/detail/dependent_token.hpp>
 #include <libretto/async.hpp>
 #include <libretto/compaction/any_summarizer.hpp>
 #include <libretto/compaction/estimate.hpp>
@@ -165,7 +166,7 @@ boost::asio::awaitable<fork_result> fork_session(Store& store, session_key paren
     } else if (r.mode == fork_mode::summarized && !shown->events.empty()) {
         summary_request req;
         req.events = event_span(shown->events);
-        auto summarize = o.summarizer.async_summarize(std::move(req));
+        auto summarize = detail::dependent_ref<Store>(o.summarizer).async_summarize(std::move(req));
         summary s = co_await std::move(summarize);
         event first = event::make(event_type::user_message, "user",
                                   content::from_text("Context from the parent conversation (summary):\n" + s.text));
@@ -205,7 +206,7 @@ boost::asio::awaitable<fork_result> fork_session(Store& store, session_key paren
         e.chat_type = chat_type_of(o.conversation);
         e.parent_session_id = parent.session_id;
         count_transcript(child, e);
-        auto put = o.index->async_put(std::move(e), said, asio::as_tuple(asio::use_awaitable));
+        auto put = o.index->async_put(std::move(e), said, detail::dependent_as_tuple_awaitable<Store>());
         auto [pec] = co_await std::move(put);
         if (pec) fail(pec, "entering conversation '" + o.conversation + "' failed: " + pec.message());
     }

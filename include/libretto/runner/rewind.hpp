@@ -32,6 +32,7 @@
 // written. The rewind event is signed by rewind_options::signer when given, continuing the
 // session's chain (it appends; the chain stays valid).
 
+#include <libretto/detail/dependent_token.hpp>
 #include <libretto/async.hpp>
 #include <libretto/diagnostics.hpp>
 #include <libretto/error.hpp>
@@ -184,7 +185,7 @@ boost::asio::awaitable<rewind_result> rewind_session(Store& store, session_key k
             std::string data, mime = "application/octet-stream";
             json::object meta;
             if (was) {
-                auto load = o.artifacts->async_load(ak, was->to_number<std::int64_t>(), said, asio::as_tuple(asio::use_awaitable));
+                auto load = o.artifacts->async_load(ak, was->to_number<std::int64_t>(), said, detail::dependent_as_tuple_awaitable<Store>());
                 auto [lec, a] = co_await std::move(load);
                 if (lec) fail(lec, "loading version " + serialize(*was) + " of artifact '" + name + "' failed: " + lec.message());
                 if (!a) fail(errc::not_found, "version " + serialize(*was) + " of artifact '" + name + "' is gone");
@@ -195,7 +196,7 @@ boost::asio::awaitable<rewind_result> rewind_session(Store& store, session_key k
                 meta[absent_artifact_key] = true;
             }
             auto save = o.artifacts->async_save(std::move(ak), std::move(data), std::move(mime), std::move(meta), said,
-                                                asio::as_tuple(asio::use_awaitable));
+                                                detail::dependent_as_tuple_awaitable<Store>());
             auto [sec, info] = co_await std::move(save);
             if (sec) fail(sec, "restoring artifact '" + name + "' failed: " + sec.message());
             ev.actions.artifact_delta[name] = info.version;

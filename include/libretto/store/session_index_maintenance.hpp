@@ -27,6 +27,7 @@
 // Sizes are the transcripts' encoded bytes (serialize_event of every event: a JSONL
 // transcript's size, near enough), so every session of the app is read once.
 
+#include <libretto/detail/dependent_token.hpp>
 #include <libretto/async.hpp>
 #include <libretto/detail/async_op.hpp>
 #include <libretto/diagnostics.hpp>
@@ -128,7 +129,7 @@ boost::asio::awaitable<maintenance_report> maintain(Store& store, any_session_in
 
     conversation_query q;
     q.app_name = o.app_name;
-    auto list = index.async_list(q, said, asio::as_tuple(asio::use_awaitable));
+    auto list = index.async_list(q, said, detail::dependent_as_tuple_awaitable<Store>());
     auto [lec, entries] = co_await std::move(list);
     if (lec) fail(lec, "reading the index");
     r.entries_before = entries.size();
@@ -277,11 +278,11 @@ boost::asio::awaitable<maintenance_report> maintain(Store& store, any_session_in
         if (a.what == kind::remove_archive) {
             conversation_patch p;
             p.drop_previous.push_back(a.session_id);
-            auto patch = index.async_patch(o.app_name, a.key, std::move(p), said, asio::as_tuple(asio::use_awaitable));
+            auto patch = index.async_patch(o.app_name, a.key, std::move(p), said, detail::dependent_as_tuple_awaitable<Store>());
             auto [pec, ignored] = co_await std::move(patch);
             if (pec && pec != errc::not_found) fail(pec, "forgetting archive '" + a.session_id + "' of '" + a.key + "'");
         } else if (a.what == kind::remove_entry) {
-            auto erase = index.async_erase(o.app_name, a.key, said, asio::as_tuple(asio::use_awaitable));
+            auto erase = index.async_erase(o.app_name, a.key, said, detail::dependent_as_tuple_awaitable<Store>());
             auto [eec] = co_await std::move(erase);
             if (eec) fail(eec, "removing entry '" + a.key + "'");
         }

@@ -18,6 +18,7 @@
 // an unreadable index (errc::corrupt_data) is replaced, and the report says so. The new
 // entries replace the app's old ones in one step (index_replace): all or nothing.
 
+#include <libretto/detail/dependent_token.hpp>
 #include <libretto/async.hpp>
 #include <libretto/detail/async_op.hpp>
 #include <libretto/diagnostics.hpp>
@@ -75,7 +76,7 @@ boost::asio::awaitable<index_rebuild_report> rebuild_index(Store& store, any_ses
     {
         conversation_query q;
         q.app_name = app;
-        auto list = index.async_list(std::move(q), said, asio::as_tuple(asio::use_awaitable));
+        auto list = index.async_list(std::move(q), said, detail::dependent_as_tuple_awaitable<Store>());
         auto [ec, entries] = co_await std::move(list);
         if (ec == errc::corrupt_data) {
             report.old_index_unreadable = true;
@@ -148,7 +149,7 @@ boost::asio::awaitable<index_rebuild_report> rebuild_index(Store& store, any_ses
         entries.push_back(std::move(e));
     }
     report.conversations = entries.size();
-    auto replace = index.async_replace(app, std::move(entries), said, asio::as_tuple(asio::use_awaitable));
+    auto replace = index.async_replace(app, std::move(entries), said, detail::dependent_as_tuple_awaitable<Store>());
     auto [rec] = co_await std::move(replace);
     if (rec) fail(rec, "writing the new index");
     co_return report;

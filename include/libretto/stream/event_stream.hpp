@@ -102,6 +102,14 @@ struct stream_access {
         st->preload(std::move(items));
         return basic_event_stream<T>(std::move(st));
     }
+    /// A stream whose first next() rethrows `ep` (no producer coroutine: a model's error
+    /// known when generate() is called).
+    template <class T>
+    static basic_event_stream<T> make_failed(boost::asio::any_io_executor ex, std::exception_ptr ep) {
+        auto st = std::make_shared<stream_state<T>>(std::move(ex), 0);
+        st->producer_done(std::move(ep)); // as if a producer had thrown before emitting
+        return basic_event_stream<T>(std::move(st));
+    }
 
     /// try_next() without moving the item out: its slot, taken from the stream, or nullptr
     /// when try_next() would give nothing. The caller moves from it at once, before

@@ -17,6 +17,7 @@
 // Failures (no such artifact or version, a bad name, no service) are tool errors the model
 // reads, with the service's words.
 
+#include <libretto/detail/dependent_token.hpp>
 #include <libretto/context/callback_context.hpp>
 #include <libretto/detail/base64.hpp>
 #include <libretto/store/any_artifact_service.hpp>
@@ -73,19 +74,21 @@ inline json::object artifact_info_json(const artifact_info& i) {
 
 // The tools' bodies: coroutines whose parameters (copied into their frames) carry the
 // options, so nothing they read belongs to the lambda that started them.
+template <class V = void> // a template: g++ 12 compiles a coroutine only where used (detail/config.hpp)
 inline boost::asio::awaitable<json::value> save_artifact_call(save_artifact_args a, tool_context& ctx, std::string mime) {
     diagnostics d;
     auto op = ctx.async_save_artifact(std::move(a.name), std::move(a.content), a.mime_type.value_or(mime), {}, d,
-                                      boost::asio::as_tuple(boost::asio::use_awaitable));
+                                      dependent_as_tuple_awaitable<V>());
     auto [ec, info] = co_await std::move(op);
     if (ec) artifact_tool_failed(ec, d);
     co_return json::value(artifact_info_json(info));
 }
 
+template <class V = void>
 inline boost::asio::awaitable<json::value> load_artifact_call(load_artifact_args a, tool_context& ctx, std::size_t limit) {
     diagnostics d;
     const std::string name = a.name;
-    auto op = ctx.async_load_artifact(std::move(a.name), a.version, d, boost::asio::as_tuple(boost::asio::use_awaitable));
+    auto op = ctx.async_load_artifact(std::move(a.name), a.version, d, dependent_as_tuple_awaitable<V>());
     auto [ec, found] = co_await std::move(op);
     if (ec) artifact_tool_failed(ec, d);
     if (!found) {
@@ -107,9 +110,10 @@ inline boost::asio::awaitable<json::value> load_artifact_call(load_artifact_args
     co_return json::value(std::move(result));
 }
 
+template <class V = void>
 inline boost::asio::awaitable<json::value> list_artifacts_call(tool_context& ctx) {
     diagnostics d;
-    auto op = ctx.async_list_artifacts(boost::asio::as_tuple(boost::asio::use_awaitable));
+    auto op = ctx.async_list_artifacts(dependent_as_tuple_awaitable<V>());
     auto [ec, names] = co_await std::move(op);
     if (ec) artifact_tool_failed(ec, d);
     json::array out;
@@ -120,6 +124,7 @@ inline boost::asio::awaitable<json::value> list_artifacts_call(tool_context& ctx
 } // namespace detail
 
 /// The save, load and list tools (see above).
+template <class = void> // a template, as the coroutines it names
 inline tool_set artifact_tools(artifact_tools_options o = {}) {
     auto save = [mime = o.default_mime_type](detail::save_artifact_args a, tool_context& ctx) {
         return detail::save_artifact_call(std::move(a), ctx, mime);
@@ -135,7 +140,7 @@ inline tool_set artifact_tools(artifact_tools_options o = {}) {
                                "Load a named artifact (the latest version, or the given one); its content is attached "
                                "for you to read.",
                                load),
-                 function_tool("list_artifacts", "List the names of the saved artifacts.", detail::list_artifacts_call));
+                 function_tool("list_artifacts", "List the names of the saved artifacts.", detail::list_artifacts_call<>));
 }
 
 } // namespace libretto

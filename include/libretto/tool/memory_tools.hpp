@@ -10,6 +10,7 @@
 //   load_memory(query)   the best matching entries of this user's earlier conversations:
 //                        [{text, author, time, session_id}], best first
 
+#include <libretto/detail/dependent_token.hpp>
 #include <libretto/context/callback_context.hpp>
 #include <libretto/tool/function_tool.hpp>
 #include <libretto/tool/tool_context.hpp>
@@ -31,9 +32,10 @@ struct load_memory_args {
 };
 BOOST_DESCRIBE_STRUCT(load_memory_args, (), (query))
 
+template <class V = void> // a template: g++ 12 compiles a coroutine only where used (detail/config.hpp)
 inline boost::asio::awaitable<json::value> load_memory_call(load_memory_args a, tool_context& ctx, std::size_t limit) {
     diagnostics d;
-    auto op = ctx.async_search_memory(std::move(a.query), limit, d, boost::asio::as_tuple(boost::asio::use_awaitable));
+    auto op = ctx.async_search_memory(std::move(a.query), limit, d, dependent_as_tuple_awaitable<V>());
     auto [ec, found] = co_await std::move(op);
     if (ec) throw boost::system::system_error(ec, d.message().empty() ? ec.message() : d.message());
     json::array out;
@@ -48,6 +50,7 @@ inline boost::asio::awaitable<json::value> load_memory_call(load_memory_args a, 
 } // namespace detail
 
 /// The load_memory tool; `limit`: the most entries one call returns.
+template <class = void> // a template, as the coroutine it names
 inline auto load_memory_tool(std::size_t limit = 10) {
     auto run = [limit](detail::load_memory_args a, tool_context& ctx) {
         return detail::load_memory_call(std::move(a), ctx, limit);

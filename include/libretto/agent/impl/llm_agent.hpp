@@ -7,6 +7,7 @@
 // overflow compaction, partial events), the emits and the transfer are here; the tool
 // phase is in impl/llm_agent_tools.hpp and detail/llm_tool_calls.hpp.
 
+#include <libretto/detail/dependent_token.hpp>
 #include <libretto/agent/llm_agent.hpp>
 
 #include <libretto/agent/detail/llm_instruction.hpp>
@@ -192,7 +193,7 @@ private:
     static boost::asio::awaitable<void> backoff(boost::asio::any_io_executor ex, std::chrono::milliseconds delay) {
         boost::asio::steady_timer timer(ex);
         timer.expires_after(delay);
-        co_await timer.async_wait(boost::asio::use_awaitable);
+        co_await timer.async_wait(dependent_use_awaitable<Model>());
     }
 
     /// What the model step's response leads to: run_tools, transfer (a model callback's),

@@ -6,6 +6,7 @@
 // response asks for, run here when there is one synchronous call, else one at a time in
 // this coroutine or concurrently, with the events they push forwarded as they arrive.
 
+#include <libretto/detail/dependent_token.hpp>
 #include <libretto/agent/impl/llm_agent.hpp>
 
 #include <libretto/agent/detail/llm_loop.hpp>
@@ -138,7 +139,7 @@ boost::asio::awaitable<std::shared_ptr<tool_inbox>> llm_agent_run<Model>::run_to
         }
         if (failure || inbox->pending == 0) break;
         inbox->wake->expires_at(boost::asio::steady_timer::time_point::max());
-        auto wait = inbox->wake->async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+        auto wait = inbox->wake->async_wait(dependent_as_tuple_awaitable<Model>());
         std::tuple<boost::system::error_code> waited = co_await std::move(wait);
         (void)waited;
         boost::asio::cancellation_state cs = co_await boost::asio::this_coro::cancellation_state;

@@ -7,6 +7,11 @@
 
 #include <libretto/model/scripted_model.hpp>
 
+#include <libretto/error.hpp>
+#include <libretto/stream/event_stream.hpp>
+
+#include <boost/system/system_error.hpp>
+
 #include <algorithm>
 #include <exception>
 #include <mutex>
@@ -32,7 +37,12 @@ LIBRETTO_DECL llm_stream scripted_model::generate(llm_request request) {
         state_->record(std::move(request));
         number = state_->sent;
     }
-    if (exhausted) return llm_stream(ex_, detail::scripted_exhausted{number, scripted});
+    if (exhausted)
+        return detail::stream_access::make_failed<llm_chunk>(
+            ex_, std::make_exception_ptr(boost::system::system_error(
+                     make_error_code(errc::model_error),
+                     "scripted_model: script exhausted: request #" + std::to_string(number) + " but only " +
+                         std::to_string(scripted) + (scripted == 1 ? " reply was" : " replies were") + " scripted")));
     // A computed reply sees the request as recorded; it may compute another computed one.
     // What the function throws is rethrown by the stream.
     try {
@@ -41,7 +51,7 @@ LIBRETTO_DECL llm_stream scripted_model::generate(llm_request request) {
             reply = f(*seen);
         }
     } catch (...) {
-        return llm_stream(ex_, detail::scripted_rethrow{std::current_exception()});
+        return detail::stream_access::make_failed<llm_chunk>(ex_, std::current_exception());
     }
     std::vector<llm_chunk> chunks;
     {

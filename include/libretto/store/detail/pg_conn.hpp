@@ -8,6 +8,7 @@
 //
 // All members run on one strand (postgres_store's); a connection serves one query at a time.
 
+#include <libretto/detail/dependent_token.hpp>
 #include <libretto/error.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -167,6 +168,7 @@ public:
 
     /// Connects without blocking. `timeout` bounds the whole handshake (DNS excepted:
     /// libpq resolves host names synchronously; use hostaddr= or an IP to avoid that).
+    template <class = void> // a template: g++ 12 compiles a coroutine only where used (detail/config.hpp)
     asio::awaitable<boost::system::error_code> async_connect(std::string conninfo, std::chrono::milliseconds timeout,
                                                              std::string& detail) {
         close();
@@ -222,6 +224,7 @@ public:
 
     /// Runs `sql` (with text parameters through the extended protocol when `p` is given,
     /// else as a simple query that may hold several statements) and collects every result.
+    template <class = void>
     asio::awaitable<boost::system::error_code> async_exec(const std::string& sql, const params* p,
                                                           std::vector<result_ptr>& results, std::string& detail) {
         results.clear();
@@ -334,6 +337,7 @@ private:
     // wait was queued (another thread's epoll_wait can consume that edge) would be missed:
     // after queuing, a zero-timeout poll() checks the level and, if ready, cancels the wait,
     // which then completes with operation_aborted, read here as "ready".
+    template <class V = void>
     asio::awaitable<boost::system::error_code> wait_ready(bool write) {
         auto op = [this, write](auto handler) {
             sock_.async_wait(write ? asio::posix::descriptor_base::wait_write : asio::posix::descriptor_base::wait_read,
@@ -344,7 +348,7 @@ private:
                 sock_.cancel(ignored);
             }
         };
-        auto token = asio::as_tuple(asio::use_awaitable);
+        auto token = dependent_as_tuple_awaitable<V>();
         auto r = co_await asio::async_initiate<decltype(token), void(boost::system::error_code)>(op, token);
         const auto ec = std::get<0>(r);
         if (ec == asio::error::operation_aborted && !timed_out_ && sock_.is_open()) co_return boost::system::error_code{};

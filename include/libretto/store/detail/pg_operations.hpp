@@ -27,6 +27,7 @@ namespace libretto::detail::pg {
 
 // ---- operations ------------------------------------------------------------------------
 
+template <class = void> // a template: g++ 12 compiles a coroutine only where used (detail/config.hpp)
 inline awaitable<std::tuple<error_code>> open_op(pool_ptr p, diagnostics* d) {
     std::string detail;
     std::unique_ptr<detail::pg::connection> c;
@@ -37,6 +38,7 @@ inline awaitable<std::tuple<error_code>> open_op(pool_ptr p, diagnostics* d) {
     co_return error_code{};
 }
 
+template <class = void>
 inline awaitable<std::tuple<error_code, session>> create_op(pool_ptr p, diagnostics* d, create_options o) {
     if (auto ec = validate_id(o.app_name)) co_return std::tuple{failed(d, ec, "app name " + id_problem(o.app_name)), session{}};
     if (auto ec = validate_id(o.user_id)) co_return std::tuple{failed(d, ec, "user id " + id_problem(o.user_id)), session{}};
@@ -80,6 +82,7 @@ inline awaitable<std::tuple<error_code, session>> create_op(pool_ptr p, diagnost
     co_return std::tuple{error_code{}, std::move(out)};
 }
 
+template <class = void>
 inline awaitable<std::tuple<error_code, std::optional<session>>> get_op(pool_ptr p, diagnostics* d, session_key k, get_options o) {
     using result_t = std::tuple<error_code, std::optional<session>>;
     if (auto ec = detail::validate_key(k)) co_return result_t{failed(d, ec, detail::key_problem(k)), std::nullopt};
@@ -154,6 +157,7 @@ inline awaitable<std::tuple<error_code, std::optional<session>>> get_op(pool_ptr
     co_return result_t{error_code{}, std::move(s)};
 }
 
+template <class = void>
 inline awaitable<std::tuple<error_code, list_page>> list_op(pool_ptr p, diagnostics* d, list_options o) {
     using result_t = std::tuple<error_code, list_page>;
     if (auto ec = validate_id(o.app_name)) co_return result_t{failed(d, ec, "app name " + id_problem(o.app_name)), list_page{}};
@@ -237,6 +241,7 @@ inline awaitable<std::tuple<error_code, list_page>> list_op(pool_ptr p, diagnost
     co_return result_t{error_code{}, std::move(page)};
 }
 
+template <class = void>
 inline awaitable<std::tuple<error_code>> delete_op(pool_ptr p, diagnostics* d, session_key k) {
     if (auto ec = detail::validate_key(k)) co_return failed(d, ec, detail::key_problem(k));
     detail::pg::params q;
@@ -248,6 +253,7 @@ inline awaitable<std::tuple<error_code>> delete_op(pool_ptr p, diagnostics* d, s
     co_return error_code{};
 }
 
+template <class = void>
 inline awaitable<std::tuple<error_code, detail::append_result>> append_op(pool_ptr p, diagnostics* d, detail::append_target t,
                                                                           std::vector<event> events) {
     using result_t = std::tuple<error_code, detail::append_result>;

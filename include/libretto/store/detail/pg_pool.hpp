@@ -5,6 +5,7 @@
 // postgres_store's connection pool: the shared state its operations run on (one strand),
 // schema migration on a new connection, taking a connection and running one statement.
 
+#include <libretto/detail/dependent_token.hpp>
 #include <libretto/diagnostics.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/detail/json_text.hpp>
@@ -76,6 +77,7 @@ using boost::system::error_code;
 namespace asio = boost::asio;
 
 /// Creates or migrates the schema on `c`, under the per-schema advisory lock.
+template <class = void> // a template: g++ 12 compiles a coroutine only where used (detail/config.hpp)
 inline asio::awaitable<error_code> migrate(connection& c, pool& p, std::string& detail) {
     std::vector<result_ptr> res;
     auto ec = co_await c.async_exec(p.sql.begin_migration, nullptr, res, detail);
@@ -122,6 +124,7 @@ using awaitable = boost::asio::awaitable<T>;
 
 // Takes an idle connection, or opens one while the pool has room, or waits for one.
 // `reused`: the connection served earlier operations (it may have died since).
+template <class V = void>
 inline awaitable<error_code> acquire(pool_ptr p, std::unique_ptr<detail::pg::connection>& out, bool& reused,
                                      std::string& detail) {
     const auto deadline = std::chrono::steady_clock::now() + p->acquire_timeout;
@@ -158,7 +161,7 @@ inline awaitable<error_code> acquire(pool_ptr p, std::unique_ptr<detail::pg::con
         }
         boost::asio::steady_timer t(p->strand, deadline);
         p->waiters.push_back(&t);
-        auto token = boost::asio::as_tuple(boost::asio::use_awaitable);
+        auto token = dependent_as_tuple_awaitable<V>();
         auto woken = co_await t.async_wait(token);
         (void)woken; // a release cancels the wait; a timeout ends it: both loop
         std::erase(p->waiters, &t);
@@ -170,6 +173,7 @@ inline awaitable<error_code> acquire(pool_ptr p, std::unique_ptr<detail::pg::con
 // retried once on a new connection. A write is not: the server may have committed it
 // before the connection died, and only the caller can tell (get the session and
 // compare its last_sequence).
+template <class = void>
 inline awaitable<error_code> run(const pool_ptr& p, const std::string& sql, const detail::pg::params* params,
                                  std::vector<detail::pg::result_ptr>& results, std::string& detail,
                                  bool idempotent) {
