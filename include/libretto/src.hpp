@@ -20,6 +20,7 @@
 #include <libretto/provider/impl/anthropic_model.ipp>
 #include <libretto/provider/impl/openai_model.ipp>
 #include <libretto/runner/impl/conversation_clock.ipp>
+#include <libretto/runner/impl/run_to_end.ipp>
 #include <libretto/runner/impl/runner.ipp>
 #include <libretto/store/impl/jsonl_store.ipp>
 

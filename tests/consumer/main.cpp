@@ -3,8 +3,10 @@
 // defined in the compiled library, not in this file).
 // Exit status 0 means every check passed; each failure prints one line to stderr.
 #include <libretto/libretto.hpp>
+#ifndef LIBRETTO_CONSUMER_NO_PROVIDER
 #include <libretto/http/fake_transport.hpp>
 #include <libretto/provider/openai_model.hpp>
+#endif
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -61,6 +63,7 @@ void check_events() {
     check(view.size() == 2 && view[1].text() == "m3", "the newest message is last");
 }
 
+#ifndef LIBRETTO_CONSUMER_NO_PROVIDER
 // An openai_model over a scripted transport: one streamed answer, decoded.
 void check_provider() {
     namespace lb = libretto;
@@ -93,13 +96,16 @@ void check_provider() {
     check(http.requests().size() == 1 && http.requests()[0].url == "https://api.openai.com/v1/chat/completions",
           "openai_model sends one request to the chat completions URL");
 }
+#endif
 
 } // namespace
 
 int main() {
     check_error_codes();
     check_events();
+#ifndef LIBRETTO_CONSUMER_NO_PROVIDER
     check_provider();
+#endif
     if (failures == 0)
         std::puts("consumer: ok");
     return failures == 0 ? 0 : 1;

@@ -19,6 +19,7 @@
 
 #include <libretto/agent/llm_types.hpp>
 #include <libretto/async.hpp>
+#include <libretto/detail/config.hpp>
 #include <libretto/detail/async_op.hpp>
 #include <libretto/diagnostics.hpp>
 #include <libretto/error.hpp>
@@ -346,6 +347,11 @@ turn_result run_to_end(event_stream turn, run_to_end_options options = {}) {
     }
     return std::move(*out);
 }
+
+#ifdef LIBRETTO_SEPARATE_COMPILATION
+// Compiled once, by <libretto/src.hpp> (runner/impl/run_to_end.ipp): with what it starts.
+extern template turn_result run_to_end<void>(event_stream, run_to_end_options);
+#endif
 
 /// run_to_end(runner.run(std::move(run), std::move(text)), options).
 template <detail::turn_runner Runner>
