@@ -87,7 +87,6 @@ LIBRETTO_DECL std::string boost_tz_from_posix(std::string_view tz, std::string& 
     return out;
 }
 
-/// The newest daily boundary at or before `now` (seconds since the epoch).
 LIBRETTO_DECL double conversation_clock::last_boundary(double now) const {
     namespace lt = boost::local_time;
     namespace pt = boost::posix_time;
@@ -110,7 +109,6 @@ LIBRETTO_DECL double conversation_clock::last_boundary(double now) const {
     return t <= now ? t : at(today - boost::gregorian::days(1));
 }
 
-/// "daily" or "idle" when the entry's session is no longer fresh at `now`; "" if it is.
 LIBRETTO_DECL std::string conversation_clock::stale_reason(const conversation_entry& e, double now) const {
     // Whichever expires first: the earlier of the two moments.
     std::optional<double> daily, idle;
