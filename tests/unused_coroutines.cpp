@@ -4,8 +4,10 @@
 // (docs/building.md, "Compile time"). Test unused_coroutines (g++ only) fails if this file's
 // object holds a coroutine body (an `.actor` function): an `inline` coroutine in one of these
 // headers, a coroutine template named in an `inline` function's body, or one that a
-// non-dependent call in a template names. (Headers that check a store, index or service
-// model against its concept are not here: the check compiles the model's operations.)
+// non-dependent call in a template names, or a model's concept check that deduces the type
+// of an operation started with use_awaitable (the concepts check with token_archetype).
+#include <libretto/libretto.hpp>
+
 #include <libretto/agent/llm_agent.hpp>
 #include <libretto/agent/loop_agent.hpp>
 #include <libretto/agent/parallel_agent.hpp>
@@ -24,3 +26,16 @@
 #include <libretto/tool/artifact_tools.hpp>
 #include <libretto/tool/memory_tools.hpp>
 #include <libretto/tool/run_tool_call.hpp>
+
+#ifdef LIBRETTO_TEST_SQLITE
+#include <libretto/store/sqlite_artifact_service.hpp>
+#include <libretto/store/sqlite_memory_service.hpp>
+#include <libretto/store/sqlite_session_index.hpp>
+#include <libretto/store/sqlite_store.hpp>
+#endif
+#ifdef LIBRETTO_TEST_POSTGRES
+#include <libretto/store/postgres_artifact_service.hpp>
+#include <libretto/store/postgres_memory_service.hpp>
+#include <libretto/store/postgres_session_index.hpp>
+#include <libretto/store/postgres_store.hpp>
+#endif

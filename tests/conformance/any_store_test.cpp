@@ -3,6 +3,7 @@
 #include <libretto/store/any_store.hpp>
 
 #include <libretto/agent/agent.hpp>
+#include <libretto/detail/token_archetype.hpp>
 #include <libretto/runner/runner.hpp>
 #include <libretto/store/detail/jsonl_engine.hpp> // the engine's helpers (not in jsonl_store.hpp with separate compilation)
 #include <libretto/store/jsonl_store.hpp>
@@ -235,6 +236,88 @@ BOOST_AUTO_TEST_CASE(a_batch_through_any_store_of_a_store_without_one_is_refused
         [&](std::exception_ptr e) { failure = e; });
     io.run();
     if (failure) std::rethrow_exception(failure);
+}
+
+// ---- what the session_store concept accepts ---------------------------------------------
+// A model takes any completion token and completes with the concept's signatures; the
+// concept checks both with detail::token_archetype, which starts nothing.
+
+/// Each operation completes at once with `code`; async_get with the signature `GetSig`.
+template <class GetSig>
+struct signature_store {
+    using executor_type = boost::asio::any_io_executor;
+    executor_type ex;
+    executor_type get_executor() const { return ex; }
+    template <class Sig, class Token>
+    auto never_started(Token&& t) {
+        return boost::asio::async_initiate<Token, Sig>([](auto) { BOOST_TEST(false, "started"); }, t);
+    }
+    template <class Token>
+    auto async_create(libretto::create_options, libretto::diagnostics&, Token&& t) {
+        return never_started<libretto::create_signature>(t);
+    }
+    template <class Token>
+    auto async_get(libretto::session_key, libretto::get_options, libretto::diagnostics&, Token&& t) {
+        return never_started<GetSig>(t);
+    }
+    template <class Token>
+    auto async_list(libretto::list_options, libretto::diagnostics&, Token&& t) {
+        return never_started<libretto::list_signature>(t);
+    }
+    template <class Token>
+    auto async_delete(libretto::session_key, libretto::diagnostics&, Token&& t) {
+        return never_started<libretto::delete_signature>(t);
+    }
+    template <class Token>
+    auto async_append(libretto::session&, libretto::event, libretto::diagnostics&, Token&& t) {
+        return never_started<libretto::append_signature>(t);
+    }
+};
+static_assert(libretto::session_store<signature_store<libretto::get_signature>>);
+static_assert(!libretto::session_store<signature_store<void(boost::system::error_code, libretto::session)>>);
+static_assert(!libretto::session_store<signature_store<void(boost::system::error_code)>>);
+
+/// Operations that take use_awaitable and nothing else: not a session_store.
+struct awaitable_only_store {
+    using executor_type = boost::asio::any_io_executor;
+    executor_type get_executor() const;
+    boost::asio::awaitable<libretto::session> async_create(libretto::create_options, libretto::diagnostics&,
+                                                           boost::asio::use_awaitable_t<>);
+    boost::asio::awaitable<std::optional<libretto::session>> async_get(libretto::session_key, libretto::get_options,
+                                                                       libretto::diagnostics&,
+                                                                       boost::asio::use_awaitable_t<>);
+    boost::asio::awaitable<libretto::list_page> async_list(libretto::list_options, libretto::diagnostics&,
+                                                           boost::asio::use_awaitable_t<>);
+    boost::asio::awaitable<void> async_delete(libretto::session_key, libretto::diagnostics&,
+                                              boost::asio::use_awaitable_t<>);
+    boost::asio::awaitable<std::int64_t> async_append(libretto::session&, libretto::event, libretto::diagnostics&,
+                                                      boost::asio::use_awaitable_t<>);
+};
+static_assert(!libretto::session_store<awaitable_only_store>);
+
+// The shipped stores' operations started with the archetype token start nothing: the check
+// costs no coroutine and no I/O.
+BOOST_AUTO_TEST_CASE(an_operation_started_with_the_archetype_token_does_nothing) {
+    namespace lb = libretto;
+    boost::asio::io_context io;
+    lb::memory_store mem(io.get_executor());
+    lb::diagnostics diag;
+    auto r = mem.async_create(lb::create_options("app", "u", "s"), diag,
+                              lb::detail::token_archetype{});
+    static_assert(std::is_same_v<decltype(r), lb::detail::archetype_result<lb::create_signature>>);
+    signature_store<lb::get_signature> never{io.get_executor()};
+    auto g = never.async_get(lb::session_key{"app", "u", "s"}, {}, diag, lb::detail::token_archetype{});
+    static_assert(std::is_same_v<decltype(g), lb::detail::archetype_result<lb::get_signature>>);
+    BOOST_TEST(io.poll() == 0u);
+    std::optional<lb::session> out;
+    BOOST_TEST(!mem.get(lb::session_key{"app", "u", "s"}, {}, out));
+    BOOST_TEST(!out.has_value(), "the create ran");
+    // The same create with a real token does create the session (the check above can fail).
+    mem.async_create(lb::create_options("app", "u", "s"), diag,
+                     [](boost::system::error_code, lb::session) {});
+    io.run();
+    BOOST_TEST(!mem.get(lb::session_key{"app", "u", "s"}, {}, out));
+    BOOST_TEST(out.has_value());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -564,9 +564,7 @@ private:
     std::shared_ptr<shared_state> state_;
 };
 
-// static_assert(http_transport<beast_transport<>>) is in tests/http_transport_test.cpp: the
-// check deduces async_request's return type, which instantiates the whole request for
-// use_awaitable in every file that includes this header (docs/building.md, "Compile time").
+static_assert(http_transport<beast_transport<>>);
 
 } // namespace libretto::http
 

@@ -98,8 +98,7 @@ struct openssl_tls {
     }
 };
 
-// static_assert(http_transport<beast_transport<openssl_tls>>) is in
-// tests/http_transport_openssl_test.cpp, for the reason given in beast_transport.hpp.
+static_assert(http_transport<beast_transport<openssl_tls>>);
 
 } // namespace libretto::http
 

@@ -21,6 +21,7 @@
 // the response. Non-2xx statuses are responses, not errors; errors are transport failures
 // (see http/error.hpp). A response must stay at one address while an operation on it runs.
 
+#include <libretto/detail/token_archetype.hpp>
 #include <libretto/error.hpp>
 #include <libretto/http/header.hpp>
 
@@ -50,19 +51,23 @@ struct http_request {
 
 template <class R>
 concept http_response =
-    std::move_constructible<R> && requires(R& res, const R& cres, boost::asio::mutable_buffer b, std::string_view n) {
+    std::move_constructible<R> && requires(R& res, const R& cres, boost::asio::mutable_buffer b, std::string_view n,
+                                           libretto::detail::token_archetype tok) {
         { cres.status() } -> std::convertible_to<unsigned>;
         { cres.header(n) } -> std::convertible_to<std::string_view>;
         { cres.done() } -> std::convertible_to<bool>;
-        { res.async_read_some(b, boost::asio::use_awaitable) } -> std::same_as<boost::asio::awaitable<std::size_t>>;
+        {
+            res.async_read_some(b, tok)
+        } -> std::same_as<libretto::detail::archetype_result<void(boost::system::error_code, std::size_t)>>;
     };
 
 template <class T>
 concept http_transport = std::copy_constructible<T> && http_response<typename T::response_type> &&
-                         requires(T& t, const T& ct, http_request r) {
+                         requires(T& t, const T& ct, http_request r, libretto::detail::token_archetype tok) {
                              {
-                                 t.async_request(std::move(r), boost::asio::use_awaitable)
-                             } -> std::same_as<boost::asio::awaitable<typename T::response_type>>;
+                                 t.async_request(std::move(r), tok)
+                             } -> std::same_as<libretto::detail::archetype_result<
+                                 void(boost::system::error_code, typename T::response_type)>>;
                              { ct.get_executor() } -> std::convertible_to<boost::asio::any_io_executor>;
                          };
 

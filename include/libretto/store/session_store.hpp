@@ -19,6 +19,7 @@
 //             async_append_batch(session&, vector<event>[, diag]) -> void(error_code, std::int64_t)
 
 #include <libretto/async.hpp>
+#include <libretto/detail/token_archetype.hpp>
 #include <libretto/diagnostics.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/event.hpp>
@@ -26,8 +27,6 @@
 #include <libretto/session/session.hpp>
 
 #include <boost/asio/async_result.hpp>
-#include <boost/asio/deferred.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/system/result.hpp>
 
 #include <concepts>
@@ -183,27 +182,29 @@ using flush_signature = void(boost::system::error_code);
 /// stores also have every operation without the diagnostics argument.
 template <class S>
 concept session_store = requires(S& s, session& sess, event ev, const session_key& key, create_options co,
-                                 get_options go, list_options lo, diagnostics& diag) {
+                                 get_options go, list_options lo, diagnostics& diag,
+                                 detail::token_archetype tok) {
     typename S::executor_type;
     { s.get_executor() } -> std::convertible_to<typename S::executor_type>;
-    { s.async_create(co, diag, boost::asio::use_awaitable) } -> std::same_as<boost::asio::awaitable<session>>;
-    { s.async_get(key, go, diag, boost::asio::use_awaitable) } -> std::same_as<boost::asio::awaitable<std::optional<session>>>;
-    { s.async_list(lo, diag, boost::asio::use_awaitable) } -> std::same_as<boost::asio::awaitable<list_page>>;
-    { s.async_delete(key, diag, boost::asio::use_awaitable) } -> std::same_as<boost::asio::awaitable<void>>;
-    { s.async_append(sess, std::move(ev), diag, boost::asio::use_awaitable) } -> std::same_as<boost::asio::awaitable<std::int64_t>>;
+    { s.async_create(co, diag, tok) } -> std::same_as<detail::archetype_result<create_signature>>;
+    { s.async_get(key, go, diag, tok) } -> std::same_as<detail::archetype_result<get_signature>>;
+    { s.async_list(lo, diag, tok) } -> std::same_as<detail::archetype_result<list_signature>>;
+    { s.async_delete(key, diag, tok) } -> std::same_as<detail::archetype_result<delete_signature>>;
+    { s.async_append(sess, std::move(ev), diag, tok) } -> std::same_as<detail::archetype_result<append_signature>>;
 };
 
 /// A store with the optional end-of-turn flush (jsonl_store: the per-turn fdatasync), which
 /// a runner calls after each turn that stored events.
 template <class S>
-concept flushable_session_store = session_store<S> && requires(S& s, session_key key, diagnostics& diag) {
-    { s.async_flush(key, diag, boost::asio::use_awaitable) } -> std::same_as<boost::asio::awaitable<void>>;
+concept flushable_session_store = session_store<S> && requires(S& s, session_key key, diagnostics& diag, detail::token_archetype tok) {
+    { s.async_flush(key, diag, tok) } -> std::same_as<detail::archetype_result<flush_signature>>;
 };
 
 /// A store with the optional all-or-nothing batch append.
 template <class S>
-concept batch_session_store = session_store<S> && requires(S& s, session& sess, std::vector<event> evs, diagnostics& diag) {
-    { s.async_append_batch(sess, std::move(evs), diag, boost::asio::use_awaitable) } -> std::same_as<boost::asio::awaitable<std::int64_t>>;
+concept batch_session_store = session_store<S> && requires(S& s, session& sess, std::vector<event> evs, diagnostics& diag,
+                                                                detail::token_archetype tok) {
+    { s.async_append_batch(sess, std::move(evs), diag, tok) } -> std::same_as<detail::archetype_result<append_signature>>;
 };
 
 } // namespace libretto

@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace libretto {
 
@@ -38,11 +39,11 @@ inline std::string url_origin(std::string_view base_url) {
 }
 
 /// A stream holding only a final failure (bad input found before any I/O).
+/// (Ready items, not a producer: an inline coroutine would be compiled into every file.)
 inline llm_stream failed_stream(boost::asio::any_io_executor ex, llm_response r) {
-    return llm_stream(std::move(ex), [r = std::move(r)](llm_writer out) mutable -> boost::asio::awaitable<void> {
-        llm_chunk c = llm_chunk::last(std::move(r));
-        co_await out.emit(std::move(c));
-    });
+    std::vector<llm_chunk> items;
+    items.push_back(llm_chunk::last(std::move(r)));
+    return make_stream(std::move(ex), std::move(items));
 }
 
 /// A provider model's generation for its `Options`: specialised (declared next to each model,
