@@ -28,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace asio = boost::asio;
 namespace lb = libretto;
@@ -37,6 +38,30 @@ using namespace std::chrono_literals;
 
 static_assert(lh::http_transport<lh::any_transport>);
 static_assert(lh::http_response<lh::any_response>);
+
+// The concepts check the operations' completion signatures, with any completion token.
+template <class ReadSig>
+struct signature_response {
+    unsigned status() const { return 200; }
+    std::string_view header(std::string_view) const { return {}; }
+    bool done() const { return true; }
+    template <class Token>
+    auto async_read_some(asio::mutable_buffer, Token&& t) {
+        return asio::async_initiate<Token, ReadSig>([](auto) {}, t);
+    }
+};
+static_assert(lh::http_response<signature_response<void(error_code, std::size_t)>>);
+static_assert(!lh::http_response<signature_response<void(error_code, int)>>);
+static_assert(!lh::http_response<signature_response<void(std::size_t)>>);
+
+/// A response whose read takes use_awaitable and nothing else.
+struct awaitable_only_response {
+    unsigned status() const;
+    std::string_view header(std::string_view) const;
+    bool done() const;
+    asio::awaitable<std::size_t> async_read_some(asio::mutable_buffer, asio::use_awaitable_t<>);
+};
+static_assert(!lh::http_response<awaitable_only_response>);
 
 namespace {
 

@@ -3,9 +3,9 @@
 // instantiates, and starts operations in templates with tokens that depend on the template
 // (docs/building.md, "Compile time"). Test unused_coroutines (g++ only) fails if this file's
 // object holds a coroutine body (an `.actor` function): an `inline` coroutine in one of these
-// headers, a coroutine template named in an `inline` function's body, or one that a
-// non-dependent call in a template names, or a model's concept check that deduces the type
-// of an operation started with use_awaitable (the concepts check with token_archetype).
+// headers; a coroutine template named in an `inline` function's body, or by a non-dependent
+// call in a template; or a model's concept check that deduced what an operation started
+// with use_awaitable returns (the concepts check with detail::token_archetype instead).
 #include <libretto/libretto.hpp>
 
 #include <libretto/agent/llm_agent.hpp>
@@ -15,6 +15,9 @@
 #include <libretto/compaction/any_summarizer.hpp>
 #include <libretto/compaction/extractive_summarizer.hpp>
 #include <libretto/context/invocation_context.hpp>
+#include <libretto/http/any_transport.hpp>
+#include <libretto/http/beast_transport.hpp>
+#include <libretto/http/fake_transport.hpp>
 #include <libretto/model/scripted_model.hpp>
 #include <libretto/runner/fork.hpp>
 #include <libretto/runner/rewind.hpp>

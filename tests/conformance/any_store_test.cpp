@@ -242,7 +242,8 @@ BOOST_AUTO_TEST_CASE(a_batch_through_any_store_of_a_store_without_one_is_refused
 // A model takes any completion token and completes with the concept's signatures; the
 // concept checks both with detail::token_archetype, which starts nothing.
 
-/// Each operation completes at once with `code`; async_get with the signature `GetSig`.
+/// Operations that must never start (the concept's check must not start them); async_get's
+/// completion signature is `GetSig`.
 template <class GetSig>
 struct signature_store {
     using executor_type = boost::asio::any_io_executor;

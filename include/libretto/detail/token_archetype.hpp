@@ -3,10 +3,10 @@
 #define LIBRETTO_DETAIL_TOKEN_ARCHETYPE_HPP
 
 // The completion token the asynchronous concepts check their models with (session_store
-// and its refinements): it stands for "any completion token". An operation started with it
-// returns archetype_result<Sig>, Sig being the completion signature the operation passed
-// to async_initiate, so a concept can check the signature exactly. Nothing is started: the
-// initiation is never invoked.
+// and its refinements, http_transport, http_response): it stands for "any completion
+// token". An operation started with it returns archetype_result<Sig>, Sig being the
+// completion signature the operation passed to async_initiate, so a concept can check the
+// signature exactly. Nothing is started: the initiation is never invoked.
 //
 // Why not use_awaitable: a model's operations return `auto`, so checking one with
 // use_awaitable deduces its return type, which instantiates the coroutine the operation
@@ -14,8 +14,6 @@
 // the model's header, used or not (docs/building.md, "Compile time").
 
 #include <boost/asio/async_result.hpp>
-
-#include <utility>
 
 namespace libretto::detail {
 
