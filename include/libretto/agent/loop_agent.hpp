@@ -20,8 +20,8 @@
 #include <libretto/agent/detail/composite_common.hpp>
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/deferred.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/object.hpp>
 

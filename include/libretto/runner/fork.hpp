@@ -24,11 +24,11 @@
 // which differ in the child); the child's chain starts at the marker, signed by
 // fork_options::signer when given, with no prev_signature, and naming its parent.
 
-#include <libretto/detail/dependent_token.hpp>
 #include <libretto/async.hpp>
 #include <libretto/compaction/any_summarizer.hpp>
 #include <libretto/compaction/estimate.hpp>
 #include <libretto/detail/async_op.hpp>
+#include <libretto/detail/dependent_token.hpp>
 #include <libretto/diagnostics.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/event.hpp>

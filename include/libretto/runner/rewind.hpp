@@ -32,8 +32,8 @@
 // written. The rewind event is signed by rewind_options::signer when given, continuing the
 // session's chain (it appends; the chain stays valid).
 
-#include <libretto/detail/dependent_token.hpp>
 #include <libretto/async.hpp>
+#include <libretto/detail/dependent_token.hpp>
 #include <libretto/diagnostics.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/event.hpp>

@@ -19,8 +19,8 @@
 
 #include <libretto/agent/llm_types.hpp>
 #include <libretto/async.hpp>
-#include <libretto/detail/config.hpp>
 #include <libretto/detail/async_op.hpp>
+#include <libretto/detail/config.hpp>
 #include <libretto/diagnostics.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/event.hpp>

@@ -27,9 +27,9 @@
 // Sizes are the transcripts' encoded bytes (serialize_event of every event: a JSONL
 // transcript's size, near enough), so every session of the app is read once.
 
-#include <libretto/detail/dependent_token.hpp>
 #include <libretto/async.hpp>
 #include <libretto/detail/async_op.hpp>
+#include <libretto/detail/dependent_token.hpp>
 #include <libretto/diagnostics.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/json.hpp>

@@ -18,9 +18,9 @@
 // an unreadable index (errc::corrupt_data) is replaced, and the report says so. The new
 // entries replace the app's old ones in one step (index_replace): all or nothing.
 
-#include <libretto/detail/dependent_token.hpp>
 #include <libretto/async.hpp>
 #include <libretto/detail/async_op.hpp>
+#include <libretto/detail/dependent_token.hpp>
 #include <libretto/diagnostics.hpp>
 #include <libretto/error.hpp>
 #include <libretto/store/any_session_index.hpp>

@@ -17,9 +17,9 @@
 // Failures (no such artifact or version, a bad name, no service) are tool errors the model
 // reads, with the service's words.
 
-#include <libretto/detail/dependent_token.hpp>
 #include <libretto/context/callback_context.hpp>
 #include <libretto/detail/base64.hpp>
+#include <libretto/detail/dependent_token.hpp>
 #include <libretto/store/any_artifact_service.hpp>
 #include <libretto/tool/function_tool.hpp>
 #include <libretto/tool/tool_context.hpp>

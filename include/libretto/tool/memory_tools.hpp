@@ -10,8 +10,8 @@
 //   load_memory(query)   the best matching entries of this user's earlier conversations:
 //                        [{text, author, time, session_id}], best first
 
-#include <libretto/detail/dependent_token.hpp>
 #include <libretto/context/callback_context.hpp>
+#include <libretto/detail/dependent_token.hpp>
 #include <libretto/tool/function_tool.hpp>
 #include <libretto/tool/tool_context.hpp>
 

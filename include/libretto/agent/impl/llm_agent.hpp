@@ -7,7 +7,6 @@
 // overflow compaction, partial events), the emits and the transfer are here; the tool
 // phase is in impl/llm_agent_tools.hpp and detail/llm_tool_calls.hpp.
 
-#include <libretto/detail/dependent_token.hpp>
 #include <libretto/agent/llm_agent.hpp>
 
 #include <libretto/agent/detail/llm_instruction.hpp>
@@ -16,6 +15,7 @@
 #include <libretto/agent/transfer.hpp>
 #include <libretto/context/callback_context.hpp>
 #include <libretto/context/invocation_context.hpp>
+#include <libretto/detail/dependent_token.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/context_view_builder.hpp>
 #include <libretto/event/event.hpp>

@@ -6,12 +6,12 @@
 // response asks for, run here when there is one synchronous call, else one at a time in
 // this coroutine or concurrently, with the events they push forwarded as they arrive.
 
-#include <libretto/detail/dependent_token.hpp>
 #include <libretto/agent/impl/llm_agent.hpp>
 
 #include <libretto/agent/detail/llm_loop.hpp>
 #include <libretto/agent/detail/llm_tool_calls.hpp>
 #include <libretto/context/invocation_context.hpp>
+#include <libretto/detail/dependent_token.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/event.hpp>
 #include <libretto/tool/tool.hpp>
