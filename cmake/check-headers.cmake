@@ -52,7 +52,7 @@ set(allowed_sign       core)
 set(allowed_agent      core stream model context tool store)
 set(allowed_runner     core stream model context tool store compaction sign agent)
 set(allowed_mcp        core stream http model context tool store)
-set(allowed_umbrella   core stream http model context tool provider store compaction sign agent runner)
+set(allowed_umbrella   core stream http model context tool provider store compaction sign agent runner mcp)
 
 file(REAL_PATH "${INCLUDE_DIR}/libretto" root)
 file(GLOB_RECURSE headers RELATIVE "${root}" "${root}/*.hpp" "${root}/*.ipp")

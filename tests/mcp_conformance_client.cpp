@@ -5,6 +5,7 @@
 // when every step worked. tests/mcp_conformance.sh runs the scenarios (ctest
 // mcp_conformance); docs/mcp.md lists which pass.
 #include <libretto/mcp/client.hpp>
+#include <libretto/mcp/detail/rpc.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>

@@ -6,6 +6,8 @@
 // saying why, only when node, or npm and the packages, are missing (scripts/setup installs
 // them into $LIBRETTO_NPM_CACHE, default <repo>/.cache/npm).
 #include <libretto/mcp/client.hpp>
+#include <libretto/mcp/detail/child_process.hpp>
+#include <libretto/mcp/detail/rpc.hpp>
 #include <libretto/mcp/mcp_toolset.hpp>
 #include <libretto/http/fake_transport.hpp>
 

@@ -15,6 +15,8 @@
 
 #include <libretto/agent/impl/llm_agent.ipp>
 #include <libretto/event/impl/json_text.ipp>
+#include <libretto/mcp/impl/client.ipp>
+#include <libretto/mcp/impl/mcp_toolset.ipp>
 #include <libretto/model/impl/llm_response.ipp>
 #include <libretto/model/impl/scripted_model.ipp>
 #include <libretto/provider/impl/anthropic_model.ipp>

@@ -25,32 +25,26 @@
 // optional diagnostics (what went wrong, in words).
 
 #include <libretto/async.hpp>
+#include <libretto/detail/config.hpp>
 #include <libretto/diagnostics.hpp>
 #include <libretto/error.hpp>
 #include <libretto/mcp/detail/connection.hpp>
-#include <libretto/mcp/detail/rpc.hpp>
-#include <libretto/mcp/detail/http_connection.hpp>
-#include <libretto/mcp/detail/stdio_connection.hpp>
 #include <libretto/mcp/types.hpp>
 #include <libretto/store/detail/spawn_op.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/json/serialize.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/system/error_code.hpp>
 
-#include <chrono>
+#include <cstddef>
 #include <cstdint>
-#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -64,6 +58,16 @@ using done_signature = void(boost::system::error_code);
 
 class client;
 using connect_signature = void(boost::system::error_code, std::shared_ptr<client>);
+
+LIBRETTO_DECL boost::asio::awaitable<std::shared_ptr<client>> connect_stdio(boost::asio::any_io_executor ex,
+                                                                             stdio_options so, client_options co);
+
+namespace detail {
+/// Starts `conn`, then initializes a client over it.
+LIBRETTO_DECL boost::asio::awaitable<std::shared_ptr<client>> connect_over(boost::asio::any_io_executor ex,
+                                                                            std::shared_ptr<connection> conn,
+                                                                            client_options co);
+} // namespace detail
 
 class client : public std::enable_shared_from_this<client> {
     struct private_tag {};
@@ -183,146 +187,28 @@ public:
     }
 
     // ---- the coroutines behind the operations (for code already in a coroutine) -------
+    // Defined in impl/client.ipp: compiled once with LIBRETTO_SEPARATE_COMPILATION.
 
     /// Sends `method` and waits for its answer: the result object. Throws system_error.
-    boost::asio::awaitable<json::object> request(std::string method, json::object params) {
-        namespace asio = boost::asio;
-        co_await asio::this_coro::throw_if_cancelled(false);
-        if (ended_ && restarts_left_ > 0 && !closed_ && method != "initialize") co_await restart();
-        if (ended_) throw boost::system::system_error(end_code_, method + ": " + end_reason_);
-        const std::int64_t id = next_id_++;
-        auto p = std::make_shared<pending>(ex_);
-        const auto deadline = std::chrono::steady_clock::now() + o_.request_timeout;
-        p->wake.expires_at(deadline);
-        pending_.emplace(id, p);
-        conn_->write(detail::make_request(id, method, std::move(params)));
-        (void)co_await p->wake.async_wait(asio::as_tuple(asio::use_awaitable));
-        pending_.erase(id);
-        if (p->answer) co_return detail::take_result(std::move(*p->answer), method);
-        if (ended_) throw boost::system::system_error(end_code_, method + ": " + end_reason_);
-        const bool timed_out = std::chrono::steady_clock::now() >= deadline;
-        conn_->write(detail::make_cancelled(id, timed_out ? "timed out" : "cancelled by the client"));
-        if (timed_out)
-            throw boost::system::system_error(asio::error::timed_out,
-                                              method + ": no answer within " + std::to_string(o_.request_timeout.count()) + " ms");
-        throw boost::system::system_error(errc::cancelled, method + ": cancelled");
-    }
-
-    boost::asio::awaitable<std::vector<tool_info>> list_tools() {
-        if (tools_ && !tools_stale_) co_return *tools_;
-        const std::uint64_t generation = tools_generation_;
-        std::vector<tool_info> all;
-        std::string cursor;
-        for (int page = 0; page < 10'000; ++page) {
-            json::object params;
-            if (!cursor.empty()) params["cursor"] = cursor;
-            json::object r = co_await request("tools/list", std::move(params));
-            detail::read_tools(r, all);
-            const auto* next = r.if_contains("nextCursor");
-            if (!next || !next->is_string() || next->get_string().empty()) break;
-            cursor = std::string(next->get_string());
-        }
-        tools_ = all;
-        tools_stale_ = tools_generation_ != generation; // changed while listing: list again next time
-        co_return all;
-    }
-
+    LIBRETTO_DECL boost::asio::awaitable<json::object> request(std::string method, json::object params);
+    LIBRETTO_DECL boost::asio::awaitable<std::vector<tool_info>> list_tools();
     /// Every item of a paginated list (`key` of each page), following nextCursor.
-    boost::asio::awaitable<json::array> list_all(std::string method, std::string key) {
-        json::array all;
-        std::string cursor;
-        for (int page = 0; page < 10'000; ++page) {
-            json::object params;
-            if (!cursor.empty()) params["cursor"] = cursor;
-            json::object r = co_await request(method, std::move(params));
-            auto* items = r.if_contains(key);
-            if (!items || !items->is_array())
-                throw boost::system::system_error(errc::bad_response, method + ": the result has no '" + key + "' array");
-            for (auto& i : items->get_array()) all.push_back(std::move(i));
-            const auto* next = r.if_contains("nextCursor");
-            if (!next || !next->is_string() || next->get_string().empty()) break;
-            cursor = std::string(next->get_string());
-        }
-        co_return all;
-    }
-
-    boost::asio::awaitable<json::array> read_resource(std::string uri) {
-        json::object params; // named: g++ 12 cannot take a braced json::object inside co_await
-        params["uri"] = std::move(uri);
-        json::object r = co_await request("resources/read", std::move(params));
-        auto* c = r.if_contains("contents");
-        if (!c || !c->is_array())
-            throw boost::system::system_error(errc::bad_response, "resources/read: the result has no 'contents' array");
-        co_return std::move(c->get_array());
-    }
-
-    boost::asio::awaitable<call_result> call_tool(std::string name, json::object args) {
-        json::object params{{"name", name}, {"arguments", std::move(args)}};
-        json::object r = co_await request("tools/call", std::move(params));
-        co_return detail::read_call_result(std::move(r), name);
-    }
-
-    boost::asio::awaitable<json::object> close() {
-        closed_ = true;
-        if (!ended_) end(errc::io_error, "the client closed the connection");
-        co_await conn_->close();
-        co_return json::object{};
-    }
+    LIBRETTO_DECL boost::asio::awaitable<json::array> list_all(std::string method, std::string key);
+    LIBRETTO_DECL boost::asio::awaitable<json::array> read_resource(std::string uri);
+    LIBRETTO_DECL boost::asio::awaitable<call_result> call_tool(std::string name, json::object args);
+    LIBRETTO_DECL boost::asio::awaitable<json::object> close();
 
     // ---- set up by the connect operations ----------------------------------------------
 
     /// Starts reading, initializes and sends notifications/initialized.
-    boost::asio::awaitable<void> initialize() {
-        boost::asio::co_spawn(ex_, read_loop(weak_from_this(), conn_, o_.max_message_bytes), boost::asio::detached);
-        json::object r = co_await request("initialize", detail::initialize_params(o_));
-        info_ = detail::read_server_info(r);
-        if (!detail::supported_version(info_.protocol_version)) {
-            co_await close();
-            throw boost::system::system_error(errc::bad_response, "the server answered initialize with protocol version '" +
-                                                                     info_.protocol_version + "', which this client does not speak");
-        }
-        conn_->initialized(info_.protocol_version); // first: HTTP sends the version with the notification
-        conn_->write(detail::make_notification("notifications/initialized", {}));
-    }
+    LIBRETTO_DECL boost::asio::awaitable<void> initialize();
 
 private:
-    struct pending {
-        explicit pending(const executor_type& ex) : wake(ex) {}
-        boost::asio::steady_timer wake;
-        std::optional<json::object> answer;
-    };
+    struct pending; // a request waiting for its answer
 
     /// A new connection from the factory, initialized; concurrent callers wait for the one
     /// restart under way.
-    boost::asio::awaitable<void> restart() {
-        namespace asio = boost::asio;
-        while (restarting_) {
-            asio::steady_timer t(ex_, std::chrono::milliseconds(5));
-            co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
-        }
-        if (!ended_ || restarts_left_ == 0) co_return;
-        restarting_ = true;
-        --restarts_left_;
-        ++restarted_;
-        std::exception_ptr failure;
-        try {
-            auto conn = factory_();
-            std::string what;
-            if (auto ec = conn->start(what)) throw boost::system::system_error(ec, what);
-            conn_ = std::move(conn);
-            ended_ = false;
-            end_reason_.clear();
-            tools_stale_ = true;
-            co_await initialize();
-        } catch (...) {
-            failure = std::current_exception();
-        }
-        restarting_ = false;
-        if (failure) {
-            if (!ended_) end(errc::io_error, "the restarted server failed to initialize");
-            std::rethrow_exception(failure);
-        }
-    }
+    LIBRETTO_DECL boost::asio::awaitable<void> restart();
 
     template <class Result, class Token, class Make>
     auto op(diagnostics* d, Token&& token, Make make) {
@@ -331,74 +217,11 @@ private:
 
     // Holds the client weakly: dropping the last reference ends the connection (abort),
     // which ends this loop.
-    static boost::asio::awaitable<void> read_loop(std::weak_ptr<client> weak, std::shared_ptr<detail::connection> conn,
-                                                  std::size_t max_bytes) {
-        for (;;) {
-            std::optional<std::string> line;
-            boost::system::error_code failed;
-            std::string why;
-            try {
-                line = co_await conn->read(max_bytes);
-            } catch (const boost::system::system_error& e) {
-                failed = e.code();
-                why = e.what();
-            }
-            auto self = weak.lock();
-            if (!self || self->ended_ || self->conn_ != conn) co_return; // gone, ended, or replaced by a restart
-            if (failed) {
-                self->end(failed, why);
-                co_await conn->close();
-                co_return;
-            }
-            if (!line) {
-                self->end(errc::io_error, conn->describe_end());
-                co_return;
-            }
-            if (line->empty()) continue;
-            auto msg = detail::parse_message(*line);
-            if (!msg) {
-                self->end(errc::bad_response, "the server sent something that is not a JSON-RPC message: " +
-                                                  detail::excerpt(*line));
-                co_await conn->close();
-                co_return;
-            }
-            self->dispatch(std::move(*msg));
-        }
-    }
-
-    void dispatch(json::object msg) {
-        const json::value* id = msg.if_contains("id");
-        const json::value* method = msg.if_contains("method");
-        if (method && method->is_string()) {
-            const std::string m(method->get_string());
-            json::object params;
-            if (const auto* p = msg.if_contains("params"); p && p->is_object()) params = p->get_object();
-            if (id && !id->is_null()) { // a request from the server
-                conn_->write(detail::answer_server_request(*id, m, params, o_.on_request));
-                return;
-            }
-            if (m == "notifications/tools/list_changed") {
-                tools_stale_ = true;
-                ++tools_generation_;
-            }
-            if (m == "notifications/progress" && o_.on_progress) o_.on_progress(params);
-            else if (o_.on_notification) o_.on_notification(m, params);
-            return;
-        }
-        if (!id || !id->is_int64()) return; // a response to nothing we sent: ignored
-        auto it = pending_.find(id->get_int64());
-        if (it == pending_.end()) return; // answered after a timeout or a cancel
-        it->second->answer = std::move(msg);
-        it->second->wake.cancel();
-    }
-
-    void end(boost::system::error_code ec, std::string why) {
-        if (ended_) return;
-        ended_ = true;
-        end_code_ = ec;
-        end_reason_ = std::move(why);
-        for (auto& [id, p] : pending_) p->wake.cancel();
-    }
+    LIBRETTO_DECL static boost::asio::awaitable<void> read_loop(std::weak_ptr<client> weak,
+                                                                std::shared_ptr<detail::connection> conn,
+                                                                std::size_t max_bytes);
+    LIBRETTO_DECL void dispatch(json::object msg);
+    LIBRETTO_DECL void end(boost::system::error_code ec, std::string why);
 
     executor_type ex_;
     std::shared_ptr<detail::connection> conn_;
@@ -418,54 +241,23 @@ private:
     unsigned restarted_ = 0;
     std::function<std::shared_ptr<detail::connection>()> factory_; ///< a new connection, for restarts
 
-    template <class Connection>
-    friend boost::asio::awaitable<std::shared_ptr<client>> connect_over(executor_type, std::shared_ptr<Connection>,
-                                                                        client_options);
+    friend boost::asio::awaitable<std::shared_ptr<client>> detail::connect_over(executor_type,
+                                                                                std::shared_ptr<detail::connection>,
+                                                                                client_options);
     friend boost::asio::awaitable<std::shared_ptr<client>> connect_stdio(executor_type, stdio_options, client_options);
 };
 
 /// Where `name` is on PATH, as the stdio transport will look for a command ("" if nowhere):
 /// to say that a server's runtime is missing before starting it.
-inline std::string find_executable(std::string_view name) { return detail::find_on_path(name); }
-
-/// Starts `conn`, then initializes a client over it.
-template <class Connection>
-boost::asio::awaitable<std::shared_ptr<client>> connect_over(client::executor_type ex, std::shared_ptr<Connection> conn,
-                                                             client_options co) {
-    std::string what;
-    if (auto ec = conn->start(what)) throw boost::system::system_error(ec, what);
-    auto c = std::make_shared<client>(client::private_tag{}, ex, conn, std::move(co));
-    std::exception_ptr failure;
-    try {
-        co_await c->initialize();
-    } catch (...) {
-        failure = std::current_exception();
-    }
-    if (failure) {
-        c->end(errc::io_error, "initialize failed");
-        co_await conn->close(); // a server that never answered is stopped, not left running
-        std::rethrow_exception(failure);
-    }
-    co_return c;
-}
+LIBRETTO_DECL std::string find_executable(std::string_view name);
 
 /// Starts the server of `so`, connects and initializes: the client, ready.
-inline boost::asio::awaitable<std::shared_ptr<client>> connect_stdio(client::executor_type ex, stdio_options so,
-                                                                      client_options co = {}) {
-    const unsigned restarts = so.restarts;
-    auto c = co_await connect_over(ex, std::make_shared<detail::stdio_connection>(ex, so), std::move(co));
-    if (restarts > 0) {
-        c->restarts_left_ = restarts;
-        c->factory_ = [ex, so = std::move(so)] { return std::make_shared<detail::stdio_connection>(ex, so); };
-    }
-    co_return c;
-}
+LIBRETTO_DECL boost::asio::awaitable<std::shared_ptr<client>> connect_stdio(client::executor_type ex, stdio_options so,
+                                                                             client_options co = {});
 
 /// Connects to the Streamable HTTP endpoint of `ho` and initializes: the client, ready.
-inline boost::asio::awaitable<std::shared_ptr<client>> connect_http(client::executor_type ex, http_options ho,
-                                                                     client_options co = {}) {
-    return connect_over(ex, std::make_shared<detail::http_connection>(ex, std::move(ho)), std::move(co));
-}
+LIBRETTO_DECL boost::asio::awaitable<std::shared_ptr<client>> connect_http(client::executor_type ex, http_options ho,
+                                                                            client_options co = {});
 
 /// connect_stdio as an asynchronous operation.
 template <boost::asio::completion_token_for<connect_signature> Token = default_completion_token_t>
@@ -498,5 +290,9 @@ auto async_connect_http(boost::asio::any_io_executor ex, http_options ho, client
 }
 
 } // namespace libretto::mcp
+
+#ifdef LIBRETTO_HEADER_ONLY
+#include <libretto/mcp/impl/client.ipp>
+#endif
 
 #endif
