@@ -8,7 +8,10 @@
 #include <libretto/runner/runner.hpp>
 #include <libretto/runner/run_to_end.hpp>
 #include <libretto/agent/sequential_agent.hpp>
+#include <libretto/compaction/any_strategy.hpp>
+#include <libretto/sign/any_signer.hpp>
 #include <libretto/sign/per_agent_signer.hpp>
+#include <libretto/store/any_store.hpp>
 #include <libretto/store/detail/jsonl_format.hpp>
 #include <libretto/store/detail/jsonl_engine.hpp> // the engine's helpers (not in jsonl_store.hpp with separate compilation)
 #include <libretto/store/jsonl_store.hpp>
@@ -29,7 +32,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <sys/stat.h>
@@ -440,6 +445,49 @@ BOOST_AUTO_TEST_CASE(each_agent_signs_with_its_own_did) {
     lb::event e;
     none.sign_event(e);
     BOOST_TEST(!e.is_signed());
+}
+
+// Every policy chosen at run time (any_store, any_strategy, any_signer: the runner whose
+// turns separate compilation builds once): signed and compacted like the typed runner above;
+// empty wrappers sign nothing and never compact.
+BOOST_AUTO_TEST_CASE(a_runner_of_type_erased_policies_signs_and_compacts_like_the_typed_one) {
+    asio::io_context io;
+    lb::any_store store(lb::memory_store(io.get_executor()));
+    tool_agent a;
+    a.name_ = "assistant";
+    const lb::ed25519_signer signer(test_key(3));
+    lb::runner r{a, store, lb::any_strategy{every_turn_compaction{}}, lb::any_signer{signer}};
+    static_assert(std::is_same_v<decltype(r), lb::runner<tool_agent, lb::any_store, lb::any_strategy, lb::any_signer>>);
+    run_turn(io, r.run(opts(), "weather?"));
+    run_turn(io, r.run(opts(), "and tomorrow?"));
+    const lb::session s = load(io, store);
+    BOOST_TEST_REQUIRE(s.events.size() == 10u); // 2 x (user, call, response, answer, summary)
+    for (const auto& e : s.events) {
+        BOOST_TEST_CONTEXT("sequence " << e.sequence) {
+            BOOST_TEST(e.is_signed());
+            BOOST_TEST(e.signer_did == signer.did());
+            BOOST_TEST(lb::verify_signature(e));
+        }
+    }
+    BOOST_TEST(s.events[4].is_compaction());
+    BOOST_TEST(s.events[9].is_compaction());
+    lb::transcript_options o;
+    o.trusted_dids = {std::string(signer.did())};
+    const auto report = lb::verify_transcript(s, o);
+    BOOST_TEST(report.ok, report.message);
+    BOOST_TEST(report.checked == 10u);
+
+    // Empty wrappers: nothing signed, nothing compacted (another session of the same store).
+    lb::runner plain{a, store, lb::any_strategy{}, lb::any_signer{}};
+    run_turn(io, plain.run(runner_support::run_opts("s2"), "weather?"));
+    run_turn(io, plain.run(runner_support::run_opts("s2"), "and tomorrow?"));
+    const std::optional<lb::session> s2 = runner_support::load_session(io, store, "s2");
+    BOOST_TEST_REQUIRE(s2.has_value());
+    BOOST_TEST_REQUIRE(s2->events.size() == 8u); // 2 x (user, call, response, answer)
+    for (const auto& e : s2->events) {
+        BOOST_TEST(!e.is_signed());
+        BOOST_TEST(!e.is_compaction());
+    }
 }
 
 // Tampering with the stored bytes: the jsonl line's CRC-32C catches an accidental change,

@@ -171,7 +171,9 @@ struct runner_options {
     std::size_t memory_preload = 0;
 };
 
+class any_signer;
 class any_store;
+class any_strategy;
 class jsonl_store;
 class memory_store;
 
@@ -228,19 +230,23 @@ template <class Item, class Core>
 basic_event_stream<Item> start_turn(const std::shared_ptr<Core>& core, run_options& options, content&& c, bool resume);
 
 /// With LIBRETTO_SEPARATE_COMPILATION: start_turn for the runners most programs have (no
-/// compaction, no signer; a jsonl_store, a memory_store or an any_store), compiled once by
-/// <libretto/src.hpp> (impl/runner.ipp). Header-only builds instantiate start_turn instead.
+/// compaction, no signer; a jsonl_store, a memory_store or an any_store) and for the runner
+/// whose policies are all chosen at run time (any_store, any_strategy, any_signer), compiled
+/// once by <libretto/src.hpp> (impl/runner.ipp). Header-only builds instantiate start_turn
+/// instead.
 template <class Store>
 using plain_runner_core = runner_core<Store, no_compaction, no_signer>;
+using any_runner_core = runner_core<any_store, any_strategy, any_signer>;
 #ifdef LIBRETTO_SEPARATE_COMPILATION
-#define LIBRETTO_RUNNER_COMPILED_TURN(Store)                                                                     \
-    event_stream start_compiled_turn(const std::shared_ptr<plain_runner_core<Store>>& core,       \
-                                                   run_options& options, content&& c, bool resume);            \
-    shared_event_stream start_compiled_shared_turn(                                               \
-        const std::shared_ptr<plain_runner_core<Store>>& core, run_options& options, content&& c, bool resume);
-LIBRETTO_RUNNER_COMPILED_TURN(jsonl_store)
-LIBRETTO_RUNNER_COMPILED_TURN(memory_store)
-LIBRETTO_RUNNER_COMPILED_TURN(any_store)
+#define LIBRETTO_RUNNER_COMPILED_TURN(Core)                                                                      \
+    event_stream start_compiled_turn(const std::shared_ptr<Core>& core, run_options& options, content&& c,       \
+                                     bool resume);                                                               \
+    shared_event_stream start_compiled_shared_turn(const std::shared_ptr<Core>& core, run_options& options,      \
+                                                   content&& c, bool resume);
+LIBRETTO_RUNNER_COMPILED_TURN(plain_runner_core<jsonl_store>)
+LIBRETTO_RUNNER_COMPILED_TURN(plain_runner_core<memory_store>)
+LIBRETTO_RUNNER_COMPILED_TURN(plain_runner_core<any_store>)
+LIBRETTO_RUNNER_COMPILED_TURN(any_runner_core)
 #undef LIBRETTO_RUNNER_COMPILED_TURN
 #endif
 
