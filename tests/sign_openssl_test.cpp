@@ -302,19 +302,11 @@ BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(signed_runner)
 
-// Every stored event is signed (the user message and the compaction summary too), the
-// stored transcript verifies, and what the caller got equals what was stored.
-BOOST_AUTO_TEST_CASE(every_stored_event_is_signed_and_the_transcript_verifies) {
-    asio::io_context io;
-    lb::memory_store store(io.get_executor());
-    tool_agent a;
-    a.name_ = "assistant";
-    const lb::ed25519_signer signer(test_key(3));
-    lb::runner r{a, store, every_turn_compaction{}, signer};
-    auto t1 = run_turn(io, r.run(opts(), "weather?"));
-    auto t2 = run_turn(io, r.run(opts(), "and tomorrow?"));
-    const lb::session s = load(io, store);
-    BOOST_TEST_REQUIRE(s.events.size() == 10u); // 2 x (user, call, response, answer, summary)
+// Two turns of tool_agent under every_turn_compaction, signed by `signer`: 2 x (user, call,
+// response, answer, summary), every event signed and verifying, no temp: state stored, and
+// the transcript verifies.
+static void check_two_signed_compacted_turns(const lb::session& s, const lb::ed25519_signer& signer) {
+    BOOST_TEST_REQUIRE(s.events.size() == 10u);
     for (const auto& e : s.events) {
         BOOST_TEST_CONTEXT("sequence " << e.sequence) {
             BOOST_TEST(e.is_signed());
@@ -331,6 +323,21 @@ BOOST_AUTO_TEST_CASE(every_stored_event_is_signed_and_the_transcript_verifies) {
     const auto report = lb::verify_transcript(s, o);
     BOOST_TEST(report.ok, report.message);
     BOOST_TEST(report.checked == 10u);
+}
+
+// Every stored event is signed (the user message and the compaction summary too), the
+// stored transcript verifies, and what the caller got equals what was stored.
+BOOST_AUTO_TEST_CASE(every_stored_event_is_signed_and_the_transcript_verifies) {
+    asio::io_context io;
+    lb::memory_store store(io.get_executor());
+    tool_agent a;
+    a.name_ = "assistant";
+    const lb::ed25519_signer signer(test_key(3));
+    lb::runner r{a, store, every_turn_compaction{}, signer};
+    auto t1 = run_turn(io, r.run(opts(), "weather?"));
+    auto t2 = run_turn(io, r.run(opts(), "and tomorrow?"));
+    const lb::session s = load(io, store);
+    check_two_signed_compacted_turns(s, signer);
     // The streamed events are the stored ones (the partial is unsigned and not stored).
     std::vector<lb::event> stored;
     for (const auto& e : t1) {
@@ -460,22 +467,7 @@ BOOST_AUTO_TEST_CASE(a_runner_of_type_erased_policies_signs_and_compacts_like_th
     static_assert(std::is_same_v<decltype(r), lb::runner<tool_agent, lb::any_store, lb::any_strategy, lb::any_signer>>);
     run_turn(io, r.run(opts(), "weather?"));
     run_turn(io, r.run(opts(), "and tomorrow?"));
-    const lb::session s = load(io, store);
-    BOOST_TEST_REQUIRE(s.events.size() == 10u); // 2 x (user, call, response, answer, summary)
-    for (const auto& e : s.events) {
-        BOOST_TEST_CONTEXT("sequence " << e.sequence) {
-            BOOST_TEST(e.is_signed());
-            BOOST_TEST(e.signer_did == signer.did());
-            BOOST_TEST(lb::verify_signature(e));
-        }
-    }
-    BOOST_TEST(s.events[4].is_compaction());
-    BOOST_TEST(s.events[9].is_compaction());
-    lb::transcript_options o;
-    o.trusted_dids = {std::string(signer.did())};
-    const auto report = lb::verify_transcript(s, o);
-    BOOST_TEST(report.ok, report.message);
-    BOOST_TEST(report.checked == 10u);
+    check_two_signed_compacted_turns(load(io, store), signer);
 
     // Empty wrappers: nothing signed, nothing compacted (another session of the same store).
     lb::runner plain{a, store, lb::any_strategy{}, lb::any_signer{}};
