@@ -53,10 +53,6 @@ struct toolset_options {
 
 namespace detail {
 
-/// Why `value` does not fit `schema` at the top level ("" if it does): required members
-/// present, declared member types right ("number" accepts integers).
-LIBRETTO_DECL std::string output_problem(const json::object& value, const json::object& schema);
-
 /// What the model reads of a result (its text, or structuredContent), attaching the parts
 /// it carries to `ctx`; throws tool_error for an isError result or one the tool's
 /// outputSchema refuses.

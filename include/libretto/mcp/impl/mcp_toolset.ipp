@@ -30,7 +30,9 @@ inline std::string kind_of(const json::value& v) {
     return "unknown";
 }
 
-LIBRETTO_DECL std::string output_problem(const json::object& value, const json::object& schema) {
+// Why `value` does not fit `schema` at the top level ("" if it does): required members
+// present, declared member types right ("number" accepts integers).
+inline std::string output_problem(const json::object& value, const json::object& schema) {
     if (const auto* req = schema.if_contains("required"); req && req->is_array())
         for (const auto& r : req->get_array())
             if (r.is_string() && !value.contains(r.get_string()))
