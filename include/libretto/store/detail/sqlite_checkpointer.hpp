@@ -37,11 +37,9 @@ public:
         if (rc != SQLITE_OK) return rc;
         // A connection finds the WAL when it first reads the file; until then a checkpoint
         // on it does nothing (and reports -1 frames).
-        rc = db_.exec("PRAGMA journal_mode = WAL");
-        if (rc != SQLITE_OK) {
-            detail = db_.errmsg();
-            return rc;
-        }
+        std::string mode;
+        rc = enter_wal_mode(db_, mode, detail, 5000);
+        if (rc != SQLITE_ROW) return rc;
         thread_ = std::thread([this] { run(); });
         return SQLITE_OK;
     }

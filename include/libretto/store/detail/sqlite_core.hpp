@@ -151,18 +151,15 @@ private:
         else sqlite3_busy_timeout(db_.get(), p.busy_timeout_ms);
 
         // The first statement reads the file header: a file that is not SQLite fails here.
-        sqlite::statement s;
-        rc = s.prepare(db_, "PRAGMA journal_mode = WAL");
-        if (rc == SQLITE_OK) rc = s.step();
+        std::string message;
+        rc = sqlite::enter_wal_mode(db_, journal_mode_, message, p.busy_timeout_ms, open_wait_.abandon);
         if (rc != SQLITE_ROW) {
             if ((rc & 0xff) == SQLITE_NOTADB)
                 detail = "the file is not an SQLite database";
             else
-                detail = std::string("cannot set WAL journal mode: ") + db_.errmsg();
+                detail = "cannot set WAL journal mode: " + message;
             return sqlite::error_from(rc);
         }
-        journal_mode_ = std::string(s.text(0));
-        s.reset();
         if (journal_mode_ != "wal" && p.path != ":memory:") {
             detail = "cannot use WAL journal mode (the database is in '" + journal_mode_ + "' mode)";
             return errc::io_error;

@@ -14,9 +14,12 @@
 
 #include <sqlite3.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 namespace libretto::detail::sqlite {
@@ -137,6 +140,7 @@ public:
     }
 
     void reset() noexcept {
+        if (!s_) return; // never prepared, or its prepare failed
         sqlite3_reset(s_);
         sqlite3_clear_bindings(s_);
         bind_rc_ = SQLITE_OK;
@@ -168,6 +172,29 @@ private:
     sqlite3_stmt* s_ = nullptr;
     int bind_rc_ = SQLITE_OK;
 };
+
+/// Runs `PRAGMA journal_mode = WAL` (the first statement of a connection: it reads the file
+/// header) and returns SQLite's code: on SQLITE_ROW `mode` is the mode the file is in now,
+/// otherwise `message` is SQLite's message.
+/// SQLite answers SQLITE_BUSY without calling the busy handler when waiting could deadlock,
+/// as when connections open a new file at once (each holds the shared lock the other needs
+/// released): the pragma then runs again, a few milliseconds apart, for up to `retry_ms` or
+/// until `*abandon` is set.
+inline int enter_wal_mode(connection& db, std::string& mode, std::string& message, int retry_ms,
+                          const std::atomic<bool>* abandon = nullptr) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(retry_ms);
+    statement s;
+    for (int attempt = 0;; ++attempt) {
+        int rc = s ? SQLITE_OK : s.prepare(db, "PRAGMA journal_mode = WAL"); // prepare reads the schema
+        if (rc == SQLITE_OK) rc = s.step();
+        if (rc == SQLITE_ROW) mode = std::string(s.text(0));
+        else message = db.errmsg();
+        s.reset(); // releases the shared lock another connection may be waiting for
+        if ((rc & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() >= until || (abandon && abandon->load()))
+            return rc;
+        std::this_thread::sleep_for(std::chrono::milliseconds(attempt < 3 ? 1 : 5));
+    }
+}
 
 /// Resets a statement when the scope ends (releases its read locks and bound text).
 class resetter {

@@ -39,16 +39,13 @@ inline boost::system::error_code open_wal(connection& db, const std::string& pat
     const auto timeout_ms = std::clamp<std::chrono::milliseconds::rep>(busy_timeout.count(), 0, INT_MAX);
     sqlite3_busy_timeout(db.get(), static_cast<int>(timeout_ms));
     // The first statement reads the file header: a file that is not SQLite fails here.
-    statement wal;
-    int rc = wal.prepare(db, "PRAGMA journal_mode = WAL");
-    if (rc == SQLITE_OK) rc = wal.step();
+    std::string mode, message;
+    int rc = enter_wal_mode(db, mode, message, static_cast<int>(timeout_ms));
     if (rc != SQLITE_ROW) {
         why = (rc & 0xff) == SQLITE_NOTADB ? std::string("the file is not an SQLite database")
-                                              : std::string("cannot set WAL journal mode: ") + db.errmsg();
+                                              : "cannot set WAL journal mode: " + message;
         return error_from(rc);
     }
-    const std::string mode(wal.text(0));
-    wal.reset();
     if (mode != "wal" && path != ":memory:") {
         why = "cannot use WAL journal mode (the database is in '" + mode + "' mode)";
         return errc::io_error;
