@@ -462,6 +462,46 @@ BOOST_AUTO_TEST_CASE(slow_stream_within_idle_limit_completes) {
     });
 }
 
+// The idle limit times the server, not the caller: a caller that takes longer than it between
+// two reads (the bytes are waiting) still gets the whole body, and the connection is reused.
+BOOST_AUTO_TEST_CASE(a_slow_reader_is_not_an_idle_stream) {
+    llm_test::server srv;
+    srv.push(llm_test::text_reply(std::string(60, 'c')).in_pieces(3));
+    srv.push(llm_test::text_reply("again"));
+    asio::io_context io;
+    transport t(io.get_executor(), {.timeouts = {.first_byte = 100ms, .idle = 100ms}});
+    run(io, [&]() -> asio::awaitable<void> {
+        auto first = post(srv);
+        result r = co_await request(t, std::move(first));
+        BOOST_REQUIRE(!r.ec);
+        std::string body;
+        std::array<char, 10> b{};
+        for (;;) {
+            error_code ec;
+            auto token = asio::redirect_error(asio::use_awaitable, ec);
+            const std::size_t n = co_await r.res.async_read_some(asio::buffer(b), token);
+            BOOST_REQUIRE_MESSAGE(!ec, ec.message());
+            if (n == 0) break;
+            body.append(b.data(), n);
+            asio::steady_timer pause(io, 250ms); // the caller busy with the bytes
+            co_await pause.async_wait(asio::use_awaitable);
+        }
+        BOOST_TEST(body == std::string(60, 'c'));
+        BOOST_TEST(t.idle_connections() == 1u);
+        asio::steady_timer pause(io, 250ms); // an idle pooled connection has no deadline either
+        co_await pause.async_wait(asio::use_awaitable);
+        auto next = post(srv);
+        result again = co_await request(t, std::move(next));
+        BOOST_REQUIRE(!again.ec);
+        BOOST_TEST(again.res.reused_connection());
+        std::string second;
+        const error_code read_ec = co_await read_all(again.res, second);
+        BOOST_TEST(!read_ec);
+        BOOST_TEST(second == "again");
+    });
+    BOOST_TEST(t.connections_opened() == 1u);
+}
+
 BOOST_AUTO_TEST_CASE(total_timeout_fires_though_each_piece_is_quick) {
     llm_test::server srv;
     srv.push(llm_test::text_reply(std::string(100, 'b')).in_pieces(1).slow(20ms)); // 2 s in all

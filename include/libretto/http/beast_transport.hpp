@@ -4,6 +4,8 @@
 
 // An http_transport on Boost.Beast: HTTP/1.1 over TCP, and over TLS when the TLS policy is
 // openssl_tls (<libretto/http/openssl_tls.hpp>, needs libretto::openssl). No proxies.
+// Beast parses and reads the messages over plain Asio streams (ip::tcp::socket, ssl::stream),
+// with one timer per connection for the timeouts (detail/beast_connection.hpp).
 //
 //   beast_transport<> plain{ex};                       // http:// only, no OpenSSL needed
 //   beast_transport<openssl_tls> t{ex, {.timeouts = {.idle = 30s}}};
@@ -22,6 +24,7 @@
 #include <libretto/async.hpp>
 #include <libretto/error.hpp>
 #include <libretto/http/beast_transport_options.hpp>
+#include <libretto/http/detail/beast_connection.hpp>
 #include <libretto/http/detail/post_completion.hpp>
 #include <libretto/http/detail/url.hpp>
 #include <libretto/http/error.hpp>
@@ -46,8 +49,6 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/stream_traits.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -72,6 +73,8 @@
 namespace libretto::http {
 
 /// The TLS policy of a plain-TCP transport: https:// URLs fail with http_errc::tls_required.
+/// A TLS policy names its stream_type (whose next_layer() is the ip::tcp::socket), context and
+/// options, and provides prepare(), async_handshake() and is_truncation(), as openssl_tls does.
 struct no_tls {
     static constexpr bool enabled = false;
     struct options {};
@@ -85,27 +88,9 @@ struct no_tls {
 template <class Tls = no_tls>
 class beast_transport {
     using clock = std::chrono::steady_clock;
-    using tls_stream = typename Tls::stream_type;
     using error_code = boost::system::error_code;
 
-    struct connection {
-        std::optional<boost::beast::tcp_stream> tcp; // engaged for http://
-        std::optional<tls_stream> tls;               // engaged for https://
-        boost::beast::flat_buffer buffer;
-        std::string key;
-        clock::time_point idle_since{};
-
-        boost::beast::tcp_stream& lowest() {
-            if constexpr (Tls::enabled) {
-                if (tls) return boost::beast::get_lowest_layer(*tls);
-            }
-            return *tcp;
-        }
-        void close() noexcept {
-            error_code ignored;
-            lowest().socket().close(ignored);
-        }
-    };
+    using connection = detail::beast_connection<Tls>;
 
     struct shared_state {
         shared_state(boost::asio::any_io_executor e, beast_transport_options o, const typename Tls::options& t)
@@ -115,16 +100,16 @@ class beast_transport {
         beast_transport_options opts;
         typename Tls::context tls_ctx;
         std::mutex mutex;
-        std::unordered_map<std::string, std::vector<std::unique_ptr<connection>>> idle;
+        std::unordered_map<std::string, std::vector<std::shared_ptr<connection>>> idle;
         std::size_t opened = 0;
 
-        std::unique_ptr<connection> take(const std::string& key) {
+        std::shared_ptr<connection> take(const std::string& key) {
             std::lock_guard lock(mutex);
             auto it = idle.find(key);
             if (it == idle.end()) return nullptr;
             const auto now = clock::now();
             while (!it->second.empty()) {
-                std::unique_ptr<connection> c = std::move(it->second.back());
+                std::shared_ptr<connection> c = std::move(it->second.back());
                 it->second.pop_back();
                 if (opts.max_idle_time.count() == 0 || now - c->idle_since <= opts.max_idle_time) return c;
                 c->close(); // stale: the server has probably dropped it already
@@ -132,10 +117,11 @@ class beast_transport {
             return nullptr;
         }
 
-        void give_back(std::unique_ptr<connection> c) {
-            if (c->buffer.size() != 0) return c->close(); // bytes after the body: not reusable
+        void give_back(std::shared_ptr<connection> c) {
+            c->disarm();
+            // Bytes after the body, or a deadline that passed as the body ended: not reusable.
+            if (c->buffer.size() != 0 || c->timed_out) return c->close();
             c->idle_since = clock::now();
-            c->lowest().expires_never();
             std::lock_guard lock(mutex);
             auto& v = idle[c->key];
             if (v.size() >= opts.max_idle_per_host) return c->close();
@@ -159,8 +145,8 @@ class beast_transport {
         return l;
     }
     static void arm(connection& c, const step_limit& l) {
-        if (l.wait) c.lowest().expires_after(*l.wait);
-        else c.lowest().expires_never();
+        if (l.wait) c.arm(*l.wait);
+        else c.disarm();
     }
 
     // Cancellation: the initiating handler's slot gets a handler that closes whatever the
@@ -328,9 +314,10 @@ public:
                     if (ec || n > 0 || parser_->is_done()) break;
                 }
             }
+            conn_->disarm();
             if (hook->cancelled) {
                 out.first = boost::asio::error::operation_aborted;
-            } else if (ec == boost::beast::error::timeout) {
+            } else if (ec && conn_->timed_out) {
                 out.first = make_error_code(lim.total_binds ? http_errc::total_timeout : http_errc::idle_timeout);
             } else if (ec && is_cut(ec)) {
                 out.first = make_error_code(http_errc::truncated);
@@ -347,7 +334,7 @@ public:
         }
 
         std::shared_ptr<shared_state> state_;
-        std::unique_ptr<connection> conn_;
+        std::shared_ptr<connection> conn_;
         std::unique_ptr<boost::beast::http::response_parser<boost::beast::http::buffer_body>> parser_;
         std::optional<clock::time_point> total_;
         bool done_ = false;
@@ -408,6 +395,7 @@ private:
             }
         }
         if (!c.tls) c.tcp.emplace(st.ex);
+        auto& socket = c.lowest();
         {
             std::lock_guard lock(st.mutex);
             ++st.opened;
@@ -425,26 +413,37 @@ private:
             if (hook.cancelled) co_return boost::asio::error::operation_aborted;
             if (ec) co_return ec;
             for (const auto& r : results) endpoints.push_back(r.endpoint());
+            if (endpoints.empty()) co_return boost::asio::error::host_not_found;
         }
         {
             if (hook.cancelled) co_return boost::asio::error::operation_aborted;
             watch guard(hook, c);
             arm(c, lim);
-            auto token = op_token(ec);
-            co_await c.lowest().async_connect(endpoints, token);
+            // The endpoints in turn, until one accepts; a timeout or cancellation (which
+            // close the socket) ends the loop.
+            for (const auto& endpoint : endpoints) {
+                socket.close(ec);
+                socket.open(endpoint.protocol(), ec);
+                if (!ec) {
+                    auto token = op_token(ec);
+                    co_await socket.async_connect(endpoint, token);
+                }
+                if (!ec || c.timed_out || hook.cancelled) break;
+            }
             if (!ec) {
-                c.lowest().socket().set_option(ip::tcp::no_delay(true), ec);
+                socket.set_option(ip::tcp::no_delay(true), ec);
                 ec = {};
             }
             if constexpr (Tls::enabled) {
-                if (!ec && c.tls) {
+                if (!ec && c.tls && !c.timed_out) {
                     auto htoken = op_token(ec);
                     co_await Tls::async_handshake(*c.tls, htoken);
                 }
             }
+            c.disarm();
         }
         if (hook.cancelled) co_return boost::asio::error::operation_aborted;
-        if (ec == boost::beast::error::timeout)
+        if (c.timed_out) // also when the deadline closed the socket just as the step succeeded
             co_return make_error_code(lim.total_binds ? http_errc::total_timeout : http_errc::connect_timeout);
         co_return ec;
     }
@@ -494,10 +493,10 @@ private:
         if (st->opts.timeouts.total.count() > 0) total = clock::now() + st->opts.timeouts.total;
         // A second attempt only when a pooled connection turned out to be closed.
         for (int attempt = 0;; ++attempt) {
-            std::unique_ptr<connection> conn = attempt == 0 ? st->take(url.key) : nullptr;
+            std::shared_ptr<connection> conn = attempt == 0 ? st->take(url.key) : nullptr;
             const bool reused = conn != nullptr;
             if (!conn) {
-                conn = std::make_unique<connection>();
+                conn = std::make_shared<connection>(st->ex);
                 conn->key = url.key;
                 if (auto ec = co_await connect(*st, *conn, url, total, *hook)) {
                     conn->close();
@@ -534,6 +533,7 @@ private:
                         co_await bh::async_read_header(*conn->tcp, conn->buffer, *parser, rtoken);
                     }
                 }
+                conn->disarm();
             }
             if (hook->cancelled) {
                 conn->close();
@@ -543,7 +543,7 @@ private:
             if (ec) {
                 conn->close();
                 if (reused && is_cut(ec) && !parser->got_some()) continue; // the server dropped the idle connection
-                if (ec == boost::beast::error::timeout)
+                if (conn->timed_out)
                     ec = make_error_code(lim.total_binds ? http_errc::total_timeout : http_errc::first_byte_timeout);
                 else if (is_cut(ec))
                     ec = make_error_code(http_errc::truncated);

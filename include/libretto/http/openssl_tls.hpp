@@ -21,8 +21,8 @@
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/ssl/stream_base.hpp>
 #include <boost/asio/ssl/verify_mode.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <openssl/err.h>
@@ -38,7 +38,7 @@ struct openssl_tls {
 
     using options = tls_options;
 
-    using stream_type = boost::beast::ssl_stream<boost::beast::tcp_stream>;
+    using stream_type = boost::asio::ssl::stream<boost::asio::ip::tcp::socket>;
 
     class context {
     public:
