@@ -2,8 +2,9 @@
 #ifndef LIBRETTO_EVENT_IMPL_JSON_TEXT_IPP
 #define LIBRETTO_EVENT_IMPL_JSON_TEXT_IPP
 
-// parse_precise and its SAX handlers: Boost.JSON's basic_parser instantiated twice, compiled
-// once with LIBRETTO_SEPARATE_COMPILATION.
+// parse_precise and its SAX handler: Boost.JSON's basic_parser instantiated once for both
+// the parse and the search for a repeated key, compiled once with
+// LIBRETTO_SEPARATE_COMPILATION.
 
 #include <libretto/event/detail/json_text.hpp>
 
@@ -21,7 +22,9 @@ namespace libretto::detail {
 
 /// json::parser's handler, except that a double is re-read from its text with
 /// std::from_chars: Boost.JSON's default number parser (the only one before 1.83) can be
-/// 1 ulp off, which breaks the lossless round trip of timestamps.
+/// 1 ulp off, which breaks the lossless round trip of timestamps. With find_repeat it also
+/// stops at the first key an object repeats (the slow path of parse_precise, taken only
+/// when a repeat is known to exist): one handler, so the parser is instantiated once.
 struct precise_handler {
     static constexpr std::size_t max_object_size = json::object::max_size();
     static constexpr std::size_t max_array_size = json::array::max_size();
@@ -32,21 +35,45 @@ struct precise_handler {
     std::string number;   // the parts of a number split across writes
     std::size_t keys = 0; // members of every object, a repeated key included
     std::string why;      // what a callback refused, for the caller's message
+    bool find_repeat = false;
+    std::vector<std::unordered_set<std::string>> open_keys; // with find_repeat: each open object's
+    std::string key;                                        // the key being read
+    std::optional<std::string> repeated;                    // the key found twice
 
     precise_handler(json::storage_ptr temp, unsigned char* buf, std::size_t size) : st(std::move(temp), buf, size) {}
 
     bool on_document_begin(json::error_code&) { return true; }
     bool on_document_end(json::error_code&) { return true; }
-    bool on_object_begin(json::error_code&) { return true; }
+    bool on_object_begin(json::error_code&) {
+        if (find_repeat) open_keys.emplace_back();
+        return true;
+    }
     bool on_object_end(std::size_t n, json::error_code&) {
+        if (find_repeat) open_keys.pop_back();
         keys += n; // a repeated key makes the object smaller than n: see parse_precise
         st.push_object(n);
         return true;
     }
     bool on_array_begin(json::error_code&) { return true; }
     bool on_array_end(std::size_t n, json::error_code&) { st.push_array(n); return true; }
-    bool on_key_part(json::string_view s, std::size_t, json::error_code&) { st.push_chars(s); return true; }
-    bool on_key(json::string_view s, std::size_t, json::error_code&) { st.push_key(s); return true; }
+    bool on_key_part(json::string_view s, std::size_t, json::error_code&) {
+        if (find_repeat) key.append(s.data(), s.size());
+        st.push_chars(s);
+        return true;
+    }
+    bool on_key(json::string_view s, std::size_t, json::error_code& ec) {
+        if (find_repeat) {
+            key.append(s.data(), s.size());
+            if (!open_keys.back().insert(key).second) {
+                repeated = std::move(key);
+                ec = json::error::syntax;
+                return false;
+            }
+            key.clear();
+        }
+        st.push_key(s);
+        return true;
+    }
     bool on_string_part(json::string_view s, std::size_t, json::error_code&) { st.push_chars(s); return true; }
     bool on_string(json::string_view s, std::size_t, json::error_code&) { st.push_string(s); return true; }
     bool on_number_part(json::string_view s, json::error_code&) { number.append(s.data(), s.size()); return true; }
@@ -74,52 +101,13 @@ struct precise_handler {
     bool on_comment(json::string_view, json::error_code&) { return true; }
 };
 
-/// The SAX handler that finds the first key an object repeats (the slow path of
-/// parse_precise, taken only when a repeat is known to exist).
-struct repeated_key_finder {
-    static constexpr std::size_t max_object_size = json::object::max_size();
-    static constexpr std::size_t max_array_size = json::array::max_size();
-    static constexpr std::size_t max_key_size = json::string::max_size();
-    static constexpr std::size_t max_string_size = json::string::max_size();
-
-    std::vector<std::unordered_set<std::string>> objects; // keys of each open object
-    std::string key;
-    std::optional<std::string> found;
-
-    bool on_document_begin(json::error_code&) { return true; }
-    bool on_document_end(json::error_code&) { return true; }
-    bool on_object_begin(json::error_code&) { objects.emplace_back(); return true; }
-    bool on_object_end(std::size_t, json::error_code&) { objects.pop_back(); return true; }
-    bool on_array_begin(json::error_code&) { return true; }
-    bool on_array_end(std::size_t, json::error_code&) { return true; }
-    bool on_key_part(json::string_view s, std::size_t, json::error_code&) { key.append(s.data(), s.size()); return true; }
-    bool on_key(json::string_view s, std::size_t, json::error_code& ec) {
-        key.append(s.data(), s.size());
-        if (!objects.back().insert(key).second) {
-            found = std::move(key);
-            ec = json::error::syntax;
-            return false;
-        }
-        key.clear();
-        return true;
-    }
-    bool on_string_part(json::string_view, std::size_t, json::error_code&) { return true; }
-    bool on_string(json::string_view, std::size_t, json::error_code&) { return true; }
-    bool on_number_part(json::string_view, json::error_code&) { return true; }
-    bool on_int64(std::int64_t, json::string_view, json::error_code&) { return true; }
-    bool on_uint64(std::uint64_t, json::string_view, json::error_code&) { return true; }
-    bool on_double(double, json::string_view, json::error_code&) { return true; }
-    bool on_bool(bool, json::error_code&) { return true; }
-    bool on_null(json::error_code&) { return true; }
-    bool on_comment_part(json::string_view, json::error_code&) { return true; }
-    bool on_comment(json::string_view, json::error_code&) { return true; }
-};
-
 LIBRETTO_DECL std::string repeated_key_message(std::string_view text) {
-    json::basic_parser<repeated_key_finder> p(stored_parse_options());
+    unsigned char temp[BOOST_JSON_STACK_BUFFER_SIZE];
+    json::basic_parser<precise_handler> p(stored_parse_options(), json::storage_ptr(), temp, sizeof temp);
+    p.handler().find_repeat = true;
     json::error_code ec;
     p.write_some(false, text.data(), text.size(), ec);
-    const auto& found = p.handler().found;
+    const auto& found = p.handler().repeated;
     if (!found) return "an object holds a key twice";
     return "the key \"" + found->substr(0, 64) + (found->size() > 64 ? "..." : "") + "\" appears twice in one object";
 }
