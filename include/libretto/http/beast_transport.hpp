@@ -293,11 +293,23 @@ public:
                 co_return out;
             }
             const step_limit lim = limit(state_->opts.timeouts.idle, total_);
-            arm(*conn_, lim);
             auto& body = parser_->get().body();
             error_code ec;
             std::size_t n = 0;
-            {
+            bool network = true;
+            if (conn_->buffer.size() != 0) {
+                // Bytes already read: parsed here first, as Beast's read would, with no socket
+                // operation and no deadline to start and cancel. Only when the parser needs
+                // more does the read go to the network.
+                body.data = b.data();
+                body.size = b.size();
+                conn_->buffer.consume(parser_->put(conn_->buffer.data(), ec));
+                n = b.size() - body.size;
+                if (ec == boost::beast::http::error::need_buffer || ec == boost::beast::http::error::need_more) ec = {};
+                network = !ec && n == 0 && !parser_->is_done();
+            }
+            if (network) {
+                arm(*conn_, lim);
                 watch guard(*hook, *conn_);
                 for (;;) {
                     body.data = b.data();
@@ -313,8 +325,8 @@ public:
                     n = b.size() - body.size;
                     if (ec || n > 0 || parser_->is_done()) break;
                 }
+                conn_->disarm();
             }
-            conn_->disarm();
             if (hook->cancelled) {
                 out.first = boost::asio::error::operation_aborted;
             } else if (ec && conn_->timed_out) {
