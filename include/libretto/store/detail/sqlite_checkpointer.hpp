@@ -31,14 +31,14 @@ public:
     ~checkpointer() { stop(); }
 
     /// Opens the second connection and starts the thread. On failure nothing runs and
-    /// `detail` says why.
-    int start(const std::string& path, std::string& detail) {
+    /// `detail` says why; a lock is waited for up to `busy_timeout_ms`, as the store's own.
+    int start(const std::string& path, int busy_timeout_ms, std::string& detail) {
         int rc = db_.open(path, detail);
         if (rc != SQLITE_OK) return rc;
         // A connection finds the WAL when it first reads the file; until then a checkpoint
         // on it does nothing (and reports -1 frames).
         std::string mode;
-        rc = enter_wal_mode(db_, mode, detail, 5000);
+        rc = enter_wal_mode(db_, mode, detail, busy_timeout_ms);
         if (rc != SQLITE_ROW) return rc;
         thread_ = std::thread([this] { run(); });
         return SQLITE_OK;

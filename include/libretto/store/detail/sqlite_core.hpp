@@ -189,7 +189,7 @@ private:
             return {};
         }
         checkpointer_ = std::make_unique<sqlite::checkpointer>();
-        if (int rc = checkpointer_->start(p.path, detail); rc != SQLITE_OK) {
+        if (int rc = checkpointer_->start(p.path, p.busy_timeout_ms, detail); rc != SQLITE_OK) {
             checkpointer_.reset();
             detail = "cannot open the checkpoint connection: " + detail;
             return sqlite::error_from(rc);
