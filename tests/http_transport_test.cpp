@@ -3,6 +3,7 @@
 // beast_transport (plain TCP) against the loopback llm_test::server, fake_transport, and
 // read_body. TLS is in http_transport_openssl_test.cpp.
 #include <libretto/http/beast_transport.hpp>
+#include <libretto/http/detail/url.hpp> // parse_url's authority, checked below
 #include <libretto/http/fake_transport.hpp>
 #include <libretto/http/sse_parser.hpp>
 
@@ -172,6 +173,38 @@ BOOST_AUTO_TEST_CASE(post_round_trip_records_request_and_reads_body) {
     BOOST_TEST(reqs[0].header("content-length") == "7");
     BOOST_TEST(reqs[0].header("host") == "127.0.0.1:" + std::to_string(srv.port()));
     BOOST_TEST(reqs[0].header("user-agent") == "libretto/0.1");
+}
+
+BOOST_AUTO_TEST_CASE(an_ipv6_literal_keeps_its_brackets_in_the_host_header) {
+    llm_test::server srv("::1");
+    asio::io_context io;
+    transport t(io.get_executor());
+    run(io, [&]() -> asio::awaitable<void> {
+        srv.push(llm_test::text_reply("over IPv6"));
+        auto req = post(srv);
+        BOOST_TEST(req.url.starts_with("http://[::1]:"));
+        result r = co_await request(t, std::move(req));
+        BOOST_REQUIRE(!r.ec);
+        std::string body;
+        { error_code read_ec = co_await read_all(r.res, body); BOOST_TEST(!read_ec); }
+        BOOST_TEST(body == "over IPv6");
+    });
+    auto reqs = srv.requests();
+    BOOST_REQUIRE(reqs.size() == 1u);
+    // RFC 9110 section 7.2: Host is uri-host [":" port], and an IPv6 uri-host is bracketed.
+    BOOST_TEST(reqs[0].header("host") == "[::1]:" + std::to_string(srv.port()));
+    // Without a port (the scheme's default), and with one that is spelled out.
+    lh::detail::parsed_url u;
+    BOOST_REQUIRE(!lh::detail::parse_url("https://[2001:db8::1]/v1", u));
+    BOOST_TEST(u.host == "2001:db8::1");
+    BOOST_TEST(u.authority == "[2001:db8::1]");
+    BOOST_REQUIRE(!lh::detail::parse_url("http://[::1]:80/", u));
+    BOOST_TEST(u.authority == "[::1]:80");
+    BOOST_REQUIRE(!lh::detail::parse_url("http://example.com/", u));
+    BOOST_TEST(u.authority == "example.com");
+    BOOST_REQUIRE(!lh::detail::parse_url("http://example.com:8080", u));
+    BOOST_TEST(u.authority == "example.com:8080");
+    BOOST_TEST(u.target == "/");
 }
 
 BOOST_AUTO_TEST_CASE(content_length_and_random_chunking_bodies_arrive_intact) {

@@ -20,6 +20,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <string>
@@ -1833,6 +1834,55 @@ BOOST_AUTO_TEST_CASE(byte_budget_removes_oldest_down_to_the_high_water_mark) {
     lb::jsonl_maintenance_report again;
     BOOST_REQUIRE(!st.maintain(o, again));
     BOOST_TEST(again.removed.empty());
+}
+
+BOOST_AUTO_TEST_CASE(bad_maintenance_options_are_refused_and_remove_nothing) {
+    temp_dir d;
+    asio::io_context io;
+    lb::jsonl_store st(io.get_executor(), opts(d.path));
+    populate(st);
+    const auto before = count_sessions(st);
+    struct bad_case {
+        lb::jsonl_maintenance_options o;
+        std::string why;
+    };
+    std::vector<bad_case> cases(6);
+    cases[0].o.max_idle_seconds = -1; // would make every session idle
+    cases[0].why = "max_idle_seconds is -1, not a finite number of seconds >= 0";
+    cases[1].o.max_idle_seconds = std::numeric_limits<double>::quiet_NaN();
+    cases[1].why = "max_idle_seconds is nan";
+    cases[2].o.max_idle_seconds = std::numeric_limits<double>::infinity();
+    cases[2].why = "max_idle_seconds is inf";
+    cases[3].o.max_idle_seconds = 5;
+    cases[3].o.now = std::numeric_limits<double>::quiet_NaN();
+    cases[3].why = "now is not a finite number";
+    cases[4].o.max_bytes = 100;
+    cases[4].o.high_water_bytes = 101;
+    cases[4].why = "high_water_bytes (101) is above max_bytes (100)";
+    cases[5].o.app_name = "../x";
+    cases[5].why = "app name";
+    for (auto& c : cases) {
+        for (bool dry : {true, false}) {
+            c.o.dry_run = dry;
+            lb::jsonl_maintenance_report r;
+            lb::diagnostics why;
+            BOOST_TEST((st.maintain(c.o, r, &why) == lb::errc::invalid_argument), c.why);
+            BOOST_TEST(why.message().find(c.why) != std::string::npos, why.message());
+            BOOST_TEST(r.removed.empty());
+        }
+    }
+    BOOST_TEST(count_sessions(st) == before);
+    // The edges are valid: no idle window at all (0 s) and a mark equal to the budget.
+    lb::jsonl_maintenance_options edge;
+    edge.max_idle_seconds = 0;
+    edge.now = 1e9;
+    edge.max_bytes = 1;
+    edge.high_water_bytes = 1;
+    edge.dry_run = true;
+    lb::jsonl_maintenance_report r;
+    lb::diagnostics why;
+    BOOST_TEST(!st.maintain(edge, r, &why), why.message());
+    BOOST_TEST(r.removed.size() == before);
 }
 
 BOOST_AUTO_TEST_CASE(a_session_in_use_is_kept_and_reported) {

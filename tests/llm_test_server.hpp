@@ -319,7 +319,9 @@ inline std::string render_anthropic(const reply_description& d) {
 
 class server {
 public:
-    server() : acceptor_(ioc_, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)) {
+    /// Listens on `address` ("::1" for IPv6 loopback) at a free port.
+    explicit server(const char* address = "127.0.0.1")
+        : acceptor_(ioc_, asio::ip::tcp::endpoint(asio::ip::make_address(address), 0)) {
         acceptor_.listen(asio::socket_base::max_listen_connections);
         asio::co_spawn(ioc_, accept_loop(), asio::detached);
         thread_ = std::thread([this] { ioc_.run(); });
@@ -337,7 +339,11 @@ public:
     server& operator=(const server&) = delete;
 
     unsigned short port() const { return acceptor_.local_endpoint().port(); }
-    std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port()); }
+    std::string base_url() const {
+        const auto a = acceptor_.local_endpoint().address();
+        const std::string host = a.is_v6() ? "[" + a.to_string() + "]" : a.to_string();
+        return "http://" + host + ":" + std::to_string(port());
+    }
 
     /// Appends a reply to the script (served in order, whatever the connection).
     void push(reply r) {

@@ -23,9 +23,11 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace artifact_conformance {
@@ -206,6 +208,30 @@ void case_refusals_name_what_is_wrong_and_change_nothing() {
     // A bad MIME type.
     auto in2 = source(data);
     BOOST_TEST(s.artifact_save(key("m.txt"), in2, "text/plain\r\nX-Evil: 1", {}, info, &d) == lb::errc::invalid_argument);
+    // Metadata no back end could read back: refused before anything is stored, naming the member.
+    auto nested = [](std::size_t arrays) {
+        lb::json::value v = 1;
+        for (std::size_t i = 0; i < arrays; ++i) v = lb::json::array{std::move(v)};
+        return v;
+    };
+    const std::vector<std::pair<lb::json::object, std::string>> bad_metadata = {
+        {{{"score", std::numeric_limits<double>::quiet_NaN()}}, "NaN is not finite"},
+        {{{"a", lb::json::object{{"b", std::numeric_limits<double>::infinity()}}}}, "number inf is not finite: JSON has no text for it in member \"b\""},
+        {{{"note", "caf\xc3"}}, "not valid UTF-8"},
+        {{{"deep", nested(255)}}, "nest deeper"},
+    };
+    for (const auto& [metadata, why] : bad_metadata) {
+        auto in3 = source(data);
+        BOOST_TEST((s.artifact_save(key("m.txt"), in3, "text/plain", metadata, info, &d) == lb::errc::invalid_argument),
+                   why);
+        BOOST_TEST(d.message().find("metadata") != std::string::npos, d.message());
+        BOOST_TEST(d.message().find(why) != std::string::npos, d.message());
+    }
+    // The deepest metadata allowed (the version's info holds it at level 2) is stored and reads back.
+    const lb::json::object deepest{{"deep", nested(254)}};
+    auto in4 = source(data);
+    BOOST_REQUIRE_MESSAGE(!s.artifact_save(key("deep.txt"), in4, "text/plain", deepest, info, &d), d.message());
+    BOOST_TEST(load(s, key("deep.txt")).info->metadata == deepest);
     // A version that does not exist.
     BOOST_TEST(s.artifact_load(key("kept.txt"), 7, sink, found, &d) == lb::errc::not_found);
     BOOST_TEST(d.message().find("no version 7") != std::string::npos, d.message());

@@ -29,6 +29,8 @@
 
 #include <chrono>
 #include <exception>
+#include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -693,6 +695,35 @@ void case_maintenance_caps_entries_and_bytes() {
     w.maintain(bad, &ec, &d);
     BOOST_TEST(ec == lb::errc::invalid_argument);
     BOOST_TEST(d.message().find("app id") != std::string::npos, d.message());
+    // Durations that would select every entry (or none) and a mark above the budget: refused
+    // in either mode, naming the option, and nothing removed.
+    const auto sessions_before = w.session_count();
+    const auto kept = w.find("agent:a:one");
+    BOOST_TEST_REQUIRE(kept.has_value());
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const std::vector<std::pair<std::function<void(lb::maintenance_options&)>, std::string>> bad_options = {
+        {[](auto& o) { o.prune_after_seconds = -1; }, "prune_after_seconds is -1, not a finite number of seconds >= 0"},
+        {[=](auto& o) { o.prune_after_seconds = nan; }, "prune_after_seconds is nan"},
+        {[](auto& o) { o.archive_retention_seconds = -86400; }, "archive_retention_seconds is -86400"},
+        {[](auto& o) { o.scheduled_retention_seconds = -std::numeric_limits<double>::infinity(); },
+         "scheduled_retention_seconds is -inf"},
+        {[=](auto& o) { o.now = nan; }, "now is not a finite number"},
+        {[](auto& o) { o.max_bytes = 10; o.high_water_bytes = 11; }, "high_water_bytes (11) is above max_bytes (10)"},
+    };
+    for (const auto& [set, why] : bad_options)
+        for (auto mode : {lb::maintenance_mode::warn, lb::maintenance_mode::enforce}) {
+            lb::maintenance_options o;
+            o.app_name = "app";
+            o.mode = mode;
+            set(o);
+            boost::system::error_code oec;
+            lb::diagnostics od;
+            w.maintain(o, &oec, &od);
+            BOOST_TEST(oec == lb::errc::invalid_argument, why);
+            BOOST_TEST(od.message().find(why) != std::string::npos, od.message());
+        }
+    BOOST_TEST(w.session_count() == sessions_before);
+    BOOST_TEST((w.find("agent:a:one") == kept));
 }
 
 template <class F>

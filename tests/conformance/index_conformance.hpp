@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace index_conformance {
@@ -91,6 +92,86 @@ inline lb::conversation_query query() {
     lb::conversation_query q;
     q.app_name = "app";
     return q;
+}
+
+/// An entry or patch whose metadata or texts no back end could store and read back is
+/// refused, naming what is wrong, and nothing changes; the deepest metadata allowed reads back.
+template <class F>
+void case_json_no_back_end_could_read_back_is_refused() {
+    F f;
+    auto ix = f.open();
+    lb::diagnostics d;
+    BOOST_TEST_REQUIRE(!ix.index_put(entry("k", "s"), &d), d.message());
+    auto nested = [](std::size_t arrays) {
+        lb::json::value v = 1;
+        for (std::size_t i = 0; i < arrays; ++i) v = lb::json::array{std::move(v)};
+        return v;
+    };
+    auto refused = [&](const lb::conversation_entry& e, const std::string& why) {
+        BOOST_TEST((ix.index_put(e, &d) == lb::errc::invalid_argument), why);
+        BOOST_TEST(d.message().find(why) != std::string::npos, d.message());
+        BOOST_TEST(d.message().find("'" + e.key + "'") != std::string::npos, d.message());
+    };
+    lb::conversation_entry e = entry("k2", "s");
+    e.metadata["score"] = std::numeric_limits<double>::quiet_NaN();
+    refused(e, "metadata: number NaN is not finite");
+    e.metadata = {{"a", lb::json::array{1, -std::numeric_limits<double>::infinity()}}};
+    refused(e, "metadata: number -inf is not finite: JSON has no text for it in member \"a\"");
+    e.metadata = {{"deep", nested(253)}}; // the metadata object is at level 4 of a snapshot
+    refused(e, "metadata: arrays and objects nest deeper than max_json_depth");
+    e.metadata = {{"name", "caf\xc3"}};
+    refused(e, "metadata: string is not valid UTF-8 (byte 0xc3 at offset 3)");
+    e.metadata = {};
+    e.labels = {"ok", "\xff"};
+    refused(e, "a label: string is not valid UTF-8");
+    e.labels = {};
+    e.overrides.model = "gpt\x80";
+    refused(e, "overrides.model: string is not valid UTF-8");
+    e.overrides.model = "";
+    e.chat_type = "\xe2\x82";
+    refused(e, "chat_type: string is not valid UTF-8");
+    e.chat_type = "";
+    e.previous.push_back({"s-0", 1, 2, "\xc0\xaf"});
+    refused(e, "previous.reason: string is not valid UTF-8");
+
+    lb::conversation_entry out;
+    lb::conversation_patch p;
+    p.add_input_tokens = 7;
+    p.metadata["t"] = std::numeric_limits<double>::infinity();
+    BOOST_TEST(ix.index_patch("app", "k", p, out, &d) == lb::errc::invalid_argument);
+    BOOST_TEST(d.message().find("metadata: number inf is not finite") != std::string::npos, d.message());
+    p.metadata = {};
+    p.labels = std::vector<std::string>{"\xff"};
+    BOOST_TEST(ix.index_patch("app", "k", p, out, &d) == lb::errc::invalid_argument);
+    BOOST_TEST(d.message().find("a label") != std::string::npos, d.message());
+    p.labels.reset();
+    p.new_session_id = "s2";
+    p.reset_reason = "\xff";
+    BOOST_TEST(ix.index_patch("app", "k", p, out, &d) == lb::errc::invalid_argument);
+    BOOST_TEST(d.message().find("reset_reason") != std::string::npos, d.message());
+    BOOST_TEST(!get(ix, "k2"));
+    auto g = get(ix, "k");
+    BOOST_TEST_REQUIRE(g.has_value());
+    BOOST_TEST((*g == entry("k", "s")));
+
+    // The limits themselves are stored and read back, by a second instance where the data persists.
+    lb::conversation_entry edge = entry("k3", "s");
+    edge.metadata = {{"deep", nested(252)}, {"text", "caf\xc3\xa9"}, {"big", 1.7976931348623157e308}};
+    BOOST_TEST_REQUIRE(!ix.index_put(edge, &d), d.message());
+    lb::conversation_patch deeper;
+    deeper.metadata["also"] = nested(252);
+    BOOST_TEST_REQUIRE(!ix.index_patch("app", "k3", deeper, out, &d), d.message());
+    edge.metadata["also"] = nested(252);
+    if constexpr (F::persistent) {
+        auto again = f.open();
+        auto h = get(again, "k3");
+        BOOST_TEST_REQUIRE(h.has_value());
+        BOOST_TEST((h->metadata == edge.metadata));
+    } else {
+        auto h = get(ix, "k3");
+        BOOST_TEST_REQUIRE(h.has_value());
+        BOOST_TEST((h->metadata == edge.metadata));
+    }
 }
 
 } // namespace index_conformance
@@ -259,6 +340,10 @@ inline lb::conversation_query query() {
         BOOST_TEST((*g == entry("k", "s")));                                                                     \
         BOOST_TEST(!get(ix, "k2"));                                                                              \
         BOOST_TEST(keys(list(ix, query())) == std::vector<std::string>{"k"});                                   \
+    }                                                                                                            \
+                                                                                                                 \
+    BOOST_AUTO_TEST_CASE(json_no_back_end_could_read_back_is_refused) {                                          \
+        ::index_conformance::case_json_no_back_end_could_read_back_is_refused<F>();                               \
     }                                                                                                            \
                                                                                                                  \
     BOOST_AUTO_TEST_CASE(list_filters_and_orders_newest_first) {                                                 \

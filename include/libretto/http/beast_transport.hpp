@@ -480,7 +480,7 @@ private:
             co_return out;
         }
         bh::request<bh::string_body> msg{method, url.target, 11};
-        msg.set(bh::field::host, url.default_port ? url.host : url.host + ":" + std::to_string(url.port));
+        msg.set(bh::field::host, url.authority);
         if (!st->opts.user_agent.empty()) msg.set(bh::field::user_agent, st->opts.user_agent);
         for (const auto& h : req.headers) {
             if (h.name.empty() || h.name.find_first_of(":\r\n") != std::string::npos ||

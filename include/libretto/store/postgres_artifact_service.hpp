@@ -95,7 +95,7 @@ public:
     boost::system::error_code artifact_save(const artifact_key& k, artifact_source& in, std::string_view mime_type,
                                             const json::object& metadata, artifact_info& out, diagnostics* diag = nullptr) {
         if (auto ec = detail::check_artifact_key(k, diag)) return ec;
-        if (auto ec = detail::check_artifact_mime(k, mime_type, diag)) return ec;
+        if (auto ec = detail::check_artifact_info(k, mime_type, metadata, diag)) return ec;
         std::lock_guard lock(s_->mutex);
         state& s = *s_;
         const std::string what = "save '" + k.name + "'";

@@ -36,6 +36,7 @@
 #include <libretto/store/any_session_index.hpp>
 #include <libretto/store/detail/index_rebuild.hpp>
 #include <libretto/store/detail/spawn_op.hpp>
+#include <libretto/store/detail/store_logic.hpp>
 #include <libretto/store/session_store.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -43,6 +44,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <exception>
 #include <map>
@@ -119,9 +121,19 @@ boost::asio::awaitable<maintenance_report> maintain(Store& store, any_session_in
         if (d) d->assign(m);
         throw boost::system::system_error(ec, m);
     };
-    if (auto why = id_problem(o.app_name); !why.empty()) {
-        said.assign("the app id " + why);
-        fail(errc::invalid_argument, "bad options");
+    {
+        std::string why = id_problem(o.app_name);
+        if (!why.empty()) why = "the app id " + why;
+        for (const auto& [name, v] : {std::pair<const char*, const std::optional<double>*>{"prune_after_seconds", &o.prune_after_seconds},
+                                      {"archive_retention_seconds", &o.archive_retention_seconds},
+                                      {"scheduled_retention_seconds", &o.scheduled_retention_seconds}})
+            if (why.empty()) why = seconds_option_problem(name, *v);
+        if (why.empty() && o.now && !std::isfinite(*o.now)) why = "now is not a finite number";
+        if (why.empty()) why = byte_budget_problem(o.max_bytes, o.high_water_bytes);
+        if (!why.empty()) {
+            said.assign(why);
+            fail(errc::invalid_argument, "bad options");
+        }
     }
     const double now = o.now.value_or(event::now());
     const double archive_keep = o.archive_retention_seconds.value_or(o.prune_after_seconds.value_or(1e300));

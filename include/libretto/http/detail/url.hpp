@@ -22,6 +22,7 @@ struct parsed_url {
     std::string target; // path and query, "/" when empty
     std::string key;    // "scheme://host:port", the connection pool's key
     bool default_port = true;
+    std::string authority; // the Host header: "host[:port]", an IPv6 address in brackets
 };
 
 inline boost::system::error_code parse_url(std::string_view url, parsed_url& out) {
@@ -75,6 +76,10 @@ inline boost::system::error_code parse_url(std::string_view url, parsed_url& out
     }
     out.host.assign(host);
     out.target = target.empty() ? std::string("/") : std::string(target.front() == '?' ? "/" : "").append(target);
+    // An IPv6 address (the only host with a ':') keeps its brackets in the Host header.
+    const bool ipv6 = out.host.find(':') != std::string::npos;
+    out.authority = ipv6 ? "[" + out.host + "]" : out.host;
+    if (!out.default_port) out.authority += ":" + std::to_string(out.port);
     out.key = (out.tls ? "https://" : "http://") + out.host + ":" + std::to_string(out.port);
     return {};
 }

@@ -8,6 +8,7 @@
 #include <libretto/diagnostics.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/detail/json_read.hpp>
+#include <libretto/event/detail/json_text.hpp>
 #include <libretto/json_error.hpp>
 #include <libretto/store/artifact_service.hpp>
 
@@ -53,10 +54,21 @@ inline boost::system::error_code no_such_version(const artifact_key& k, std::int
     return errc::not_found;
 }
 
-/// The metadata a save gets, checked: JSON that any back end can store as it is.
-inline boost::system::error_code check_artifact_mime(const artifact_key& k, std::string_view mime, diagnostics* diag) {
+/// What a save gets besides its bytes, checked: a MIME type of one line, and metadata that
+/// every back end stores as JSON and reads back (json_limits.hpp; the file service keeps it
+/// as a member of the version's info, at level 2).
+inline boost::system::error_code check_artifact_info(const artifact_key& k, std::string_view mime,
+                                                     const json::object& metadata, diagnostics* diag) {
     if (mime.size() > 255 || mime.find_first_of("\r\n") != std::string_view::npos) {
         if (diag) diag->assign("artifact '" + k.name + "': the MIME type is not one line of at most 255 bytes");
+        return errc::invalid_argument;
+    }
+    if (auto f = find_invalid_utf8(mime)) {
+        if (diag) diag->assign("artifact '" + k.name + "': the MIME type: " + f->message());
+        return errc::invalid_argument;
+    }
+    if (auto f = check_json_object(metadata, 1)) {
+        if (diag) diag->assign("artifact '" + k.name + "': metadata: " + f->message() + ": nothing saved");
         return errc::invalid_argument;
     }
     return {};

@@ -9,6 +9,7 @@
 #include <libretto/diagnostics.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/detail/json_read.hpp>
+#include <libretto/event/detail/json_text.hpp>
 #include <libretto/event/usage.hpp>
 #include <libretto/json_error.hpp>
 #include <libretto/store/session_index.hpp>
@@ -168,7 +169,28 @@ inline boost::system::error_code check_times(std::string_view key, std::initiali
     return {};
 }
 
-/// An entry's ids and times checked before it is stored.
+/// The level below which an entry's metadata members sit in the documents that hold it: a
+/// snapshot's {"entries":[{"metadata":{...}}]} puts the metadata object at level 4.
+inline constexpr std::size_t index_metadata_depth = 3;
+
+/// The entry's texts and metadata as JSON every back end stores and reads back
+/// (json_limits.hpp): UTF-8 strings, finite numbers, nesting within max_json_depth.
+inline boost::system::error_code check_entry_json(std::string_view key, const json::object& metadata,
+                                                  std::initializer_list<std::pair<const char*, const std::string*>> texts,
+                                                  const std::vector<std::string>& labels, diagnostics* diag) {
+    auto refuse = [&](std::string_view what, const std::string& why) {
+        if (diag) diag->assign("session index: entry '" + std::string(key) + "': " + std::string(what) + ": " + why);
+        return make_error_code(errc::invalid_argument);
+    };
+    for (const auto& [what, text] : texts)
+        if (auto f = find_invalid_utf8(*text)) return refuse(what, f->message());
+    for (const auto& l : labels)
+        if (auto f = find_invalid_utf8(l)) return refuse("a label", f->message());
+    if (auto f = check_json_object(metadata, index_metadata_depth)) return refuse("metadata", f->message());
+    return {};
+}
+
+/// An entry's ids, times, texts and metadata checked before it is stored.
 inline boost::system::error_code check_entry(const conversation_entry& e, diagnostics* diag) {
     if (auto ec = check_index_args(e.app_name, e.key, diag)) return ec;
     if (auto ec = check_times(e.key, {{"started_at", e.started_at}, {"last_interaction_at", e.last_interaction_at},
@@ -185,6 +207,17 @@ inline boost::system::error_code check_entry(const conversation_entry& e, diagno
     if (!e.parent_session_id.empty())
         if (auto p = id_problem(e.parent_session_id); !p.empty()) {
             if (diag) diag->assign("session index: entry '" + e.key + "': the parent session id " + p);
+            return errc::invalid_argument;
+        }
+    if (auto ec = check_entry_json(e.key, e.metadata,
+                                   {{"chat_type", &e.chat_type}, {"overrides.model", &e.overrides.model},
+                                    {"overrides.thinking_level", &e.overrides.thinking_level},
+                                    {"overrides.send_policy", &e.overrides.send_policy}},
+                                   e.labels, diag))
+        return ec;
+    for (const auto& p : e.previous)
+        if (auto f = find_invalid_utf8(p.reason)) {
+            if (diag) diag->assign("session index: entry '" + e.key + "': previous.reason: " + f->message());
             return errc::invalid_argument;
         }
     return {};
@@ -204,6 +237,17 @@ inline boost::system::error_code apply_patch(conversation_entry& e, const conver
                 if (diag) diag->assign("session index: '" + e.key + "': the new id " + problem);
                 return errc::invalid_argument;
             }
+    {
+        static const std::string none;
+        static const std::vector<std::string> no_labels;
+        const conversation_overrides& o = p.overrides ? *p.overrides : conversation_overrides{};
+        if (auto ec = check_entry_json(e.key, p.metadata,
+                                       {{"chat_type", p.chat_type ? &*p.chat_type : &none}, {"reset_reason", &p.reset_reason},
+                                        {"overrides.model", &o.model}, {"overrides.thinking_level", &o.thinking_level},
+                                        {"overrides.send_policy", &o.send_policy}},
+                                       p.labels ? *p.labels : no_labels, diag))
+            return ec;
+    }
     if (auto ec = check_times(e.key, {{"updated_at", p.updated_at.value_or(0)},
                                       {"last_interaction_at", p.last_interaction_at.value_or(0)},
                                       {"memory_flush_at", p.memory_flush_at.value_or(0)}}, diag))

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <cmath>
 #include <map>
 #include <string>
 #include <tuple>
@@ -27,7 +28,13 @@ inline error_code engine::maintain(diagnostics* d, const jsonl_maintenance_optio
     rep.dry_run = o.dry_run;
     if (o.app_name)
         if (auto ec = validate_id(*o.app_name)) return bad_key(d, ec, "app name " + id_problem(*o.app_name));
-    if (o.max_bytes && o.high_water_bytes && *o.high_water_bytes > *o.max_bytes) return errc::invalid_argument;
+    std::string why = seconds_option_problem("max_idle_seconds", o.max_idle_seconds);
+    if (why.empty() && o.now && !std::isfinite(*o.now)) why = "now is not a finite number";
+    if (why.empty()) why = byte_budget_problem(o.max_bytes, o.high_water_bytes);
+    if (!why.empty()) {
+        if (d) d->assign("jsonl_store maintenance: " + why + ": nothing removed");
+        return errc::invalid_argument;
+    }
     // Pending checkpoints would otherwise land between a dry run and the real one.
     checkpoint_all();
     std::vector<std::string> apps;

@@ -17,7 +17,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -223,7 +226,10 @@ inline boost::system::result<page_cursor> parse_page_token(std::string_view t) {
     if (bar == std::string_view::npos) return boost::system::error_code(errc::invalid_argument);
     page_cursor c;
     auto r = std::from_chars(t.data(), t.data() + bar, c.last_update);
-    if (r.ec != std::errc{} || r.ptr != t.data() + bar) return boost::system::error_code(errc::invalid_argument);
+    // from_chars also reads "nan" and "inf", which no token of ours holds: a NaN cursor
+    // would compare false with every time and end the listing early.
+    if (r.ec != std::errc{} || r.ptr != t.data() + bar || !std::isfinite(c.last_update))
+        return boost::system::error_code(errc::invalid_argument);
     std::string_view rest = t.substr(bar + 1);
     if (auto slash = rest.find('/'); slash != std::string_view::npos) {
         c.user = std::string(rest.substr(0, slash));
@@ -233,6 +239,23 @@ inline boost::system::result<page_cursor> parse_page_token(std::string_view t) {
     c.id = std::string(rest);
     if (validate_id(c.id)) return boost::system::error_code(errc::invalid_argument);
     return c;
+}
+
+/// Why the option `name` cannot be a duration ("" when it can): NaN, an infinity or a
+/// negative number of seconds would select every session, or none, for removal.
+inline std::string seconds_option_problem(std::string_view name, const std::optional<double>& v) {
+    if (!v || (*v >= 0 && std::isfinite(*v))) return {};
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", *v);
+    return std::string(name) + " is " + buf + ", not a finite number of seconds >= 0";
+}
+
+/// Why `max_bytes` and `high_water_bytes` do not go together ("" when they do).
+inline std::string byte_budget_problem(const std::optional<std::uint64_t>& max_bytes,
+                                       const std::optional<std::uint64_t>& high_water_bytes) {
+    if (!max_bytes || !high_water_bytes || *high_water_bytes <= *max_bytes) return {};
+    return "high_water_bytes (" + std::to_string(*high_water_bytes) + ") is above max_bytes (" +
+           std::to_string(*max_bytes) + ")";
 }
 
 /// Newest first; ties by session id, then by user id, so pages are stable.
