@@ -407,6 +407,113 @@ done)";
     run(io, c->close());
 }
 
+/// A stdio server that lists `tools` (a JSON array's text) on one page, or on endless pages
+/// that all send the cursor "again" when `loop`; a tools/call answers "called <name>".
+mcp::stdio_options tools_server(const std::string& tools, bool loop = false) {
+    const std::string cursor = loop ? R"(,"nextCursor":"again")" : "";
+    mcp::stdio_options o;
+    o.command = "/bin/sh";
+    o.args = {"-c", R"sh(
+while read -r l; do
+  id=$(printf '%s' "$l" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+  case "$l" in
+    *'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{},"prompts":{}}}}\n' "$id" ;;
+    *'"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":%s%s}}\n' "$id" ')sh" + tools + "' '" + cursor + R"sh(' ;;
+    *'"prompts/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"prompts":[]%s}}\n' "$id" ')sh" + cursor + R"sh(' ;;
+    *'"tools/call"'*) name=$(printf '%s' "$l" | sed -n 's/.*"name":"\([^"]*\)".*/\1/p')
+                      printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"called %s"}]}}\n' "$id" "$name" ;;
+  esac
+done)sh"};
+    o.close_timeout = 300ms;
+    return o;
+}
+
+BOOST_AUTO_TEST_CASE(a_cursor_sent_twice_is_an_error_not_a_listing_cut_short) {
+    asio::io_context io;
+    auto c = run(io, mcp::connect_stdio(io.get_executor(),
+                                        tools_server(R"([{"name":"t","inputSchema":{"type":"object"}}])", true), quick()));
+    auto f = fails(io, c->list_tools());
+    BOOST_TEST((f.code == lb::errc::bad_response), f.code.message());
+    BOOST_TEST(f.what.find("tools/list: the server sent the cursor 'again' twice") != std::string::npos, f.what);
+    auto [ec, prompts] = run(io, c->async_list_prompts(asio::as_tuple(asio::use_awaitable)));
+    BOOST_TEST((ec == lb::errc::bad_response), ec.message());
+    BOOST_TEST(prompts.empty());
+    run(io, c->close());
+}
+
+BOOST_AUTO_TEST_CASE(server_tool_names_become_names_a_model_accepts) {
+    asio::io_context io;
+    const std::string long_name(100, 'x');
+    auto c = run(io, mcp::connect_stdio(io.get_executor(),
+                                        tools_server(R"([{"name":"files.read","inputSchema":{"type":"object"}},)"
+                                                     R"({"name":"a/b c","inputSchema":{"type":"object"}},)"
+                                                     R"({"name":")" + long_name + R"(","inputSchema":{"type":"object"}},)"
+                                                     R"({"name":"ok-name_1","inputSchema":{"type":"object"}}])"),
+                                        quick()));
+    lb::tool_set tools = run(io, mcp::make_toolset(c, mcp::toolset_options("s_")));
+    std::vector<std::string> names;
+    for (const auto& t : tools) names.push_back(t.name());
+    BOOST_TEST_REQUIRE(names.size() == 4u);
+    BOOST_TEST(names[0] == "s_files_read");
+    BOOST_TEST(names[1] == "s_a_b_c");
+    BOOST_TEST(names[2].size() == 64u);
+    BOOST_TEST(names[2].starts_with("s_" + std::string(53, 'x') + "_"));
+    BOOST_TEST(names[3] == "s_ok-name_1");
+    for (const auto& n : names) BOOST_TEST(lb::is_valid_tool_name(n), n);
+    // The same names on every run: a hash of the name, not of the moment.
+    BOOST_TEST(mcp::detail::model_tool_name("s_", long_name) == names[2]);
+    BOOST_TEST(mcp::detail::model_tool_name("s_", long_name + "y") != names[2]);
+    BOOST_TEST(mcp::detail::model_tool_name("", "") == "");
+    // A call made under the model's name reaches the server's.
+    lb::scripted_model model(io.get_executor(), {lb::scripted_reply::tool_call("s_files_read", {}),
+                                                 lb::scripted_reply::text("done")});
+    using agent = lb::llm_agent<lb::scripted_model>;
+    agent a(lb::llm_agent_options<lb::scripted_model>{.name = "assistant", .model = model, .tools = tools, .retry = {.max_attempts = 1}});
+    lb::memory_store store(io.get_executor());
+    lb::runner<agent, lb::memory_store> runner(a, store);
+    auto r = lb::run_to_end(runner, lb::run_options("app", "u1", "s1"), "read");
+    BOOST_TEST_REQUIRE(r.ok(), r.message());
+    std::vector<lb::json::value> results;
+    for (const auto& e : r.events)
+        for (const auto& t : e.tool_responses()) results.push_back(t.result);
+    BOOST_TEST_REQUIRE(results.size() == 1u);
+    BOOST_TEST(results[0] == "called files.read");
+    run(io, c->close());
+}
+
+BOOST_AUTO_TEST_CASE(a_toolset_that_cannot_be_named_is_refused_saying_why) {
+    asio::io_context io;
+    auto ok = run(io, mcp::connect_stdio(io.get_executor(),
+                                         tools_server(R"([{"name":"echo","inputSchema":{"type":"object"}}])"), quick()));
+    auto typo = fails(io, mcp::make_toolset(ok, mcp::toolset_options("", {"echo", "ecko", "list"})));
+    BOOST_TEST((typo.code == lb::errc::invalid_argument), typo.code.message());
+    BOOST_TEST(typo.what.find("allow names 'ecko', 'list', which the server does not list") != std::string::npos, typo.what);
+    for (std::string prefix : {std::string("fs."), std::string("a b_"), std::string(33, 'p')}) {
+        auto bad = fails(io, mcp::make_toolset(ok, mcp::toolset_options(prefix)));
+        BOOST_TEST((bad.code == lb::errc::invalid_argument), prefix);
+        BOOST_TEST(bad.what.find("toolset_options::prefix") != std::string::npos, bad.what);
+    }
+    BOOST_TEST(run(io, mcp::make_toolset(ok, mcp::toolset_options(std::string(32, 'p')))).size() == 1u);
+    run(io, ok->close());
+    auto clash = run(io, mcp::connect_stdio(io.get_executor(),
+                                            tools_server(R"([{"name":"a.b","inputSchema":{"type":"object"}},)"
+                                                         R"({"name":"a_b","inputSchema":{"type":"object"}}])"),
+                                            quick()));
+    auto both = fails(io, mcp::make_toolset(clash));
+    BOOST_TEST((both.code == lb::errc::bad_response), both.code.message());
+    BOOST_TEST(both.what.find("the tools 'a.b' and 'a_b' would both be 'a_b' for the model") != std::string::npos, both.what);
+    // Allowing one of the two leaves nothing to clash.
+    BOOST_TEST(run(io, mcp::make_toolset(clash, mcp::toolset_options("", {"a.b"}))).size() == 1u);
+    run(io, clash->close());
+    auto twice = run(io, mcp::connect_stdio(io.get_executor(),
+                                            tools_server(R"([{"name":"x","inputSchema":{"type":"object"}},)"
+                                                         R"({"name":"x","inputSchema":{"type":"object"}}])"),
+                                            quick()));
+    auto dup = fails(io, mcp::make_toolset(twice));
+    BOOST_TEST(dup.what.find("the server lists the tool 'x' twice") != std::string::npos, dup.what);
+    run(io, twice->close());
+}
+
 BOOST_AUTO_TEST_CASE(http_sends_the_headers_and_a_lost_session_ends_the_connection) {
     // A scripted HTTP exchange (fake_transport): what the client sends is recorded.
     namespace http = lb::http;

@@ -36,6 +36,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -59,6 +60,12 @@ namespace detail {
 LIBRETTO_DECL json::value convert_result(const call_result& r, tool_context& ctx, const std::optional<json::object>& schema,
                                          const std::string& tool);
 
+/// The name the model sees for the server's tool `remote`: `prefix`, then `remote` with each
+/// character a tool name cannot hold (is_valid_tool_name: A-Z a-z 0-9 _ -) as '_'. A name
+/// longer than 64 characters keeps its first 55 and ends with '_' and 8 hex digits of a hash
+/// of the whole, so that it stays distinct and the same from one run to the next.
+LIBRETTO_DECL std::string model_tool_name(std::string_view prefix, std::string_view remote);
+
 } // namespace detail
 
 /// One tool of an MCP server.
@@ -66,7 +73,7 @@ class mcp_tool {
 public:
     mcp_tool(std::shared_ptr<client> c, tool_info info, std::string prefix)
         : client_(std::move(c)), remote_(info.name), output_schema_(std::move(info.output_schema)) {
-        decl_.name = prefix + info.name;
+        decl_.name = detail::model_tool_name(prefix, info.name);
         decl_.description = !info.description.empty() ? info.description : info.title;
         decl_.parameters = std::move(info.input_schema);
     }
@@ -86,7 +93,10 @@ private:
 
 static_assert(tool<mcp_tool>);
 
-/// The server's tools (tools/list, every page) as a tool_set.
+/// The server's tools (tools/list, every page) as a tool_set, named by
+/// detail::model_tool_name. Throws system_error: errc::invalid_argument for a prefix that is
+/// not up to 32 characters from A-Z a-z 0-9 _ -, or an `allow` name the server does not list;
+/// errc::bad_response for two tools that would have one name.
 LIBRETTO_DECL boost::asio::awaitable<tool_set> make_toolset(std::shared_ptr<client> c, toolset_options o = {});
 
 using toolset_signature = void(boost::system::error_code, tool_set);

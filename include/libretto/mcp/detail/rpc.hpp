@@ -18,6 +18,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
+#include <vector>
 
 namespace libretto::mcp::detail {
 
@@ -115,6 +117,29 @@ inline server_info read_server_info(const json::object& r) {
     if (const auto* c = r.if_contains("capabilities"); c && c->is_object()) s.capabilities = c->get_object();
     return s;
 }
+
+/// A listing's pages: the cursor of the next page ("" after the last), or errc::bad_response
+/// for a server whose cursors would never end (one sent twice, or past `max_pages` pages)
+/// rather than a listing cut short without a word.
+struct pager {
+    static constexpr int max_pages = 10'000;
+    std::string_view method;
+    std::unordered_set<std::string> seen{};
+
+    std::string next(const json::object& page) {
+        const auto* c = page.if_contains("nextCursor");
+        if (!c || !c->is_string() || c->get_string().empty()) return {};
+        std::string cursor(c->get_string());
+        if (seen.contains(cursor))
+            throw boost::system::system_error(errc::bad_response, std::string(method) + ": the server sent the cursor '" +
+                                                                      cursor.substr(0, 64) + "' twice: its pages never end");
+        if (seen.size() + 1 >= static_cast<std::size_t>(max_pages))
+            throw boost::system::system_error(errc::bad_response, std::string(method) + ": more than " +
+                                                                      std::to_string(max_pages) + " pages");
+        seen.insert(cursor);
+        return cursor;
+    }
+};
 
 /// Appends the tools of one tools/list page. A tool without a name, or whose inputSchema
 /// is not an object of type "object", is refused (errc::bad_response naming it).

@@ -58,15 +58,14 @@ LIBRETTO_DECL boost::asio::awaitable<std::vector<tool_info>> client::list_tools(
     const std::uint64_t generation = tools_generation_;
     std::vector<tool_info> all;
     std::string cursor;
-    for (int page = 0; page < 10'000; ++page) {
+    detail::pager pages{"tools/list"};
+    do {
         json::object params;
         if (!cursor.empty()) params["cursor"] = cursor;
         json::object r = co_await request("tools/list", std::move(params));
         detail::read_tools(r, all);
-        const auto* next = r.if_contains("nextCursor");
-        if (!next || !next->is_string() || next->get_string().empty()) break;
-        cursor = std::string(next->get_string());
-    }
+        cursor = pages.next(r);
+    } while (!cursor.empty());
     tools_ = all;
     tools_stale_ = tools_generation_ != generation; // changed while listing: list again next time
     co_return all;
@@ -75,7 +74,8 @@ LIBRETTO_DECL boost::asio::awaitable<std::vector<tool_info>> client::list_tools(
 LIBRETTO_DECL boost::asio::awaitable<json::array> client::list_all(std::string method, std::string key) {
     json::array all;
     std::string cursor;
-    for (int page = 0; page < 10'000; ++page) {
+    detail::pager pages{method};
+    do {
         json::object params;
         if (!cursor.empty()) params["cursor"] = cursor;
         json::object r = co_await request(method, std::move(params));
@@ -83,10 +83,8 @@ LIBRETTO_DECL boost::asio::awaitable<json::array> client::list_all(std::string m
         if (!items || !items->is_array())
             throw boost::system::system_error(errc::bad_response, method + ": the result has no '" + key + "' array");
         for (auto& i : items->get_array()) all.push_back(std::move(i));
-        const auto* next = r.if_contains("nextCursor");
-        if (!next || !next->is_string() || next->get_string().empty()) break;
-        cursor = std::string(next->get_string());
-    }
+        cursor = pages.next(r);
+    } while (!cursor.empty());
     co_return all;
 }
 

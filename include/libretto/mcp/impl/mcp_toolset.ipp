@@ -10,6 +10,11 @@
 #include <libretto/mcp/detail/rpc.hpp>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <string>
 #include <string_view>
 
 namespace libretto::mcp {
@@ -109,6 +114,19 @@ LIBRETTO_DECL json::value convert_result(const call_result& r, tool_context& ctx
     return json::value(std::move(text));
 }
 
+LIBRETTO_DECL std::string model_tool_name(std::string_view prefix, std::string_view remote) {
+    std::string name(prefix);
+    for (char ch : remote) name += is_valid_tool_name(std::string_view(&ch, 1)) ? ch : '_';
+    if (name.size() <= 64) return name;
+    std::uint32_t h = 2166136261u; // FNV-1a over the original name
+    for (std::string_view part : {prefix, remote})
+        for (unsigned char ch : part) h = (h ^ ch) * 16777619u;
+    char tail[10];
+    std::snprintf(tail, sizeof tail, "_%08x", static_cast<unsigned>(h));
+    name.resize(55);
+    return name += tail;
+}
+
 } // namespace detail
 
 LIBRETTO_DECL boost::asio::awaitable<json::value> mcp_tool::call(json::object args, tool_context& ctx) const {
@@ -124,11 +142,32 @@ LIBRETTO_DECL boost::asio::awaitable<json::value> mcp_tool::call(json::object ar
 }
 
 LIBRETTO_DECL boost::asio::awaitable<tool_set> make_toolset(std::shared_ptr<client> c, toolset_options o) {
+    if (o.prefix.size() > 32 || (!o.prefix.empty() && !is_valid_tool_name(o.prefix)))
+        throw boost::system::system_error(errc::invalid_argument, "toolset_options::prefix '" + o.prefix.substr(0, 64) +
+                                                                      "' is not up to 32 characters from A-Z a-z 0-9 _ -");
     std::vector<tool_info> infos = co_await c->list_tools();
+    auto listed = [&](const std::string& name) {
+        return std::any_of(infos.begin(), infos.end(), [&](const tool_info& i) { return i.name == name; });
+    };
+    std::string missing;
+    for (const auto& a : o.allow)
+        if (!listed(a)) missing += (missing.empty() ? "'" : ", '") + a + "'";
+    if (!missing.empty())
+        throw boost::system::system_error(errc::invalid_argument,
+                                          "toolset_options::allow names " + missing + ", which the server does not list");
     std::vector<any_tool> tools;
+    std::map<std::string, std::string, std::less<>> remote_of; // the model's name -> the server's
     for (auto& i : infos) {
         if (!o.allow.empty() && std::find(o.allow.begin(), o.allow.end(), i.name) == o.allow.end()) continue;
-        tools.emplace_back(mcp_tool(c, std::move(i), o.prefix));
+        mcp_tool t(c, std::move(i), o.prefix);
+        const auto [at, fresh] = remote_of.emplace(t.declaration().name, t.remote_name());
+        if (!fresh)
+            throw boost::system::system_error(
+                errc::bad_response, at->second == t.remote_name()
+                                        ? "tools/list: the server lists the tool '" + at->second + "' twice"
+                                        : "tools/list: the tools '" + at->second + "' and '" + t.remote_name() +
+                                              "' would both be '" + at->first + "' for the model");
+        tools.emplace_back(std::move(t));
     }
     co_return tool_set(std::move(tools));
 }
