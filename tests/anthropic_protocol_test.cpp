@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <random>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -248,6 +249,13 @@ BOOST_AUTO_TEST_CASE(bad_requests_are_named) {
     fails_with({.messages = {lb::message::user("x")}}, {.max_tokens = 0}, "max_tokens must be at least 1 (got 0)");
     fails_with({.messages = {lb::message::user("x")}, .options = {.max_output_tokens = -5}}, {},
                "max_tokens must be at least 1 (got -5)");
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    fails_with({.messages = {lb::message::user("x")}, .options = {.temperature = nan}}, {},
+               "generation_options.temperature is nan, not a finite number >= 0");
+    fails_with({.messages = {lb::message::user("x")}, .options = {.temperature = -0.5}}, {},
+               "generation_options.temperature is -0.5, not a finite number >= 0");
+    fails_with({.messages = {lb::message::user("x")}, .options = {.top_p = 1.01}}, {},
+               "generation_options.top_p is 1.01, not a number from 0 to 1");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <random>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -300,6 +301,21 @@ BOOST_AUTO_TEST_CASE(bad_requests_are_named) {
                "message #0 part #0: tool response without a tool call id");
     fails_with({.messages = {msg(lb::message_role::user, {lb::file_part{}})}}, "message #0 part #0: file part without uri or inline_bytes");
     fails_with({.messages = {lb::message::user("x")}, .tools = {lb::tool_declaration{}}}, "tool #0: no name");
+    // Numbers no server reads (a NaN would be sent as null), and no room for a reply.
+    fails_with({.messages = {lb::message::user("x")}, .options = {.temperature = std::numeric_limits<double>::infinity()}},
+               "generation_options.temperature is inf, not a finite number >= 0");
+    fails_with({.messages = {lb::message::user("x")}, .options = {.top_p = std::numeric_limits<double>::quiet_NaN()}},
+               "generation_options.top_p is nan, not a number from 0 to 1");
+    fails_with({.messages = {lb::message::user("x")}, .options = {.top_p = -0.1}}, "generation_options.top_p is -0.1");
+    fails_with({.messages = {lb::message::user("x")}, .options = {.max_output_tokens = 0}},
+               "generation_options.max_output_tokens must be at least 1 (got 0)");
+    // The edges are sent as they are.
+    const auto edge = encode({.messages = {lb::message::user("x")},
+                              .options = {.temperature = 0.0, .top_p = 1.0, .max_output_tokens = 1}},
+                             {.stream = false});
+    BOOST_TEST(edge.at("temperature").to_number<double>() == 0.0);
+    BOOST_TEST(edge.at("top_p").to_number<double>() == 1.0);
+    BOOST_TEST(edge.at("max_completion_tokens") == 1);
 }
 
 BOOST_AUTO_TEST_CASE(empty_messages_are_left_out) {

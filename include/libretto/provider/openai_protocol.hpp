@@ -280,6 +280,9 @@ inline std::string encode_request(const llm_request& req, const openai_options& 
     const auto sampling = detail::choose_sampling(g, opts.sampling, model, find_sampling_support(opts.sampling, model));
     if (sampling.temperature) body["temperature"] = *sampling.temperature;
     if (sampling.top_p) body["top_p"] = *sampling.top_p;
+    if (g.max_output_tokens && *g.max_output_tokens < 1)
+        detail::bad_request("generation_options.max_output_tokens must be at least 1 (got " +
+                            std::to_string(*g.max_output_tokens) + ")");
     if (g.max_output_tokens)
         body[opts.max_tokens_field == openai_max_tokens_field::max_tokens ? "max_tokens" : "max_completion_tokens"] =
             *g.max_output_tokens;

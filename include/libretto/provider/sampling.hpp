@@ -13,6 +13,8 @@
 #include <boost/system/system_error.hpp>
 #include <boost/throw_exception.hpp>
 
+#include <cmath>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -97,6 +99,18 @@ struct sampling_choice {
 
 inline sampling_choice choose_sampling(const generation_options& g, const sampling_options& options,
                                        std::string_view model, const sampling_support& support) {
+    // No provider reads a NaN, an infinity or a negative value: a NaN would even go out as
+    // null. top_p is a probability mass.
+    auto out_of_range = [](std::string_view what, double v, std::string_view range) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%g", v);
+        boost::throw_exception(boost::system::system_error(
+            make_error_code(errc::invalid_argument),
+            "generation_options." + std::string(what) + " is " + buf + ", not " + std::string(range)));
+    };
+    if (g.temperature && !(*g.temperature >= 0 && std::isfinite(*g.temperature)))
+        out_of_range("temperature", *g.temperature, "a finite number >= 0");
+    if (g.top_p && !(*g.top_p >= 0 && *g.top_p <= 1)) out_of_range("top_p", *g.top_p, "a number from 0 to 1");
     sampling_choice out{g.temperature, g.top_p};
     auto refuse = [&](std::string_view what, std::string_view why) {
         if (options.unsupported == unsupported_sampling::fail)
