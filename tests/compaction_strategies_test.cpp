@@ -199,6 +199,31 @@ BOOST_AUTO_TEST_CASE(triggers_on_reported_usage_strictly_above_the_budget) {
     BOOST_TEST((*p == P(1, 2)));
 }
 
+BOOST_AUTO_TEST_CASE(a_budget_that_cannot_hold_is_refused_naming_the_member) {
+    builder b;
+    b.turn("1", 40).user("2", std::string(40, 'q'));
+    auto refused = [&](const lb::token_budget& tb, const std::string& why) {
+        try {
+            (void)tb.plan(b.view());
+        } catch (const boost::system::system_error& e) {
+            BOOST_TEST(e.code() == lb::errc::invalid_argument);
+            BOOST_TEST(std::string(e.what()).find(why) != std::string::npos, e.what());
+            return;
+        }
+        BOOST_ERROR("no refusal: " + why);
+    };
+    // The default reserve with a small window would compact on every turn.
+    refused({.context_window = 8000}, "token_budget: reserve_tokens (16384) leaves no room in context_window (8000)");
+    refused({.context_window = 100, .reserve_tokens = 100}, "leaves no room");
+    refused({.context_window = -1, .reserve_tokens = 0}, "context_window is -1, below 0");
+    refused({.context_window = 100, .reserve_tokens = -5}, "reserve_tokens is -5, below 0");
+    refused({.context_window = 100, .reserve_tokens = 0, .keep_recent_tokens = -1}, "keep_recent_tokens is -1, below 0");
+    // The edges hold: one token of room, and nothing kept raw.
+    const lb::token_budget edge{.context_window = 101, .reserve_tokens = 100, .keep_recent_tokens = 0};
+    BOOST_CHECK_NO_THROW(edge.check());
+    BOOST_TEST(edge.plan(b.view()).has_value());
+}
+
 BOOST_AUTO_TEST_CASE(usage_near_int64_max_saturates_instead_of_turning_negative) {
     // A provider's counts are read as they come (each up to INT64_MAX): their sum with the
     // estimate after them saturates, so the strategy still sees a context over its budget.

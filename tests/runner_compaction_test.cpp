@@ -585,6 +585,21 @@ BOOST_AUTO_TEST_CASE(a_second_overflow_is_reported_not_retried_forever) {
     BOOST_TEST(model.requests().size() == 3u);
 }
 
+BOOST_AUTO_TEST_CASE(a_budget_that_cannot_hold_ends_the_turn_with_its_reason_after_storing_it) {
+    memory_env env;
+    lb::scripted_model model{env.io.get_executor(), {scripted_reply::text("a1")}};
+    auto agent = make_agent(model);
+    // The default reserve (16,384 tokens) with an 8,000-token window: every turn would compact.
+    lb::runner r{agent, env.store, lb::any_strategy{lb::token_budget{.context_window = 8'000}}};
+    auto t = run_turn(env.io, r.run(opts(), "first"));
+    BOOST_TEST(t.code() == lb::errc::invalid_argument);
+    BOOST_TEST(contains(t.what(), "token_budget: reserve_tokens (16384) leaves no room in context_window (8000)"), t.what());
+    BOOST_TEST(t.compactions().empty());
+    BOOST_REQUIRE(t.final_answer());
+    lb::session s = load(env.io, env.store);
+    BOOST_TEST(s.events.size() == 2u); // the turn's question and answer were stored first
+}
+
 BOOST_AUTO_TEST_CASE(overflow_with_nothing_to_compact_reports_the_overflow) {
     memory_env env;
     lb::scripted_model model{env.io.get_executor(), {scripted_reply::context_overflow("way too long")}};

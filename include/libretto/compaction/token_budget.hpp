@@ -26,11 +26,17 @@
 #include <libretto/compaction/detail/plan_support.hpp>
 #include <libretto/compaction/estimate.hpp>
 #include <libretto/compaction/compaction_strategy.hpp>
+#include <libretto/error.hpp>
+
+#include <boost/system/system_error.hpp>
+#include <boost/throw_exception.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
+#include <utility>
 #include <variant>
 
 namespace libretto {
@@ -65,7 +71,23 @@ struct token_budget {
         return est;
     }
 
+    /// Throws system_error(errc::invalid_argument) naming what cannot hold: a negative
+    /// member, or a context_window not above reserve_tokens (every turn would compact).
+    void check() const {
+        auto refuse = [](std::string what) {
+            boost::throw_exception(boost::system::system_error(make_error_code(errc::invalid_argument), "token_budget: " + what));
+        };
+        for (auto [name, v] : {std::pair{"context_window", context_window}, {"reserve_tokens", reserve_tokens},
+                               {"keep_recent_tokens", keep_recent_tokens}})
+            if (v < 0) refuse(std::string(name) + " is " + std::to_string(v) + ", below 0");
+        if (context_window <= reserve_tokens)
+            refuse("reserve_tokens (" + std::to_string(reserve_tokens) + ") leaves no room in context_window (" +
+                   std::to_string(context_window) + "): every turn would compact");
+    }
+
+    /// Throws as check() does.
     std::optional<compaction_plan> plan(const session_view& v) const {
+        check();
         event_span events(v.session.events);
         if (events.empty()) return std::nullopt;
         if (context_tokens(events) <= context_window - reserve_tokens) return std::nullopt;
