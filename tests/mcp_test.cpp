@@ -32,6 +32,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -597,6 +598,42 @@ BOOST_AUTO_TEST_CASE(an_unknown_protocol_version_and_a_missing_command_are_refus
     mcp::stdio_options empty;
     auto h = fails(io, mcp::connect_stdio(io.get_executor(), empty, quick()));
     BOOST_TEST((h.code == lb::errc::invalid_argument));
+}
+
+BOOST_AUTO_TEST_CASE(the_server_starts_with_the_environment_and_directory_asked_for) {
+    asio::io_context io;
+    temp_dir dir;
+    mcp::stdio_options o;
+    o.command = "/bin/sh";
+    o.args = {"-c", R"sh(read -r l; printf '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"%s","version":"%s"},"instructions":"%s"}}\n' "$LIBRETTO_GREETING" "$(pwd)" "${HOME:-no home}"; read -r l; read -r l)sh"};
+    o.env = {{"LIBRETTO_GREETING", "hello = there"}};
+    o.inherit_environment = false;
+    o.working_directory = dir.path.string();
+    o.close_timeout = 300ms;
+    auto c = run(io, mcp::connect_stdio(io.get_executor(), o, quick()));
+    BOOST_TEST(c->server().name == "hello = there");
+    BOOST_TEST(fs::equivalent(fs::path(c->server().version), dir.path), c->server().version);
+    BOOST_TEST(c->server().instructions == "no home"); // nothing inherited
+    run(io, c->close());
+
+    // What would start the wrong thing, or fail in a way that blames the command: refused first.
+    std::ofstream(dir.path / "a-file") << "x";
+    const std::vector<std::pair<std::function<void(mcp::stdio_options&)>, std::string>> bad = {
+        {[](auto& b) { b.env = {{"A=B", "c"}}; }, "stdio_options.env: 'A=B' is not a variable name and value"},
+        {[](auto& b) { b.env = {{"", "c"}}; }, "stdio_options.env: '' is not a variable name and value"},
+        {[](auto& b) { b.env = {{"A", std::string("x\0y", 3)}}; }, "stdio_options.env: 'A'"},
+        {[](auto& b) { b.args.push_back(std::string("a\0b", 3)); }, "stdio_options.args: 'a...' holds a NUL byte"},
+        {[&](auto& b) { b.working_directory = (dir.path / "missing").string(); },
+         "stdio_options.working_directory '" + (dir.path / "missing").string() + "': No such file or directory"},
+        {[&](auto& b) { b.working_directory = (dir.path / "a-file").string(); }, "' is not a directory"},
+    };
+    for (const auto& [set, why] : bad) {
+        mcp::stdio_options b = o;
+        set(b);
+        auto f = fails(io, mcp::connect_stdio(io.get_executor(), b, quick()));
+        BOOST_TEST(f.what.find(why) != std::string::npos, f.what);
+        BOOST_TEST(f.what.find("cannot start") == std::string::npos, f.what);
+    }
 }
 
 BOOST_AUTO_TEST_CASE(the_server_asks_and_gets_an_answer_or_method_not_found) {

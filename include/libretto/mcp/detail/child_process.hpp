@@ -77,6 +77,38 @@ public:
 
     /// Starts the child; errc-style error and `what` filled on failure.
     boost::system::error_code start(const spawn_spec& s, std::string& what) {
+        // What the C interfaces would cut or misread: a name with '=' would set another
+        // variable, a NUL would end a string early.
+        for (const auto& [k, v] : s.env)
+            if (k.empty() || k.find_first_of(std::string_view("=\0", 2)) != std::string::npos ||
+                v.find('\0') != std::string::npos) {
+                what = "stdio_options.env: '" + k.substr(0, 64) + "' is not a variable name and value (a name is not empty, "
+                       "and neither holds '=' in the name or a NUL byte)";
+                return errc::invalid_argument;
+            }
+        for (const std::string* a : {&s.command, &s.working_directory})
+            if (a->find('\0') != std::string::npos) {
+                what = "stdio_options: '" + a->substr(0, a->find('\0')) + "...' holds a NUL byte";
+                return errc::invalid_argument;
+            }
+        for (const auto& a : s.args)
+            if (a.find('\0') != std::string::npos) {
+                what = "stdio_options.args: '" + a.substr(0, a.find('\0')) + "...' holds a NUL byte";
+                return errc::invalid_argument;
+            }
+        // Checked here: the child's chdir failure would read as the command's.
+        if (!s.working_directory.empty()) {
+            struct stat st {};
+            if (::stat(s.working_directory.c_str(), &st) != 0) {
+                const int e = errno;
+                what = "stdio_options.working_directory '" + s.working_directory + "': " + std::strerror(e);
+                return boost::system::error_code(e, boost::system::system_category());
+            }
+            if (!S_ISDIR(st.st_mode)) {
+                what = "stdio_options.working_directory '" + s.working_directory + "' is not a directory";
+                return boost::system::error_code(ENOTDIR, boost::system::system_category());
+            }
+        }
         int in[2], out[2], err[2];
         if (::pipe2(in, O_CLOEXEC) != 0) return fail_errno("pipe", what);
         if (::pipe2(out, O_CLOEXEC) != 0) {
