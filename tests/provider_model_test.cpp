@@ -294,6 +294,20 @@ BOOST_FIXTURE_TEST_CASE(bad_request_is_a_final_error_without_io, openai_fixture)
     BOOST_TEST(srv.request_count() == 0u);
 }
 
+BOOST_FIXTURE_TEST_CASE(a_key_with_its_newline_is_named_not_sent, openai_fixture) {
+    lb::openai_model<transport> m{http, {.base_url = srv.base_url() + "/v1", .api_key = "sk-secret\n", .model = "gpt-test"},
+                                  fast()};
+    run(io, [&]() -> asio::awaitable<void> {
+        outcome o = co_await drain(m, ask("hi"));
+        BOOST_TEST(o.final.error == lb::errc::invalid_argument);
+        BOOST_TEST(o.final.error_message.find("the value of the header 'authorization' holds a line break") !=
+                       std::string::npos,
+                   o.final.error_message);
+        BOOST_TEST(o.final.error_message.find("sk-secret") == std::string::npos, o.final.error_message); // never the key
+    });
+    BOOST_TEST(srv.request_count() == 0u);
+}
+
 BOOST_FIXTURE_TEST_CASE(copies_share_the_connection_pool, openai_fixture) {
     srv.set_default(llm_test::openai_stream({.text = {"same"}}));
     run(io, [&]() -> asio::awaitable<void> {

@@ -34,6 +34,20 @@
 
 namespace libretto::detail {
 
+/// Why the transport refused `request` when it says invalid_argument: a header it would not
+/// send names the header (never its value, often a key); otherwise the code's message.
+inline std::string refused_request_reason(const http::http_request& request, boost::system::error_code ec) {
+    if (ec == errc::invalid_argument)
+        for (const auto& h : request.headers) {
+            if (h.name.empty() || h.name.find_first_of(":\r\n") != std::string::npos)
+                return "'" + h.name.substr(0, 64) + "' is not a header name; nothing was sent";
+            if (h.value.find_first_of("\r\n") != std::string::npos)
+                return "the value of the header '" + h.name +
+                       "' holds a line break (a key read from a file with its newline?); nothing was sent";
+        }
+    return ec.message();
+}
+
 /// One attempt. Emits deltas as they decode (and sets `delivered` at the first with content);
 /// returns the final response. Throws only for cancellation.
 template <class Decoder>
@@ -45,7 +59,7 @@ boost::asio::awaitable<llm_response> http_attempt(http::any_transport& transport
     auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
     auto res = co_await transport.async_request(std::move(req), token);
     if (ec == boost::asio::error::operation_aborted) throw_cancelled();
-    if (ec) co_return llm_response::failure(ec, "HTTP request to " + request.url + " failed: " + ec.message());
+    if (ec) co_return llm_response::failure(ec, "HTTP request to " + request.url + " failed: " + refused_request_reason(request, ec));
 
     if (res.status() < 200 || res.status() >= 300) {
         auto [body_ec, body] = co_await http::read_body(res, opts.max_error_body);
