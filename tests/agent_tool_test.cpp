@@ -111,4 +111,29 @@ BOOST_AUTO_TEST_CASE(bad_arguments_and_a_failing_child_are_tool_errors) {
                it->error.value_or(""));
 }
 
+BOOST_AUTO_TEST_CASE(a_request_of_the_wrong_type_or_an_extra_field_is_a_tool_error) {
+    asio::io_context io;
+    lb::scripted_model child_model(io.get_executor(), {lb::scripted_reply::text("unused")});
+    lb::scripted_model parent_model(io.get_executor(), {lb::scripted_reply::tool_call("helper", {{"request", 5}})
+                                                            .with_tool_call("helper", {{"request", "x"}, {"extra", 1}})
+                                                            .with_tool_call("helper", {{"request", nullptr}}),
+                                                        lb::scripted_reply::text("gave up")});
+    lb::llm_agent<> child({.name = "helper", .model = child_model});
+    lb::llm_agent<> parent({.name = "assistant", .model = parent_model, .tools = lb::tools(lb::agent_tool_of(child))});
+    auto ctx = make_ctx(io, "help");
+    auto r = drain(io, ctx, parent.run(ctx));
+    BOOST_TEST_REQUIRE(!r.error, error_text(r.error));
+    const lb::event* resp = nullptr;
+    for (const auto* e : r.stored())
+        if (e->type == lb::event_type::tool_response && e->author == "assistant") resp = e;
+    BOOST_REQUIRE(resp);
+    std::vector<std::string> errors;
+    for (const auto& t : resp->tool_responses()) errors.push_back(t.error.value_or("(none)"));
+    BOOST_TEST(errors == (std::vector<std::string>{"args.request: expected string, got integer",
+                                                   "args.extra: unknown field (expected one of: request)",
+                                                   "args.request: expected string, got null"}),
+               boost::test_tools::per_element());
+    BOOST_TEST(child_model.requests().empty()); // the child never ran
+}
+
 BOOST_AUTO_TEST_SUITE_END()
