@@ -752,6 +752,10 @@ BOOST_AUTO_TEST_CASE(output_schema_takes_a_fenced_object_and_refuses_anything_el
         {"It is sunny in Oslo.", "it is not JSON ("},
         {R"(["Oslo"])", "it is JSON but not an object"},
         {"```\n[1, 2]\n```", "it is JSON but not an object"},
+        // JSON no store could keep: the answer's event would be refused and the turn lost.
+        {R"({"t": 1e400})", "it is not JSON (number 1e400 "},
+        {R"({"city": "Oslo", "city": "Bergen"})", "it is not JSON (the key \"city\" appears twice"},
+        {std::string(300, '[') + std::string(300, ']'), "it is not JSON ("},
     };
     for (const auto& [answer, why] : bad) {
         BOOST_TEST_CONTEXT("answer: " << answer) {

@@ -560,6 +560,51 @@ BOOST_AUTO_TEST_CASE(http_sends_the_headers_and_a_lost_session_ends_the_connecti
     BOOST_TEST(sent[4].method == "DELETE");
 }
 
+BOOST_AUTO_TEST_CASE(http_answers_cut_short_and_a_peers_retry_are_bounded) {
+    namespace http = lb::http;
+    asio::io_context io;
+    http::fake_transport t(io.get_executor());
+    t.push(http::fake_response::chunked(
+        200, R"({"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"f","version":"0"}}})", 0,
+        {{"content-type", "application/json"}}));
+    t.push(http::fake_response{.status = 202});
+    // A JSON answer cut short: that request fails at once, naming why; the connection lives.
+    auto cut = http::fake_response::chunked(200, R"({"jsonrpc":"2.0","id":2,"res)", 0, {{"content-type", "application/json"}});
+    cut.error_after_body = asio::error::connection_reset;
+    t.push(std::move(cut));
+    // An event stream cut before its answer, asking for a retry of 317 years (ms past what a
+    // timer holds): the resume comes after max_reconnect_delay and finds the answer.
+    auto stream = http::fake_response::chunked(200, "id: e1\nretry: 9999999999999\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n", 0,
+                                               {{"content-type", "text/event-stream"}});
+    stream.error_after_body = asio::error::connection_reset;
+    t.push(std::move(stream));
+    t.push(http::fake_response::chunked(
+        200, "id: e2\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"resumed\"}]}}\n\n", 0,
+        {{"content-type", "text/event-stream"}}));
+    mcp::http_options ho("http://mcp.example/mcp");
+    ho.transport = t;
+    ho.open_stream = false;
+    ho.max_reconnect_delay = 50ms;
+    auto c = run(io, mcp::connect_http(io.get_executor(), ho, quick(5000ms)));
+    const auto before = std::chrono::steady_clock::now();
+    auto f = fails(io, c->call_tool("t", {}));
+    BOOST_TEST(f.what.find("reading the answer from http://mcp.example/mcp failed") != std::string::npos, f.what);
+    BOOST_TEST((std::chrono::steady_clock::now() - before < 2s)); // not the request timeout
+    BOOST_TEST(c->is_open());
+    auto resumed = run(io, c->call_tool("t", {}));
+    BOOST_TEST(resumed.content.at(0).at("text") == "resumed");
+    BOOST_TEST((std::chrono::steady_clock::now() - before < 2s));
+    run(io, c->close());
+    const auto sent = t.requests();
+    std::string methods;
+    for (const auto& r : sent) methods += r.method + " ";
+    BOOST_TEST_REQUIRE(sent.size() == 5u, methods); // no session: no DELETE
+    BOOST_TEST(sent[4].method == "GET"); // the resume
+    bool resumed_from_e1 = false;
+    for (const auto& h : sent[4].headers) resumed_from_e1 = resumed_from_e1 || (h.name == "last-event-id" && h.value == "e1");
+    BOOST_TEST(resumed_from_e1);
+}
+
 BOOST_AUTO_TEST_CASE(an_oversized_message_ends_the_connection) {
     asio::io_context io;
     mcp::client_options o = quick();

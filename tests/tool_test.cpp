@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -477,6 +478,33 @@ BOOST_AUTO_TEST_CASE(unknown_tool_names_it_and_lists_the_known_ones) {
     const std::string msg = "unknown tool 'serach'; available tools: echo, search";
     BOOST_TEST((r.error == std::optional<std::string>(msg)));
     BOOST_TEST(r.result == json::value(json::object{{"error", msg}}));
+}
+
+BOOST_AUTO_TEST_CASE(a_result_no_store_could_keep_is_an_error_the_model_reads) {
+    // echo_tool answers with its arguments, so each case is the result it returns.
+    tool_set s = tools(echo_tool{});
+    invocation_context inv(opts());
+    tool_context ctx(inv, "c1", "echo");
+    json::value deep = 1;
+    for (int i = 0; i < 252; ++i) deep = json::array{std::move(deep)}; // the result is at level 5 of its event
+    const std::vector<std::pair<json::object, std::string>> cases = {
+        {{{"v", std::numeric_limits<double>::infinity()}}, "number inf is not finite: JSON has no text for it in member \"v\""},
+        {{{"a", json::array{1, std::numeric_limits<double>::quiet_NaN()}}}, "number NaN is not finite"},
+        {{{"name", "caf\xc3"}}, "string is not valid UTF-8 (byte 0xc3 at offset 3) in member \"name\""},
+        {{{"deep", deep}}, "nest deeper than max_json_depth"},
+    };
+    for (const auto& [result, why] : cases) {
+        tool_response_part r = run(run_tool_call(s, "c1", "echo", json::value(result), ctx));
+        BOOST_TEST(r.tool_call_id == "c1");
+        BOOST_TEST_REQUIRE(r.error.has_value(), why);
+        BOOST_TEST(r.error->starts_with("the tool's result cannot be stored: "), *r.error);
+        BOOST_TEST(r.error->find(why) != std::string::npos, *r.error);
+        BOOST_TEST(r.result.is_object()); // {"error": ...}: storable
+    }
+    // One level less deep is kept as it is.
+    json::value ok = deep.as_array().front();
+    tool_response_part r = run(run_tool_call(s, "c2", "echo", json::value(json::object{{"deep", ok}}), ctx));
+    BOOST_TEST(!r.error.has_value(), r.error.value_or(""));
 }
 
 BOOST_AUTO_TEST_CASE(unknown_tool_in_an_empty_set) {

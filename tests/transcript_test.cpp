@@ -384,6 +384,29 @@ BOOST_AUTO_TEST_CASE(a_tail_of_a_transcript) {
     BOOST_TEST(check(tail, o).reason == transcript_fault::reordered);
 }
 
+// A tail whose first event claims the largest sequence there is: the next one cannot
+// follow it (and computing "its sequence + 1" must not overflow).
+BOOST_AUTO_TEST_CASE(nothing_follows_the_largest_sequence) {
+    session s;
+    s.id = "s1";
+    for (std::int64_t seq : {std::numeric_limits<std::int64_t>::max(), std::int64_t{1}}) {
+        event e = event::make(event_type::agent_message, "a", content::from_text("x"));
+        e.session_id = "s1";
+        e.sequence = seq;
+        s.events.push_back(std::move(e));
+    }
+    transcript_options o;
+    o.first_sequence = 0;
+    o.allow_unsigned = true;
+    auto r = check(s, o);
+    BOOST_TEST(!r.ok);
+    BOOST_TEST(r.reason == transcript_fault::reordered);
+    BOOST_TEST(r.message.find("follows sequence 9223372036854775807, the last one there can be") != std::string::npos,
+               r.message);
+    s.events.pop_back(); // alone, it is a tail of one event
+    BOOST_TEST(check(s, o).ok, check(s, o).message);
+}
+
 BOOST_AUTO_TEST_CASE(verify_signature_of_one_event) {
     session s = signed_session(1);
     checksum_verifier v;

@@ -60,6 +60,8 @@ struct http_options {
     bool open_stream = true; ///< keep a GET stream open for the server's own messages
     /// Before reopening a stream that ended, when the server gave no `retry:`.
     std::chrono::milliseconds reconnect_delay{1000};
+    /// The longest wait a server's `retry:` can ask for (a longer one is cut to this).
+    std::chrono::milliseconds max_reconnect_delay{60'000};
     http_options() = default; // not an aggregate: safe as a temporary in co_await on g++ 12
     explicit http_options(std::string url) : url(std::move(url)) {}
 };

@@ -32,6 +32,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -244,6 +245,10 @@ transcript_report verify_transcript(event_span events, V& v, const transcript_op
             return detail::transcript_failure(i, e, transcript_fault::wrong_session,
                                               "the event belongs to session '" + e.session_id + "', not to '" +
                                                   o.session_id + "'");
+        if (i > 0 && events[i - 1].sequence == std::numeric_limits<std::int64_t>::max())
+            return detail::transcript_failure(i, e, transcript_fault::reordered,
+                                              "the event follows sequence " + std::to_string(events[i - 1].sequence) +
+                                                  ", the last one there can be");
         const std::int64_t expected =
             i > 0 ? events[i - 1].sequence + 1 : (o.first_sequence > 0 ? o.first_sequence : e.sequence);
         if (e.sequence != expected) {

@@ -6,6 +6,7 @@
 // and turn whatever happens into a tool_response_part the model sees. Every call gets a
 // response (providers reject a conversation with an unanswered call).
 
+#include <libretto/event/detail/json_text.hpp>
 #include <libretto/tool/tool.hpp>
 #include <libretto/tool/tool_set.hpp>
 
@@ -77,6 +78,11 @@ inline tool_response_part failed_call(std::string id, std::string name, const st
 }
 
 inline tool_response_part answered_call(std::string id, std::string name, json::value result) {
+    // A result no store could keep (a NaN, a string that is not UTF-8, nesting too deep)
+    // would make the response's event unstorable and end the turn: the model hears why
+    // instead. The result sits at level 5 of its event.
+    if (auto f = check_json_value(result, 4, "result"))
+        return tool_error_response(std::move(id), std::move(name), "the tool's result cannot be stored: " + f->message());
     tool_response_part r;
     r.tool_call_id = std::move(id);
     r.tool_name = std::move(name);

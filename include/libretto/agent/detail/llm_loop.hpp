@@ -26,6 +26,7 @@
 #include <libretto/agent/detail/composite_common.hpp>
 #include <libretto/agent/llm_types.hpp>
 #include <libretto/error.hpp>
+#include <libretto/event/detail/json_text.hpp>
 #include <libretto/event/event.hpp>
 #include <libretto/event/filters.hpp>
 #include <libretto/model/llm_request.hpp>
@@ -524,9 +525,13 @@ private:
         std::optional<json::value> value;
         if (cfg_.output_schema) {
             if (text.empty()) return std::string("the answer has no text");
+            // By the rules of stored JSON (a number too large for a double, a repeated key or
+            // deep nesting would make the answer's event one no store takes); the data part
+            // sits at level 5 of its event.
             boost::system::error_code ec;
-            json::value v = json::parse(unfenced(text), ec);
-            if (ec) return "it is not JSON (" + ec.message() + ")";
+            std::string why;
+            json::value v = parse_precise(unfenced(text), ec, {}, &why, max_json_depth - 4);
+            if (ec) return "it is not JSON (" + why + ")";
             if (!v.is_object()) return "it is JSON but not an object";
             e.content.parts.emplace_back(data_part{v.as_object(), {}});
             value = std::move(v);

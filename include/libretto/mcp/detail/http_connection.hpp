@@ -27,6 +27,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <memory>
@@ -129,11 +130,21 @@ private:
         deliver(json::serialize(e));
     }
 
+    /// The wait before reopening a stream: the server's `retry:`, at most max_reconnect_delay
+    /// (a peer's number: 1e13 ms would overflow the timer, and a wait outlives close()).
+    std::chrono::milliseconds reconnect_after(const std::optional<std::uint64_t>& retry_ms) const {
+        const auto most = static_cast<std::uint64_t>(std::max<std::int64_t>(0, o_.max_reconnect_delay.count()));
+        return retry_ms ? std::chrono::milliseconds(static_cast<std::int64_t>(std::min(*retry_ms, most))) : o_.reconnect_delay;
+    }
+
     /// Reads an SSE body into messages; true if it carried the answer to `id`.
     template <class Response>
     boost::asio::awaitable<bool> read_events(Response& res, const std::optional<std::int64_t>& id,
                                              std::optional<std::uint64_t>& retry_ms) {
-        http::sse_parser parser;
+        // The event limit is the message limit (plus its "data: " framing).
+        http::sse_parser_options po;
+        po.max_event_size = max_bytes_ + 1024;
+        http::sse_parser parser(po);
         bool answered = false;
         char buf[16 * 1024];
         for (;;) {
@@ -203,7 +214,7 @@ private:
             // Cut before its answer: resume from the last event the server numbered.
             for (int attempt = 0; !answered && !self->closed_ && !self->ended_ && !self->last_event_id_.empty() && attempt < 5;
                  ++attempt) {
-                asio::steady_timer t(self->ex_, std::chrono::milliseconds(retry.value_or(self->o_.reconnect_delay.count())));
+                asio::steady_timer t(self->ex_, self->reconnect_after(retry));
                 co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
                 http::http_request g = self->base_request("GET");
                 g.headers.push_back({"accept", "text/event-stream"});
@@ -219,6 +230,10 @@ private:
         if (bec == errc::oversize) {
             self->oversize_ = true;
             self->finish("the server sent a message longer than " + std::to_string(self->max_bytes_) + " bytes");
+            co_return;
+        }
+        if (bec) { // cut short: this request fails now, with the reason, and the connection lives
+            self->refuse(id, "reading the answer from " + self->o_.url + " failed: " + bec.message());
             co_return;
         }
         boost::system::error_code pec;
@@ -251,7 +266,7 @@ private:
                 ++failures;
             }
             if (self->closed_) co_return;
-            asio::steady_timer t(self->ex_, std::chrono::milliseconds(retry.value_or(self->o_.reconnect_delay.count())));
+            asio::steady_timer t(self->ex_, self->reconnect_after(retry));
             (void)co_await t.async_wait(asio::bind_cancellation_slot(self->stream_stop_.slot(), asio::as_tuple(asio::use_awaitable)));
         }
     }

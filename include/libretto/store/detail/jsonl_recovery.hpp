@@ -339,7 +339,7 @@ inline bool engine::read_facts(const json::object& o, line_facts& out, std::stri
                 ec.first_sequence = out.compaction_first;
                 ec.last_sequence = l->get_int64();
                 ec.summary.assign(sm->get_string().data(), sm->get_string().size());
-                if (!check_compaction(ec, out.sequence - 1))
+                if (out.sequence >= 1 && !check_compaction(ec, out.sequence - 1)) // a line below 1 is refused later
                     out.compaction = detail::compaction_entry{out.sequence, ec.first_sequence, ec.last_sequence};
             }
         }
