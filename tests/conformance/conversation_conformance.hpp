@@ -719,7 +719,7 @@ void case_maintenance_caps_entries_and_bytes() {
             boost::system::error_code oec;
             lb::diagnostics od;
             w.maintain(o, &oec, &od);
-            BOOST_TEST(oec == lb::errc::invalid_argument, why);
+            BOOST_TEST((oec == lb::errc::invalid_argument), why);
             BOOST_TEST(od.message().find(why) != std::string::npos, od.message());
         }
     BOOST_TEST(w.session_count() == sessions_before);
