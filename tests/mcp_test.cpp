@@ -238,6 +238,25 @@ BOOST_AUTO_TEST_CASE(results_become_what_the_model_reads) {
     r.content = json::parse(R"([{"type":"text","text":"no such file"}])").as_array();
     BOOST_CHECK_EXCEPTION(mcp::detail::convert_result(r, ctx, std::nullopt, "t"), lb::tool_error,
                           [](const lb::tool_error& e) { return std::string(e.what()) == "no such file"; });
+    // What no store could keep is the tool's error, named: 1e400 as the server wrote it (read
+    // as inf), and strings that are not UTF-8.
+    r.is_error = false;
+    r.content = {};
+    r.structured_content = mcp::detail::parse_message(R"({"jsonrpc":"2.0","v":{"big":1e400}})")->at("v").as_object();
+    BOOST_CHECK_EXCEPTION(mcp::detail::convert_result(r, ctx, std::nullopt, "t"), lb::tool_error, [](const lb::tool_error& e) {
+        return std::string(e.what()).find("the MCP tool 't' returned structuredContent no store can keep: number inf is "
+                                          "not finite: JSON has no text for it in member \"big\"") != std::string::npos;
+    });
+    r.structured_content.reset();
+    for (const char* field : {"mimeType", "data"}) {
+        json::object block{{"type", "image"}, {"data", "iVBOR"}, {"mimeType", "image/png"}};
+        block[field] = "\xff";
+        r.content = json::array{block};
+        BOOST_CHECK_EXCEPTION(mcp::detail::convert_result(r, ctx, std::nullopt, "t"), lb::tool_error, [&](const lb::tool_error& e) {
+            return std::string(e.what()).find("returned a content block whose '" + std::string(field) + "' is not UTF-8") !=
+                   std::string::npos;
+        });
+    }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

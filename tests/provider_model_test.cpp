@@ -294,6 +294,21 @@ BOOST_FIXTURE_TEST_CASE(bad_request_is_a_final_error_without_io, openai_fixture)
     BOOST_TEST(srv.request_count() == 0u);
 }
 
+BOOST_FIXTURE_TEST_CASE(a_stream_longer_than_max_stream_bytes_ends_with_an_error, openai_fixture) {
+    srv.push(llm_test::openai_stream({.text = std::vector<std::string>(200, std::string(50, 'x'))}));
+    lb::provider_http_options o = fast();
+    o.max_stream_bytes = 4000;
+    run(io, [&]() -> asio::awaitable<void> {
+        outcome r = co_await drain(model(o), ask("hi"));
+        BOOST_TEST(r.final.error == lb::errc::bad_response);
+        BOOST_TEST(r.final.error_message.find("the streamed reply exceeds max_stream_bytes (4000 bytes)") != std::string::npos,
+                   r.final.error_message);
+        BOOST_TEST(!delta_text(r).empty()); // what came before the limit was delivered
+        BOOST_TEST(delta_text(r).size() < 4000u);
+    });
+    BOOST_TEST(srv.request_count() == 1u); // content was delivered: not retried
+}
+
 BOOST_FIXTURE_TEST_CASE(a_key_with_its_newline_is_named_not_sent, openai_fixture) {
     lb::openai_model<transport> m{http, {.base_url = srv.base_url() + "/v1", .api_key = "sk-secret\n", .model = "gpt-test"},
                                   fast()};

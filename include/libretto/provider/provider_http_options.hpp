@@ -17,6 +17,9 @@ struct provider_http_options {
     std::size_t max_error_body = 64 * 1024;       ///< the part of an error body read for classification
     std::size_t read_buffer = 16 * 1024;          ///< body bytes read at a time
     std::size_t max_event_size = 8 * 1024 * 1024; ///< the largest SSE event, or whole JSON reply, accepted (errc::bad_response past it)
+    /// The most bytes of one streamed reply, its events together (errc::bad_response past
+    /// it): a server that never ends its stream cannot grow the answer without bound.
+    std::size_t max_stream_bytes = 64 * 1024 * 1024;
 };
 
 } // namespace libretto

@@ -7,6 +7,7 @@
 
 #include <libretto/mcp/mcp_toolset.hpp>
 
+#include <libretto/event/detail/json_text.hpp>
 #include <libretto/mcp/detail/rpc.hpp>
 
 #include <algorithm>
@@ -60,6 +61,15 @@ LIBRETTO_DECL json::value convert_result(const call_result& r, tool_context& ctx
                                   const std::string& tool) {
     std::string text;
     int attached = 0;
+    // The server's strings go into the response's event: one that is not UTF-8 would make
+    // that event one no store takes, so it is the tool's error, named, instead.
+    auto string_member = [&](const json::object& o, std::string_view key) {
+        std::string v = detail::string_member(o, key);
+        if (auto f = libretto::detail::find_invalid_utf8(v))
+            throw tool_error("the MCP tool '" + tool + "' returned a content block whose '" + std::string(key) +
+                             "' is not UTF-8: " + f->message());
+        return v;
+    };
     auto add_text = [&](std::string_view t) {
         if (!text.empty()) text += '\n';
         text += t;
@@ -109,7 +119,12 @@ LIBRETTO_DECL json::value convert_result(const call_result& r, tool_context& ctx
         if (auto why = output_problem(*r.structured_content, *schema); !why.empty())
             throw tool_error("the MCP tool '" + tool + "' returned a result its outputSchema refuses: " + why);
     }
-    if (r.structured_content) return *r.structured_content;
+    if (r.structured_content) {
+        // A number too large for a double arrives as inf (json::parse): no store keeps it.
+        if (auto f = libretto::detail::check_json_object(*r.structured_content, 4, "structuredContent"))
+            throw tool_error("the MCP tool '" + tool + "' returned structuredContent no store can keep: " + f->message());
+        return *r.structured_content;
+    }
     (void)attached;
     return json::value(std::move(text));
 }

@@ -78,7 +78,15 @@ boost::asio::awaitable<llm_response> http_attempt(http::any_transport& transport
     // content-type says: servers ignore `stream`, and some label either form wrongly.
     reply_sniffer sniff;
     std::string whole; // a whole JSON body, as it arrives
+    std::size_t streamed = 0;
     auto feed_sse = [&](std::string_view bytes) {
+        streamed += bytes.size();
+        if (streamed > opts.max_stream_bytes) {
+            if (!decoder.done())
+                decoder.fail(make_error_code(errc::bad_response),
+                             "the streamed reply exceeds max_stream_bytes (" + std::to_string(opts.max_stream_bytes) + " bytes)");
+            return;
+        }
         const auto pec = sse.feed(bytes, [&](const http::sse_event& e) {
             if (decoder.done()) return;
             llm_chunk c = decoder.feed(e.event, e.data);
