@@ -147,6 +147,31 @@ BOOST_AUTO_TEST_CASE(an_edit_by_hand_is_read) {
     BOOST_TEST(g->session_id == "s-edited");
 }
 
+// This version refuses a label or a chat type that is not UTF-8; an earlier one stored them
+// as they were, and such a snapshot still reads (and its entries can still be patched).
+BOOST_AUTO_TEST_CASE(texts_an_earlier_version_stored_without_utf8_still_read) {
+    jsonl_index_fixture f;
+    const auto app_dir = f.dir / "apps" / "app";
+    lb::diagnostics d;
+    { auto ix = f.open(); BOOST_TEST_REQUIRE(!ix.index_put(entry("k", "s1"), &d), d.message()); }
+    std::string snap = slurp(app_dir / "conversations.json");
+    const auto at = snap.find("\"key\":\"k\"");
+    BOOST_TEST_REQUIRE(at != std::string::npos, snap);
+    snap.insert(at, "\"labels\":[\"vip\xff\"],\"chat_type\":\"gr\xc3oup\",");
+    spit(app_dir / "conversations.json", snap);
+    auto ix = f.open();
+    auto g = index_conformance::get(ix, "k");
+    BOOST_TEST_REQUIRE(g.has_value());
+    BOOST_TEST(g->labels == std::vector<std::string>{"vip\xff"});
+    BOOST_TEST(g->chat_type == "gr\xc3oup");
+    lb::conversation_patch p;
+    p.add_input_tokens = 3;
+    lb::conversation_entry out;
+    BOOST_TEST_REQUIRE(!ix.index_patch("app", "k", p, out, &d), d.message());
+    BOOST_TEST(out.input_tokens == 3);
+    BOOST_TEST(out.labels == std::vector<std::string>{"vip\xff"});
+}
+
 // A malformed file fails every call for its app, naming the file and what is wrong, and
 // loses nothing: index_replace moves it aside and writes the given entries.
 BOOST_AUTO_TEST_CASE(a_malformed_index_is_reported_and_replaced) {

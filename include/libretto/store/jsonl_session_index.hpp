@@ -276,7 +276,7 @@ private:
                         return corrupt(snap, "", "entries[" + std::to_string(i) + "]: " +
                                                      (err.code ? err.message() : "app_name is not '" + app + "'"),
                                        diag);
-                    if (diagnostics why; detail::check_entry(e, &why))
+                    if (diagnostics why; detail::check_entry_ids_and_times(e, &why))
                         return corrupt(snap, "", "entries[" + std::to_string(i) + "]: " + why.message(), diag);
                     c.entries.insert_or_assign(e.key, std::move(e));
                     ++i;

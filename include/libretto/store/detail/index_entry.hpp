@@ -190,8 +190,9 @@ inline boost::system::error_code check_entry_json(std::string_view key, const js
     return {};
 }
 
-/// An entry's ids, times, texts and metadata checked before it is stored.
-inline boost::system::error_code check_entry(const conversation_entry& e, diagnostics* diag) {
+/// An entry's ids and times: what a read checks too (text an earlier version stored, which
+/// may hold strings that are not UTF-8, still reads).
+inline boost::system::error_code check_entry_ids_and_times(const conversation_entry& e, diagnostics* diag) {
     if (auto ec = check_index_args(e.app_name, e.key, diag)) return ec;
     if (auto ec = check_times(e.key, {{"started_at", e.started_at}, {"last_interaction_at", e.last_interaction_at},
                                       {"updated_at", e.updated_at}, {"memory_flush_at", e.memory_flush_at}}, diag))
@@ -209,6 +210,12 @@ inline boost::system::error_code check_entry(const conversation_entry& e, diagno
             if (diag) diag->assign("session index: entry '" + e.key + "': the parent session id " + p);
             return errc::invalid_argument;
         }
+    return {};
+}
+
+/// An entry's ids, times, texts and metadata checked before it is stored.
+inline boost::system::error_code check_entry(const conversation_entry& e, diagnostics* diag) {
+    if (auto ec = check_entry_ids_and_times(e, diag)) return ec;
     if (auto ec = check_entry_json(e.key, e.metadata,
                                    {{"chat_type", &e.chat_type}, {"overrides.model", &e.overrides.model},
                                     {"overrides.thinking_level", &e.overrides.thinking_level},
