@@ -28,6 +28,7 @@
 #include <libretto/http/detail/post_completion.hpp>
 #include <libretto/http/detail/url.hpp>
 #include <libretto/http/error.hpp>
+#include <libretto/http/header.hpp>
 #include <libretto/http/transport.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -483,8 +484,7 @@ private:
         msg.set(bh::field::host, url.authority);
         if (!st->opts.user_agent.empty()) msg.set(bh::field::user_agent, st->opts.user_agent);
         for (const auto& h : req.headers) {
-            if (h.name.empty() || h.name.find_first_of(":\r\n") != std::string::npos ||
-                h.value.find_first_of("\r\n") != std::string::npos) {
+            if (header_problem(h) != header_fault::none) {
                 out.first = make_error_code(errc::invalid_argument); // header injection
                 co_return out;
             }

@@ -36,6 +36,16 @@ inline const std::string* find_header(const http_headers& headers, std::string_v
     return nullptr;
 }
 
+/// What a transport refuses to send (header injection): a name that is empty or holds ':',
+/// CR or LF, or a value that holds CR or LF.
+enum class header_fault { none, bad_name, line_break_in_value };
+
+inline header_fault header_problem(const http_header& h) noexcept {
+    if (h.name.empty() || h.name.find_first_of(":\r\n") != std::string::npos) return header_fault::bad_name;
+    if (h.value.find_first_of("\r\n") != std::string::npos) return header_fault::line_break_in_value;
+    return header_fault::none;
+}
+
 namespace http {
 using libretto::http_header;
 using libretto::http_headers;

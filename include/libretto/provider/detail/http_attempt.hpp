@@ -8,6 +8,7 @@
 #include <libretto/error.hpp>
 #include <libretto/http/any_transport.hpp>
 #include <libretto/http/error.hpp>
+#include <libretto/http/header.hpp>
 #include <libretto/http/sse_parser.hpp>
 #include <libretto/model/llm_response.hpp>
 #include <libretto/model/model.hpp>
@@ -39,9 +40,9 @@ namespace libretto::detail {
 inline std::string refused_request_reason(const http::http_request& request, boost::system::error_code ec) {
     if (ec == errc::invalid_argument)
         for (const auto& h : request.headers) {
-            if (h.name.empty() || h.name.find_first_of(":\r\n") != std::string::npos)
-                return "'" + h.name.substr(0, 64) + "' is not a header name; nothing was sent";
-            if (h.value.find_first_of("\r\n") != std::string::npos)
+            const header_fault f = header_problem(h);
+            if (f == header_fault::bad_name) return "'" + h.name.substr(0, 64) + "' is not a header name; nothing was sent";
+            if (f == header_fault::line_break_in_value)
                 return "the value of the header '" + h.name +
                        "' holds a line break (a key read from a file with its newline?); nothing was sent";
         }
