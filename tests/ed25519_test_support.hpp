@@ -1,10 +1,14 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
 // What the Ed25519 back-end tests share (sign_openssl_test.cpp, sign_sodium_test.cpp): hex
-// helpers, an exception matcher, a scratch directory, and the published test vectors.
+// helpers, an exception matcher, a scratch directory, the published test vectors, the keys
+// both back ends must refuse (and a signature the identity key would accept), and a way to
+// make a file write fail even as root.
 #ifndef LIBRETTO_TESTS_ED25519_TEST_SUPPORT_HPP
 #define LIBRETTO_TESTS_ED25519_TEST_SUPPORT_HPP
 
 #include <libretto/error.hpp>
+#include <libretto/sign/detail/ed25519_common.hpp>
+#include <libretto/sign/ed25519_types.hpp>
 
 #include <boost/system/system_error.hpp>
 #include <boost/test/unit_test.hpp>
@@ -13,9 +17,15 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <csignal>
+#include <sys/resource.h>
 
 namespace ed25519_test {
 
@@ -82,6 +92,59 @@ inline constexpr const char* did_key_seed_vectors[] = {
     "did:key:z6MkiTBz1ymuepAQ4HEHYSF1H8quG5GLVVQR3djdX3mDooWp", "did:key:z6MkjchhfUsD6mmvni8mCdXHw216Xrm9bQe2mBH1P5RDjVJG",
     "did:key:z6MknGc3ocHs3zdPiJbnaaqDi58NGb4pk1Sp9WxWufuXSdxf", "did:key:z6MkvqoYXQfDDJRv8L4wKzxYeuKyVZBfi9Qo6Ro8MiLH3kDQ",
     "did:key:z6MkwW6aqMnjgrhJXFUko3NnZPGzVpkNzhYK7yEhnsibmLwL"};
+
+/// Public keys that are well-formed did:keys but no signer's key: small-order points (a
+/// signature "by" one can be made without any secret) and encodings with y >= p.
+struct weak_key_case {
+    const char *what, *hex;
+};
+inline constexpr weak_key_case weak_keys[] = {
+    {"the identity (y = 1)", "0100000000000000000000000000000000000000000000000000000000000000"},
+    {"the identity with the sign bit set", "0100000000000000000000000000000000000000000000000000000000000080"},
+    {"the identity as y = p + 1", "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"},
+    {"a point of order 8", "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"},
+    {"a point of order 4 (y = 0)", "0000000000000000000000000000000000000000000000000000000000000000"},
+    {"y = 2^255 - 1 >= p", "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"},
+};
+
+/// The signature that every payload has under the identity key: R = the base point B and
+/// S = 1, so that [S]B = R + [k]A holds whatever k (the payload's hash) is, as A = 0.
+inline std::string forged_identity_signature() {
+    const auto r = unhex("5866666666666666666666666666666666666666666666666666666666666666");
+    std::vector<std::uint8_t> sig(r);
+    sig.resize(64, 0);
+    sig[32] = 1;
+    std::string out;
+    libretto::detail::base64url_append(out, sig);
+    return out;
+}
+
+inline std::string file_text(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+/// Runs f() with files limited to `bytes` (RLIMIT_FSIZE, which binds root too: a write past
+/// it fails with EFBIG) and returns what it threw. Nothing else may write a file meanwhile,
+/// so no BOOST_TEST inside.
+template <class F>
+std::optional<boost::system::system_error> throws_with_file_size_limit(rlim_t bytes, F f) {
+    rlimit old{};
+    BOOST_TEST_REQUIRE(::getrlimit(RLIMIT_FSIZE, &old) == 0);
+    rlimit small = old;
+    small.rlim_cur = bytes;
+    auto* old_handler = std::signal(SIGXFSZ, SIG_IGN); // EFBIG instead of a core dump
+    BOOST_TEST_REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+    std::optional<boost::system::system_error> out;
+    try {
+        f();
+    } catch (const boost::system::system_error& e) {
+        out = e;
+    }
+    ::setrlimit(RLIMIT_FSIZE, &old);
+    std::signal(SIGXFSZ, old_handler);
+    return out;
+}
 
 } // namespace ed25519_test
 

@@ -30,14 +30,17 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace {
 
@@ -239,6 +242,66 @@ BOOST_AUTO_TEST_CASE(bad_key_material_is_rejected_with_the_reason) {
                            "cannot create"));
 }
 
+// OpenSSL reads PEM text from memory with an int length: text over load_pem_file's 64 KiB is
+// refused by its size before OpenSSL sees it (an Ed25519 key's PEM is 119 bytes).
+BOOST_AUTO_TEST_CASE(oversized_pem_text_is_refused_by_its_size) {
+    const std::string pem = test_key(1).to_pem();
+    std::string padded = pem + std::string(65536 - pem.size(), '\n');
+    BOOST_TEST(lb::ed25519_key::from_pem(padded).did() == test_key(1).did()); // 64 KiB exactly: read
+    padded += '\n';
+    BOOST_TEST(throws_code([&] { lb::ed25519_key::from_pem(padded); }, lb::errc::invalid_argument,
+                           "PEM text of 65537 bytes, more than the 65536"));
+}
+
+// A save writes a new file and renames it over the old one: the result is the new key alone,
+// mode 0600, and no temporary file is left next to it.
+BOOST_AUTO_TEST_CASE(saving_over_a_key_file_replaces_it_whole_with_mode_0600) {
+    const auto dir = scratch("replace_keys");
+    std::filesystem::create_directories(dir);
+    const auto old_key = test_key(21), new_key = test_key(22);
+    old_key.save_pem_file(dir / "k.pem");
+    std::filesystem::permissions(dir / "k.pem", std::filesystem::perms::all);
+    new_key.save_pem_file(dir / "k.pem");
+    struct stat st{};
+    BOOST_TEST_REQUIRE(::stat((dir / "k.pem").c_str(), &st) == 0);
+    BOOST_TEST((st.st_mode & 0777) == 0600u);
+    BOOST_TEST(file_text(dir / "k.pem") == new_key.to_pem());
+    new_key.save_seed_file(dir / "k.seed");
+    old_key.save_seed_file(dir / "k.seed");
+    BOOST_TEST(lb::ed25519_key::load_seed_file(dir / "k.seed").did() == old_key.did());
+    std::vector<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    BOOST_TEST((names == std::vector<std::string>{"k.pem", "k.seed"}));
+}
+
+// A save that fails part way (here the file-size limit cuts the write short, as a full disk
+// would) leaves the previous key as it was, and says which file and which step failed.
+BOOST_AUTO_TEST_CASE(a_failed_save_leaves_the_old_key_file_as_it_was) {
+    const auto dir = scratch("failed_save_keys");
+    std::filesystem::create_directories(dir);
+    const auto old_key = test_key(23);
+    old_key.save_pem_file(dir / "k.pem");
+    const std::string before = file_text(dir / "k.pem");
+    const auto error = throws_with_file_size_limit(16, [&] { test_key(24).save_pem_file(dir / "k.pem"); });
+    BOOST_TEST_REQUIRE(error.has_value());
+    BOOST_TEST((error->code() == lb::errc::io_error), error->what());
+    BOOST_TEST(std::string(error->what()).find("cannot write") != std::string::npos, error->what());
+    BOOST_TEST(std::string(error->what()).find((dir / "k.pem").string()) != std::string::npos, error->what());
+    BOOST_TEST(file_text(dir / "k.pem") == before);
+    BOOST_TEST(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()) == 1);
+    // A directory the process may not write to: the old key stays (root may write anywhere).
+    if (::geteuid() != 0) {
+        std::filesystem::permissions(dir, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+        BOOST_TEST(throws_code([&] { test_key(24).save_pem_file(dir / "k.pem"); }, lb::errc::io_error,
+                               (dir / "k.pem").string()));
+        std::filesystem::permissions(dir, std::filesystem::perms::owner_all);
+        BOOST_TEST(file_text(dir / "k.pem") == before);
+    } else {
+        BOOST_TEST_MESSAGE("running as root: the read-only directory case is skipped");
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(ed25519_events)
@@ -296,6 +359,64 @@ BOOST_AUTO_TEST_CASE(verifier_reports_why) {
     stray.back() = 'B'; // the last character carries 4 unused bits, which must be zero
     BOOST_TEST(v.verify("payload", stray, alice.did()) == lb::errc::invalid_argument);
     BOOST_TEST(v.verify("payload", "", alice.did()) == lb::errc::invalid_argument);
+}
+
+// Signature text is 86 characters, or 88 ending in "==" (orxhestra's padded form); any
+// other padding is malformed.
+BOOST_AUTO_TEST_CASE(padding_is_two_equals_signs_on_88_characters_or_none) {
+    const lb::ed25519_signer alice(test_key(1));
+    const std::string sig = alice.sign("payload");
+    BOOST_TEST_REQUIRE(sig.size() == 86u);
+    lb::ed25519_verifier v;
+    BOOST_TEST(!v.verify("payload", sig, alice.did()));
+    BOOST_TEST(!v.verify("payload", sig + "==", alice.did()));
+    for (std::size_t n : {1u, 3u, 10u}) {
+        BOOST_TEST_CONTEXT(n << " '='") {
+            BOOST_TEST((v.verify("payload", sig + std::string(n, '='), alice.did()) == lb::errc::invalid_argument));
+        }
+    }
+    BOOST_TEST((v.verify("payload", sig.substr(0, 85) + "===", alice.did()) == lb::errc::invalid_argument));
+}
+
+// A small-order public key verifies a signature without anyone's secret (the identity with
+// R = B, S = 1 verifies every payload), and a key with y >= p is no canonical encoding:
+// both are malformed signers, as with libsodium, and a transcript of such events fails.
+BOOST_AUTO_TEST_CASE(a_small_order_or_non_canonical_did_key_is_malformed_and_forges_nothing) {
+    const std::string forged = forged_identity_signature();
+    const lb::ed25519_signer alice(test_key(1));
+    lb::ed25519_verifier v;
+    for (const auto& k : weak_keys) {
+        BOOST_TEST_CONTEXT(k.what) {
+            const auto pub = unhex_array<32>(k.hex);
+            const std::string did = lb::did_key_from_ed25519(pub);
+            for (const char* payload : {"anything", "else"}) {
+                BOOST_TEST((v.verify(payload, forged, did) == lb::errc::invalid_argument));
+                BOOST_TEST((v.verify(payload, alice.sign(payload), did) == lb::errc::invalid_argument));
+                BOOST_TEST(!lb::ed25519_verify(pub, payload, unhex_array<64>(
+                    "5866666666666666666666666666666666666666666666666666666666666666"
+                    "0100000000000000000000000000000000000000000000000000000000000000")));
+            }
+            BOOST_TEST(!v.verify("payload", alice.sign("payload"), alice.did())); // and it still works
+        }
+    }
+    // An event "signed" so: not valid, and a transcript of it has a bad signer.
+    lb::session s;
+    s.id = "s1";
+    lb::event e = lb::event::make(lb::event_type::agent_message, "a", lb::content::from_text("forged"));
+    lb::chain_event(s, e);
+    lb::ed25519_public_key identity{};
+    identity[0] = 1;
+    e.signer_did = lb::did_key_from_ed25519(identity);
+    e.signature = forged;
+    BOOST_TEST(!lb::verify_signature(e));
+    s.events.push_back(e);
+    s.last_sequence = 1;
+    const auto r = lb::verify_transcript(s);
+    BOOST_TEST(!r.ok);
+    BOOST_TEST((r.reason == lb::transcript_fault::bad_signer), r.message);
+    lb::transcript_options o;
+    o.trusted_dids = {e.signer_did}; // trusting the DID does not make it a key
+    BOOST_TEST((lb::verify_transcript(s, o).reason == lb::transcript_fault::bad_signer));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

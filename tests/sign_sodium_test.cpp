@@ -17,6 +17,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <string>
@@ -150,6 +151,20 @@ BOOST_AUTO_TEST_CASE(bad_key_material_is_rejected_with_the_reason) {
                            lb::errc::io_error, "cannot create"));
 }
 
+// A seed save cut short (the file-size limit, as a full disk would) leaves the old seed.
+BOOST_AUTO_TEST_CASE(a_failed_seed_save_leaves_the_old_file_as_it_was) {
+    const auto dir = scratch("sodium_failed_save");
+    std::filesystem::create_directories(dir);
+    test_key(5).save_seed_file(dir / "k.seed");
+    const auto error = throws_with_file_size_limit(16, [&] { test_key(6).save_seed_file(dir / "k.seed"); });
+    BOOST_TEST_REQUIRE(error.has_value());
+    BOOST_TEST((error->code() == lb::errc::io_error), error->what());
+    BOOST_TEST(std::string(error->what()).find("cannot write '" + (dir / "k.seed").string()) != std::string::npos,
+               error->what());
+    BOOST_TEST(lb::sodium_ed25519_key::load_seed_file(dir / "k.seed").did() == test_key(5).did());
+    BOOST_TEST(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()) == 1);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(sodium_events)
@@ -207,6 +222,57 @@ BOOST_AUTO_TEST_CASE(verifier_reports_why) {
     identity[0] = 1;
     BOOST_TEST(v.verify("payload", sig, lb::did_key_from_ed25519(identity)) == lb::errc::invalid_argument);
     BOOST_TEST(!v.verify("payload", sig, alice.did())); // and the verifier still works after it
+}
+
+// Signature text is 86 characters, or 88 ending in "=="; any other padding is malformed.
+BOOST_AUTO_TEST_CASE(padding_is_two_equals_signs_on_88_characters_or_none) {
+    const lb::sodium_ed25519_signer alice(test_key(1));
+    const std::string sig = alice.sign("payload");
+    BOOST_TEST_REQUIRE(sig.size() == 86u);
+    lb::sodium_ed25519_verifier v;
+    BOOST_TEST(!v.verify("payload", sig, alice.did()));
+    BOOST_TEST(!v.verify("payload", sig + "==", alice.did()));
+    for (std::size_t n : {1u, 3u, 10u}) {
+        BOOST_TEST_CONTEXT(n << " '='") {
+            BOOST_TEST((v.verify("payload", sig + std::string(n, '='), alice.did()) == lb::errc::invalid_argument));
+        }
+    }
+    BOOST_TEST((v.verify("payload", sig.substr(0, 85) + "===", alice.did()) == lb::errc::invalid_argument));
+}
+
+// Small-order keys (which verify signatures made without a secret) and y >= p: malformed
+// signers, the same answer as the OpenSSL back end's.
+BOOST_AUTO_TEST_CASE(a_small_order_or_non_canonical_did_key_is_malformed_and_forges_nothing) {
+    const std::string forged = forged_identity_signature();
+    const lb::sodium_ed25519_signer alice(test_key(1));
+    lb::sodium_ed25519_verifier v;
+    for (const auto& k : weak_keys) {
+        BOOST_TEST_CONTEXT(k.what) {
+            const auto pub = unhex_array<32>(k.hex);
+            const std::string did = lb::did_key_from_ed25519(pub);
+            for (const char* payload : {"anything", "else"}) {
+                BOOST_TEST((v.verify(payload, forged, did) == lb::errc::invalid_argument));
+                BOOST_TEST((v.verify(payload, alice.sign(payload), did) == lb::errc::invalid_argument));
+                BOOST_TEST(!lb::sodium_ed25519_verify(pub, payload, unhex_array<64>(
+                    "5866666666666666666666666666666666666666666666666666666666666666"
+                    "0100000000000000000000000000000000000000000000000000000000000000")));
+            }
+            BOOST_TEST(!v.verify("payload", alice.sign("payload"), alice.did()));
+        }
+    }
+    lb::session s;
+    s.id = "s1";
+    lb::event e = lb::event::make(lb::event_type::agent_message, "a", lb::content::from_text("forged"));
+    lb::chain_event(s, e);
+    lb::ed25519_public_key identity{};
+    identity[0] = 1;
+    e.signer_did = lb::did_key_from_ed25519(identity);
+    e.signature = forged;
+    BOOST_TEST((lb::verify_signature(e, v) == lb::errc::invalid_argument));
+    s.events.push_back(e);
+    s.last_sequence = 1;
+    const auto r = lb::verify_transcript(s, v);
+    BOOST_TEST((r.reason == lb::transcript_fault::bad_signer), r.message);
 }
 
 BOOST_AUTO_TEST_CASE(transcripts_verify_and_tampering_is_found) {

@@ -215,6 +215,31 @@ BOOST_AUTO_TEST_CASE(rejects_a_foreign_event_and_a_copy_without_its_newest_event
     });
 }
 
+// No sequence follows the largest int64: the next one cannot be computed, so chain_event
+// refuses (and leaves the event as it was) instead of overflowing.
+BOOST_AUTO_TEST_CASE(refuses_to_follow_the_largest_sequence) {
+    session s;
+    s.id = "s1";
+    event last = event::make(event_type::agent_message, "a", content::from_text("x"));
+    last.session_id = "s1";
+    last.sequence = std::numeric_limits<std::int64_t>::max();
+    s.events.push_back(last);
+    s.last_sequence = last.sequence;
+    event e;
+    e.id = "next";
+    BOOST_CHECK_EXCEPTION(chain_event(s, e), boost::system::system_error, [](const auto& x) {
+        return x.code() == errc::invalid_argument &&
+               std::string(x.what()).find("session 's1' is at sequence 9223372036854775807, the last there can be") !=
+                   std::string::npos;
+    });
+    BOOST_TEST(e.sequence == 0);
+    BOOST_TEST(e.session_id.empty());
+    s.last_sequence = last.sequence - 1; // one before it: still fine
+    s.events.modify_back().sequence = s.last_sequence;
+    chain_event(s, e);
+    BOOST_TEST(e.sequence == std::numeric_limits<std::int64_t>::max());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(verify_transcript_tests)
@@ -382,6 +407,20 @@ BOOST_AUTO_TEST_CASE(a_tail_of_a_transcript) {
     o = {};
     o.first_sequence = 5;
     BOOST_TEST(check(tail, o).reason == transcript_fault::reordered);
+}
+
+// first_sequence is 0 (any) or a sequence; a negative one is a mistake, not "any".
+BOOST_AUTO_TEST_CASE(a_negative_first_sequence_is_refused) {
+    const session s = signed_session(3);
+    for (std::int64_t bad : {std::int64_t{-1}, std::numeric_limits<std::int64_t>::min()}) {
+        transcript_options o;
+        o.first_sequence = bad;
+        BOOST_CHECK_EXCEPTION(check(s, o), boost::system::system_error, [&](const auto& x) {
+            return x.code() == errc::invalid_argument &&
+                   std::string(x.what()).find("first_sequence is " + std::to_string(bad)) != std::string::npos;
+        });
+        BOOST_CHECK_THROW(check(session{}, o), boost::system::system_error); // even with nothing to check
+    }
 }
 
 // A tail whose first event claims the largest sequence there is: the next one cannot

@@ -16,7 +16,7 @@
 //   bool ok = lb::verify_signature(event);                 // orxhestra's event.verify_signature()
 //
 // Signatures are the 64 raw bytes in unpadded base64url (86 characters); padded base64url
-// (orxhestra's 88 characters) is accepted when verifying.
+// (orxhestra's 88 characters, ending "==") is accepted when verifying.
 
 #include <libretto/event/event_list.hpp>
 #include <libretto/error.hpp>
@@ -76,9 +76,16 @@ inline std::string openssl_errors() {
     return out.empty() ? "no OpenSSL error queued" : out;
 }
 
+/// The OpenSSL key of `pub`; null for a small-order or non-canonical key, which OpenSSL
+/// would take (it checks only the length) and then verify forgeries against.
 inline pkey_ptr public_pkey(const ed25519_public_key& pub) {
+    if (ed25519_weak_public_key(pub)) return nullptr;
     return pkey_ptr(EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nullptr, pub.data(), pub.size()));
 }
+
+/// load_pem_file's limit, and from_pem's: an Ed25519 key's PEM is 119 bytes, and
+/// BIO_new_mem_buf takes an int length.
+inline constexpr std::size_t max_pem_size = 1 << 16;
 
 /// Ed25519 verification of `sig` over `msg` by `key`.
 inline bool ed25519_verify_with(EVP_PKEY* key, std::string_view msg, const ed25519_signature& sig) {
@@ -124,8 +131,14 @@ public:
     }
 
     /// The key in PEM text ("-----BEGIN PRIVATE KEY-----", PKCS#8, unencrypted). Throws
-    /// system_error(invalid_argument) if it is not PEM, or not an Ed25519 private key.
+    /// system_error(invalid_argument) if it is not PEM, not an Ed25519 private key, or over
+    /// 64 KiB.
     static ed25519_key from_pem(std::string_view pem) {
+        if (pem.size() > detail::max_pem_size)
+            detail::ed25519_fail(errc::invalid_argument, "PEM text of " + std::to_string(pem.size()) +
+                                                             " bytes, more than the " +
+                                                             std::to_string(detail::max_pem_size) +
+                                                             " a key may take");
         detail::bio_ptr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
         if (!bio) detail::ed25519_fail(errc::io_error, "out of memory");
         // A null passphrase callback: an encrypted key fails instead of prompting on a tty.
@@ -141,7 +154,9 @@ public:
     }
 
     /// from_pem of a file's contents.
-    static ed25519_key load_pem_file(const std::filesystem::path& path) { return from_pem(detail::read_key_file(path, 1 << 16)); }
+    static ed25519_key load_pem_file(const std::filesystem::path& path) {
+        return from_pem(detail::read_key_file(path, detail::max_pem_size));
+    }
 
     /// The key of a file holding exactly the 32 raw seed bytes.
     static ed25519_key load_seed_file(const std::filesystem::path& path) { return from_seed(detail::read_seed_file(path)); }
@@ -156,7 +171,8 @@ public:
         return std::string(data, static_cast<std::size_t>(n));
     }
 
-    /// Writes to_pem() to `path`, readable by the owner only (0600), replacing the file.
+    /// Writes to_pem() to `path`, readable by the owner only (0600), replacing the file whole
+    /// (write_private_file: a failed save leaves the old file).
     void save_pem_file(const std::filesystem::path& path) const { detail::write_private_file(path, to_pem()); }
 
     /// Writes the 32 seed bytes to `path` (0600).
@@ -209,7 +225,8 @@ private:
     std::shared_ptr<EVP_PKEY> key_;
 };
 
-/// True if `sig` is the Ed25519 signature of `msg` by `pub` (raw RFC 8032 form).
+/// True if `sig` is the Ed25519 signature of `msg` by `pub` (raw RFC 8032 form); false for
+/// a small-order or non-canonical `pub`, whatever `sig` is.
 inline bool ed25519_verify(const ed25519_public_key& pub, std::string_view msg, const ed25519_signature& sig) {
     detail::pkey_ptr key = detail::public_pkey(pub);
     if (!key) {
@@ -245,10 +262,12 @@ public:
         if (did != did_ || !key_) {
             auto pub = ed25519_from_did_key(did);
             if (!pub) return pub.error();
+            // A small-order or non-canonical key is malformed (as libsodium has it), not
+            // merely the wrong signer: the identity verifies forgeries of every payload.
             detail::pkey_ptr key = detail::public_pkey(*pub);
             if (!key) {
                 ERR_clear_error();
-                return errc::invalid_argument; // not a point on the curve
+                return errc::invalid_argument;
             }
             key_ = std::move(key);
             did_.assign(did.data(), did.size());

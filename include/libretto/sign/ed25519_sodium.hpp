@@ -157,9 +157,11 @@ public:
         if (!has_key_ || did != did_) {
             auto pub = ed25519_from_did_key(did);
             if (!pub) return pub.error();
-            // As the OpenSSL back end: a key that is not a point of the curve's main subgroup
-            // is malformed, not merely the wrong signer.
-            if (::crypto_core_ed25519_is_valid_point(pub->data()) != 1) return errc::invalid_argument;
+            // A key that is not a point of the curve's main subgroup is malformed, not merely
+            // the wrong signer. The shared check first: what the OpenSSL back end refuses.
+            if (detail::ed25519_weak_public_key(*pub) ||
+                ::crypto_core_ed25519_is_valid_point(pub->data()) != 1)
+                return errc::invalid_argument;
             key_ = *pub;
             did_.assign(did.data(), did.size());
             has_key_ = true;

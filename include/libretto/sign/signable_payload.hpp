@@ -26,6 +26,8 @@
 
 #include <boost/json/monotonic_resource.hpp>
 
+#include <cstdint>
+#include <limits>
 #include <string>
 
 namespace libretto {
@@ -65,13 +67,19 @@ inline std::string signable_payload(const event& e) {
 /// the store's get and append leave it): a fresh id and the current time if unset, the
 /// session id, the sequence the store will assign (s.last_sequence + 1) and prev_signature
 /// (the newest event's signature; unset when that event is unsigned or `s` has none).
-/// Throws system_error(invalid_argument) when `s` is not the session `e` names, or when `s`
-/// has events but not its newest one (loaded with num_recent_events = 0, say).
+/// Throws system_error(invalid_argument), leaving `e` as it was, when `s` is not the session
+/// `e` names or is at the largest sequence there is (INT64_MAX: nothing can follow); and when
+/// `s` has events but not its newest one (loaded with num_recent_events = 0, say).
 inline void chain_event(const session& s, event& e) {
     if (!e.session_id.empty() && e.session_id != s.id)
         throw boost::system::system_error(make_error_code(errc::invalid_argument),
                                           "chain_event: the event belongs to session '" + e.session_id +
                                               "', not to '" + s.id + "'");
+    if (s.last_sequence == std::numeric_limits<std::int64_t>::max())
+        throw boost::system::system_error(make_error_code(errc::invalid_argument),
+                                          "chain_event: session '" + s.id + "' is at sequence " +
+                                              std::to_string(s.last_sequence) +
+                                              ", the last there can be: no event can follow it");
     if (e.id.empty()) e.id = event::new_id();
     if (e.timestamp == 0) e.timestamp = event::now();
     e.session_id = s.id;

@@ -84,7 +84,8 @@ struct transcript_options {
     bool allow_unsigned = false;
     /// The sequence the first event must have: 1 for a whole transcript. 0 accepts any (a
     /// tail, e.g. loaded from the newest compaction on); the first event's chain link is then
-    /// checked only against first_prev_signature, when given.
+    /// checked only against first_prev_signature, when given. Negative: verify_transcript
+    /// throws system_error(invalid_argument).
     std::int64_t first_sequence = 1;
     /// With a tail: the signature of the event before its first, when known.
     std::optional<std::string> first_prev_signature{};
@@ -202,9 +203,18 @@ std::vector<signature_check> check_signatures(event_span events, const V& v, uns
 
 } // namespace detail
 
-/// Verifies `events` (in stored order) as one transcript; see the top of this header.
+/// Verifies `events` (in stored order) as one transcript; see the top of this header. Throws
+/// system_error(invalid_argument) for a negative o.first_sequence, and what the verifier
+/// throws.
 template <verifier V>
 transcript_report verify_transcript(event_span events, V& v, const transcript_options& o = {}) {
+    // A mistake in the options, not a verdict on the transcript: no fault fits, and treating
+    // it as 0 would accept any start.
+    if (o.first_sequence < 0)
+        throw boost::system::system_error(make_error_code(errc::invalid_argument),
+                                          "verify_transcript: transcript_options::first_sequence is " +
+                                              std::to_string(o.first_sequence) +
+                                              "; it is 0 (any) or a sequence (1 or more)");
     std::string payload;
     payload.reserve(1024);
     // Signatures are independent of each other: with several threads they are all checked
