@@ -844,4 +844,22 @@ BOOST_AUTO_TEST_CASE(the_model_searches_memory_with_load_memory) {
     BOOST_TEST(s->events[2].tool_responses().front().error.value_or("").find("no memory service") != std::string::npos);
 }
 
+// load_memory_tool's limit is a search's (1 to 1000), checked when the tool is made, not at
+// every call.
+BOOST_AUTO_TEST_CASE(load_memory_tool_refuses_a_limit_out_of_range) {
+    for (std::size_t bad : {std::size_t(0), std::size_t(1001), std::size_t(-1)}) {
+        try {
+            (void)lb::load_memory_tool(bad);
+            BOOST_ERROR("load_memory_tool(" << bad << ") was accepted");
+        } catch (const boost::system::system_error& e) {
+            BOOST_TEST((e.code() == lb::errc::invalid_argument), e.what());
+            const std::string what = e.what();
+            BOOST_TEST(what.find("limit") != std::string::npos, what);
+            BOOST_TEST(what.find("1 to 1000") != std::string::npos, what);
+        }
+    }
+    BOOST_CHECK_NO_THROW((void)lb::load_memory_tool(1));
+    BOOST_CHECK_NO_THROW((void)lb::load_memory_tool(1000));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -18,6 +18,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <cmath>
 #include <exception>
 #include <string>
 #include <vector>
@@ -164,9 +165,15 @@ void case_bad_input_is_refused() {
     q.text = "  ,;  ";
     BOOST_TEST(s.memory_search(q, out, &d) == lb::errc::invalid_argument);
     BOOST_TEST(d.message().find("no words") != std::string::npos, d.message());
+    q.text = "lisbon \xff";
+    BOOST_TEST(s.memory_search(q, out, &d) == lb::errc::invalid_argument);
+    BOOST_TEST(d.message().find("the query is not valid UTF-8") != std::string::npos, d.message());
     q.text = "lisbon";
     q.limit = 0;
     BOOST_TEST(s.memory_search(q, out, &d) == lb::errc::invalid_argument);
+    q.limit = 1001;
+    BOOST_TEST(s.memory_search(q, out, &d) == lb::errc::invalid_argument);
+    BOOST_TEST(d.message().find("limit is 1001 (1 to 1000)") != std::string::npos, d.message());
     q.limit = 10;
     q.app_name = "../x";
     BOOST_TEST(s.memory_search(q, out, &d) == lb::errc::invalid_argument);
@@ -177,6 +184,101 @@ void case_bad_input_is_refused() {
     BOOST_TEST(!s.memory_search(q, out, &d), d.message());
     BOOST_TEST(out.size() >= 3u);
     BOOST_TEST(search(s, "lisbon").size() == 3u); // nothing changed
+}
+
+// Every field an entry stores is checked before anything of the call is: an id that keys
+// it, text and author of UTF-8 without NUL, a finite time. Events that are not remembered
+// are not checked.
+template <class F>
+void case_events_that_cannot_be_remembered_are_refused_whole() {
+    F f;
+    auto s = f.open();
+    struct bad_case {
+        std::string why;      // what the message must name
+        lb::event event;
+    };
+    auto with = [](auto change) {
+        lb::event e = said(lb::event_type::user_message, "user", "Lisbon again", 7000);
+        change(e);
+        return e;
+    };
+    std::vector<bad_case> cases;
+    cases.push_back({"text is not valid UTF-8", with([](lb::event& e) { e.content = lb::content::from_text("caf\xc3 Lisbon"); })});
+    cases.push_back({"text contains a NUL", with([](lb::event& e) { e.content = lb::content::from_text(std::string("Lisbon\0x", 8)); })});
+    cases.push_back({"author contains a NUL", with([](lb::event& e) { e.author = std::string("us\0er", 5); })});
+    cases.push_back({"author is not valid UTF-8", with([](lb::event& e) { e.author = "us\xff"; })});
+    cases.push_back({"id contains a control character", with([](lb::event& e) { e.id = "ev\x01"; })});
+    cases.push_back({"id is not valid UTF-8", with([](lb::event& e) { e.id = "ev\xfe"; })});
+    cases.push_back({"id is empty", with([](lb::event& e) { e.id.clear(); })});
+    cases.push_back({"timestamp NaN is not finite", with([](lb::event& e) { e.timestamp = std::nan(""); })});
+    cases.push_back({"timestamp inf is not finite", with([](lb::event& e) { e.timestamp = HUGE_VAL; })});
+    lb::event summary = trip()[5];
+    summary.id = "event-summary-bad";
+    summary.actions.compaction->summary = "Lisbon \xc3";
+    cases.push_back({"text is not valid UTF-8", summary});
+    for (const auto& c : cases) {
+        std::vector<lb::event> events = trip(); // four entries before the bad one
+        events.push_back(c.event);
+        lb::diagnostics d;
+        std::size_t added = 99;
+        const error_code ec = s.memory_add("app", "u1", "s1", lb::event_span(events), added, &d);
+        BOOST_TEST((ec == lb::errc::invalid_argument), c.why);
+        BOOST_TEST(added == 0u, c.why);
+        BOOST_TEST(d.message().find(c.why) != std::string::npos, c.why + " -> " + d.message());
+        BOOST_TEST(d.message().find("event 7 of 7") != std::string::npos, d.message()); // which one
+        BOOST_TEST(search(s, "lisbon").empty(), c.why); // nothing of the call stored
+    }
+    // Two different events with an empty id: refused, not one of them dropped.
+    std::vector<lb::event> blank{said(lb::event_type::user_message, "user", "Lisbon one", 1),
+                                 said(lb::event_type::user_message, "user", "Lisbon two", 2)};
+    for (auto& e : blank) e.id.clear();
+    lb::diagnostics d;
+    std::size_t added = 0;
+    BOOST_TEST((s.memory_add("app", "u1", "s1", lb::event_span(blank), added, &d) == lb::errc::invalid_argument), d.message());
+    BOOST_TEST(search(s, "lisbon").empty());
+    // What is not remembered is not checked: a partial with a NaN time, a tool response without an id.
+    std::vector<lb::event> events = trip();
+    lb::event partial = said(lb::event_type::agent_message, "assistant", "Lisbon partial", 1);
+    partial.partial = true;
+    partial.timestamp = std::nan("");
+    events.push_back(partial);
+    lb::event call = lb::event::make(lb::event_type::tool_response, "tool", lb::content{});
+    call.id.clear();
+    events.push_back(call);
+    BOOST_TEST(add(s, "s1", events) == 4u);
+    // Tabs and newlines are text.
+    std::vector<lb::event> tabbed{said(lb::event_type::user_message, "user", "Porto\tand\nBraga", 8000)};
+    BOOST_TEST(add(s, "s1", tabbed) == 1u);
+    BOOST_TEST(search(s, "braga").size() == 1u);
+}
+
+// Words split at Unicode spaces and punctuation and fold case beyond ASCII, as SQLite's
+// unicode61 tokenizer and PostgreSQL's parser under a UTF-8 locale do.
+template <class F>
+void case_words_beyond_ascii_are_found() {
+    F f;
+    auto s = f.open();
+    std::vector<lb::event> events{
+        said(lb::event_type::user_message, "user", "We loved Lisbon\u2019s old town.", 100),
+        said(lb::event_type::user_message, "user", "Paris\u00A0cafe culture", 101),
+        said(lb::event_type::user_message, "user", "\u00C9COLE NORMALE", 102),
+        said(lb::event_type::user_message, "user", "\u00ABQuoted\u00BB\u3000\u2014dash\u2014 \u0141\u00D3D\u0179", 103),
+        said(lb::event_type::user_message, "user", "\u041C\u041E\u0421\u041A\u0412\u0410 \u0391\u0398\u0397\u039D\u0391", 104),
+    };
+    BOOST_TEST(add(s, "s1", events) == 5u);
+    BOOST_TEST(search(s, "lisbon").size() == 1u);
+    BOOST_TEST(search(s, "paris").size() == 1u);
+    BOOST_TEST(search(s, "cafe").size() == 1u);
+    BOOST_TEST(search(s, "\u00E9cole").size() == 1u);
+    BOOST_TEST(search(s, "\u00C9COLE").size() == 1u);
+    BOOST_TEST(search(s, "\u00E9COLE").size() == 1u);
+    BOOST_TEST(search(s, "quoted").size() == 1u);
+    BOOST_TEST(search(s, "dash").size() == 1u);
+    BOOST_TEST(search(s, "\u0142\u00F3d\u017A").size() == 1u); // Latin Extended-A folds too
+    BOOST_TEST(search(s, "\u043C\u043E\u0441\u043A\u0432\u0430").size() == 1u); // Cyrillic
+    BOOST_TEST(search(s, "\u03B1\u03B8\u03B7\u03BD\u03B1").size() == 1u); // Greek
+    BOOST_TEST(search(s, "lisbon\u2019s").size() == 1u);  // the query splits the same way
+    BOOST_TEST(search(s, "ecole").empty());              // accents are kept
 }
 
 template <class F>
@@ -233,6 +335,10 @@ void case_any_memory_service_runs_it_asynchronously() {
         ::memory_conformance::case_users_and_sessions_are_separate<F>();                                         \
     }                                                                                                           \
     BOOST_AUTO_TEST_CASE(bad_input_is_refused) { ::memory_conformance::case_bad_input_is_refused<F>(); }        \
+    BOOST_AUTO_TEST_CASE(events_that_cannot_be_remembered_are_refused_whole) {                                  \
+        ::memory_conformance::case_events_that_cannot_be_remembered_are_refused_whole<F>();                      \
+    }                                                                                                           \
+    BOOST_AUTO_TEST_CASE(words_beyond_ascii_are_found) { ::memory_conformance::case_words_beyond_ascii_are_found<F>(); } \
     BOOST_AUTO_TEST_CASE(any_memory_service_runs_it_asynchronously) {                                           \
         ::memory_conformance::case_any_memory_service_runs_it_asynchronously<F>();                               \
     }                                                                                                           \

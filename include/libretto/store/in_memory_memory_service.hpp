@@ -3,9 +3,12 @@
 #define LIBRETTO_STORE_IN_MEMORY_MEMORY_SERVICE_HPP
 
 // in_memory_memory_service: the memory service in memory (tests, small programs). A search
-// ranks an entry by how many of the query's words it contains (each word once; lowercase
-// ASCII, other scripts as written), the newest first among equals; entries with none are
-// not returned. Copies share their entries; every call is thread-safe.
+// ranks an entry by how many of the query's words it contains (each word once), the newest
+// first among equals; entries with none are not returned. Words are detail::memory_words:
+// split at ASCII punctuation and at common Unicode spaces and punctuation (U+00A0, ’, «»,
+// U+3000, ...), lower case for ASCII, Latin-1, Latin Extended-A, basic Greek and Cyrillic;
+// other letters as written (docs/memory.md compares the back ends). Copies share their
+// entries; every call is thread-safe.
 
 #include <libretto/store/detail/memory_common.hpp>
 #include <libretto/store/memory_service.hpp>
@@ -31,14 +34,20 @@ public:
                                          event_span events, std::size_t& added, diagnostics* diag = nullptr) {
         added = 0;
         if (auto ec = detail::check_memory_ids(app, user, session, diag)) return ec;
+        // Every entry checked, and its words found, before any is stored.
+        std::vector<memory_entry> entries;
+        if (auto ec = detail::memory_entries_of(events, session, entries, diag)) return ec;
+        if (entries.empty()) return {};
+        std::vector<std::set<std::string>> words;
+        for (const auto& m : entries) {
+            auto w = detail::memory_words(m.text);
+            words.emplace_back(w.begin(), w.end());
+        }
         std::lock_guard lock(data_->mutex);
         auto& mine = data_->users[{app, user}];
-        for (const event& e : events) {
-            auto m = detail::memory_entry_of(e);
-            if (!m || !mine.seen.insert({session, e.id}).second) continue;
-            m->session_id = session;
-            auto words = detail::memory_words(m->text);
-            mine.entries.push_back({std::move(*m), std::set<std::string>(words.begin(), words.end())});
+        for (std::size_t i = 0; i < entries.size(); ++i) {
+            if (!mine.seen.insert({session, entries[i].event_id}).second) continue;
+            mine.entries.push_back({std::move(entries[i]), std::move(words[i])});
             ++added;
         }
         return {};

@@ -13,9 +13,14 @@
 //   s.memory_add(app, user, session_id, event_span events, std::size_t& added, diag)
 //        the events' text: user and agent messages (not partial, not silent), and
 //        compaction summaries with their range. An event already added (same session and
-//        event id) is not added twice.
+//        event id) is not added twice. Each of them is checked first (a non-empty id
+//        without control characters; id, author and text UTF-8 without NUL; a finite
+//        time): otherwise errc::invalid_argument naming it, and nothing of the call added.
 //   s.memory_search(const memory_query&, std::vector<memory_entry>& out, diag)
-//        best first; at most query.limit
+//        best first; at most query.limit. Words split at spaces and punctuation (Unicode's
+//        too) and match regardless of case as far as the back end folds it (all: ASCII,
+//        Latin-1, Latin Extended-A, basic Greek and Cyrillic; PostgreSQL only under a UTF-8
+//        LC_CTYPE; docs/memory.md).
 //   s.memory_erase_session(app, user, session_id, diag)    every entry of that session
 //   S::blocking                                             true: calls wait for files or servers
 //
@@ -51,12 +56,15 @@ struct memory_entry {
     double score = 0; ///< the back end's rank (higher is better); comparable within one search
 };
 
+/// The most entries one search returns (memory_query::limit, load_memory_tool's limit).
+inline constexpr std::size_t max_memory_limit = 1000;
+
 /// What to look for.
 struct memory_query {
     std::string app_name{};
     std::string user_id{};
-    std::string text{};     ///< words; every back end matches any of them, ranking more matches higher
-    std::size_t limit = 10; ///< 1..1000
+    std::string text{};     ///< words (UTF-8); every back end matches any of them, ranking more matches higher
+    std::size_t limit = 10; ///< 1..max_memory_limit
 };
 
 using memory_add_signature = void(boost::system::error_code, std::size_t);

@@ -13,11 +13,14 @@
 // One table, <schema>.memory_entries, one row per (app, user, session, event): the entry
 // and a tsvector of its text under the 'simple' configuration (lower-cased words as
 // written: no stemming, no stop words, so a search finds the words it names and no
-// others, as every back end does), with a GIN index. The tsvector is filled by the insert,
-// not a generated column, so a server older than 12 holds it too; it covers the text's
-// first max_indexed_chars characters (a tsvector holds at most 1 MB). An add is one
-// statement (INSERT ... SELECT FROM unnest(...) ON CONFLICT DO NOTHING): all or nothing,
-// its count is the rows it inserted.
+// others, as every back end does), with a GIN index. Words and case are the server's
+// LC_CTYPE's: under a UTF-8 locale as the other back ends' (docs/memory.md), under C
+// only ASCII is lower-cased. An add refuses what detail::memory_entries_of refuses (a
+// NUL among it, which libpq's C-string parameters would cut at) before it sends anything.
+// The tsvector is filled by the insert, not a generated column, so a server older than 12
+// holds it too; it covers the text's first max_indexed_chars characters (a tsvector holds
+// at most 1 MB). An add is one statement (INSERT ... SELECT FROM unnest(...) ON CONFLICT
+// DO NOTHING): all or nothing, its count is the rows it inserted.
 //
 // A search is one statement: the query's words (detail::memory_words), each a quoted
 // lexeme of a to_tsquery text (so no user text is ever tsquery syntax), joined by |; only
@@ -109,15 +112,18 @@ public:
             memory_entry m;
             std::string time, metadata;
         };
+        // Checked first (no NUL: libpq takes text parameters as C strings), so a refused
+        // call sends nothing.
+        std::vector<memory_entry> entries;
+        if (auto ec = detail::memory_entries_of(events, session, entries, diag)) return ec;
+        if (entries.empty()) return {};
         std::vector<row> rows;
-        for (const event& e : events)
-            if (auto m = detail::memory_entry_of(e)) {
-                char buf[32];
-                auto r = std::to_chars(buf, buf + sizeof buf, m->timestamp); // shortest round trip
-                std::string md = json::serialize(m->metadata);
-                rows.push_back({std::move(*m), std::string(buf, r.ptr), std::move(md)});
-            }
-        if (rows.empty()) return {};
+        for (auto& m : entries) {
+            char buf[32];
+            auto r = std::to_chars(buf, buf + sizeof buf, m.timestamp); // shortest round trip
+            std::string md = json::serialize(m.metadata);
+            rows.push_back({std::move(m), std::string(buf, r.ptr), std::move(md)});
+        }
         detail::pg::params p;
         p.add(app).add(user).add(session);
         auto column = [&](auto field) {

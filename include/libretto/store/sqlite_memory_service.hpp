@@ -90,15 +90,13 @@ public:
                                          event_span events, std::size_t& added, diagnostics* diag = nullptr) {
         added = 0;
         if (auto ec = detail::check_memory_ids(app, user, session, diag)) return ec;
-        // The entries and their metadata's text first: no JSON work under the write lock.
+        // The entries, checked, and their metadata's text first: nothing stored of a call
+        // with an entry that cannot be, no JSON work under the write lock.
         std::vector<memory_entry> entries;
-        std::vector<std::string> metadata;
-        for (const event& e : events)
-            if (auto m = detail::memory_entry_of(e)) {
-                metadata.push_back(json::serialize(m->metadata));
-                entries.push_back(std::move(*m));
-            }
+        if (auto ec = detail::memory_entries_of(events, session, entries, diag)) return ec;
         if (entries.empty()) return {};
+        std::vector<std::string> metadata;
+        for (const auto& m : entries) metadata.push_back(json::serialize(m.metadata));
         std::lock_guard lock(s_->mutex);
         state& s = *s_;
         // All or nothing: the transaction rolls back on every early return.

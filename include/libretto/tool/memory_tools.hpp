@@ -12,6 +12,8 @@
 
 #include <libretto/context/callback_context.hpp>
 #include <libretto/detail/dependent_token.hpp>
+#include <libretto/error.hpp>
+#include <libretto/store/detail/memory_common.hpp>
 #include <libretto/tool/function_tool.hpp>
 #include <libretto/tool/tool_context.hpp>
 
@@ -49,9 +51,13 @@ inline boost::asio::awaitable<json::value> load_memory_call(load_memory_args a, 
 
 } // namespace detail
 
-/// The load_memory tool; `limit`: the most entries one call returns.
+/// The load_memory tool; `limit`: the most entries one call returns, 1 to max_memory_limit
+/// (1000), a search's limit: outside it, throws boost::system::system_error
+/// (errc::invalid_argument) here rather than failing every call the model makes.
 template <class = void> // a template, as the coroutine it names
 inline auto load_memory_tool(std::size_t limit = 10) {
+    if (auto p = detail::memory_limit_problem(limit); !p.empty())
+        throw boost::system::system_error(make_error_code(errc::invalid_argument), "load_memory_tool: " + p);
     auto run = [limit](detail::load_memory_args a, tool_context& ctx) {
         return detail::load_memory_call(std::move(a), ctx, limit);
     };
