@@ -724,6 +724,48 @@ BOOST_AUTO_TEST_CASE(artifact_tool_failures_are_tool_errors_the_model_reads) {
     BOOST_TEST(ev[2].actions.artifact_delta.empty());
 }
 
+namespace {
+
+// A service whose list fails with its own words.
+struct failing_list_service : lb::memory_artifact_service {
+    failing_list_service() : lb::memory_artifact_service() {}
+    boost::system::error_code artifact_list(const std::string&, const std::string&, const std::string&,
+                                            std::vector<std::string>& names, lb::diagnostics* diag) {
+        names.clear();
+        if (diag) diag->assign("the artifact disk is on fire");
+        return lb::errc::io_error;
+    }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(list_artifacts_failures_name_what_went_wrong) {
+    // Without a service: the tool error says so, not only "invalid argument".
+    artifact_world none({reply::tool_call("list_artifacts"), reply::text("no")}, false);
+    BOOST_TEST(none.turn("list").ok());
+    auto ev = none.stored();
+    BOOST_REQUIRE_EQUAL(ev.size(), 4u);
+    const std::string without = ev[2].tool_responses().front().error.value_or("");
+    BOOST_TEST(without.find("no artifact service") != std::string::npos, without);
+    // A failing service: the tool error carries the service's words.
+    asio::io_context io;
+    lb::memory_store store{io.get_executor()};
+    failing_list_service failing;
+    lb::any_artifact_service artifacts{io.get_executor(), failing};
+    lb::scripted_model model(io.get_executor(), {reply::tool_call("list_artifacts"), reply::text("no")});
+    agent_type agent(lb::llm_agent_options<lb::scripted_model>{
+        .name = "writer", .model = model, .tools = lb::artifact_tools(), .retry = {.max_attempts = 1}});
+    lb::runner_options o;
+    o.artifacts = &artifacts;
+    lb::runner<agent_type, lb::memory_store> runner(agent, store, o);
+    BOOST_TEST(lb::run_to_end(runner, lb::run_options("app", "u1", "s1"), "list").ok());
+    std::optional<lb::session> s;
+    BOOST_TEST_REQUIRE(!store.get({"app", "u1", "s1"}, {}, s));
+    BOOST_REQUIRE_EQUAL(s->events.size(), 4u);
+    const std::string failed = s->events[2].tool_responses().front().error.value_or("");
+    BOOST_TEST(failed.find("the artifact disk is on fire") != std::string::npos, failed);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // ---- memory in turns: memorize, preload, load_memory (docs/memory.md) ------------------------

@@ -208,6 +208,17 @@ void case_refusals_name_what_is_wrong_and_change_nothing() {
     // A bad MIME type.
     auto in2 = source(data);
     BOOST_TEST(s.artifact_save(key("m.txt"), in2, "text/plain\r\nX-Evil: 1", {}, info, &d) == lb::errc::invalid_argument);
+    // NUL (a C string would end there: PostgreSQL stored "text/plain"), every other control
+    // character (C0, DEL, C1) and bytes that are not UTF-8: refused, naming the MIME type.
+    for (std::string mime : {std::string("text/plain\0x", 12), std::string("text/plain\x01"), std::string("text/\tplain"),
+                             std::string("text/plain\x7f"), std::string("text/\xc2\x85plain"), std::string("text/\xff")}) {
+        auto in_mime = source(data);
+        BOOST_TEST((s.artifact_save(key("m.txt"), in_mime, mime, {}, info, &d) == lb::errc::invalid_argument), d.message());
+        BOOST_TEST(d.message().find("MIME type") != std::string::npos, d.message());
+    }
+    // Other UTF-8 is a MIME type's text (a parameter may quote it).
+    auto in_utf8 = source(data);
+    BOOST_TEST(!s.artifact_save(key("utf8.txt"), in_utf8, "text/plain; title=\"caf\xc3\xa9\"", {}, info, &d), d.message());
     // Metadata no back end could read back: refused before anything is stored, naming the member.
     auto nested = [](std::size_t arrays) {
         lb::json::value v = 1;

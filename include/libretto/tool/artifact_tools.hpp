@@ -14,8 +14,8 @@
 //                                             inline_limit bytes, else a reference)
 //   list_artifacts()                          the names (this session's and the user's)
 //
-// Failures (no such artifact or version, a bad name, no service) are tool errors the model
-// reads, with the service's words.
+// Failures (no such artifact or version, a bad name, no service, a service that fails) are
+// tool errors the model reads, with the service's words.
 
 #include <libretto/context/callback_context.hpp>
 #include <libretto/detail/base64.hpp>
@@ -110,10 +110,18 @@ inline boost::asio::awaitable<json::value> load_artifact_call(load_artifact_args
     co_return json::value(std::move(result));
 }
 
+// The service itself, not callback_context::async_list_artifacts, which keeps no words: a
+// failure is the service's message, as the other tools' are.
 template <class V = void>
 inline boost::asio::awaitable<json::value> list_artifacts_call(tool_context& ctx) {
     diagnostics d;
-    auto op = ctx.async_list_artifacts(dependent_as_tuple_awaitable<V>());
+    const invocation_context& inv = ctx.context();
+    any_artifact_service* service = inv.artifact_service();
+    if (!service) {
+        d.assign("no artifact service: give the runner one (runner_options::artifacts)");
+        artifact_tool_failed(errc::invalid_argument, d);
+    }
+    auto op = service->async_list(inv.app_name(), inv.user_id(), inv.session_id(), d, dependent_as_tuple_awaitable<V>());
     auto [ec, names] = co_await std::move(op);
     if (ec) artifact_tool_failed(ec, d);
     json::array out;

@@ -54,18 +54,29 @@ inline boost::system::error_code no_such_version(const artifact_key& k, std::int
     return errc::not_found;
 }
 
-/// What a save gets besides its bytes, checked: a MIME type of one line, and metadata that
-/// every back end stores as JSON and reads back (json_limits.hpp; the file service keeps it
-/// as a member of the version's info, at level 2).
+/// What a save gets besides its bytes, checked: a MIME type of at most 255 bytes of UTF-8
+/// without control characters (C0, DEL, C1: no header injection, no NUL that PostgreSQL's
+/// C-string parameters would cut the type at), and metadata that every back end stores as
+/// JSON and reads back (json_limits.hpp; the file service keeps it as a member of the
+/// version's info, at level 2).
 inline boost::system::error_code check_artifact_info(const artifact_key& k, std::string_view mime,
                                                      const json::object& metadata, diagnostics* diag) {
-    if (mime.size() > 255 || mime.find_first_of("\r\n") != std::string_view::npos) {
-        if (diag) diag->assign("artifact '" + k.name + "': the MIME type is not one line of at most 255 bytes");
-        return errc::invalid_argument;
-    }
-    if (auto f = find_invalid_utf8(mime)) {
-        if (diag) diag->assign("artifact '" + k.name + "': the MIME type: " + f->message());
-        return errc::invalid_argument;
+    auto bad_mime = [&](const std::string& why) {
+        if (diag) diag->assign("artifact '" + k.name + "': the MIME type " + why + ": nothing saved");
+        return boost::system::error_code(errc::invalid_argument);
+    };
+    if (mime.size() > 255) return bad_mime("is " + std::to_string(mime.size()) + " bytes long (at most 255)");
+    if (auto f = find_invalid_utf8(mime)) return bad_mime(f->message().substr(f->message().find("is not")));
+    for (std::size_t i = 0; i < mime.size(); ++i) {
+        const auto c = static_cast<unsigned char>(mime[i]);
+        // C1 controls (U+0080-U+009F) are 0xC2 0x80-0x9F in UTF-8.
+        const bool c1 = c == 0xC2 && i + 1 < mime.size() && static_cast<unsigned char>(mime[i + 1]) < 0xA0;
+        if (c < 0x20 || c == 0x7f || c1) {
+            static constexpr char hex[] = "0123456789abcdef";
+            const unsigned code = c1 ? static_cast<unsigned char>(mime[i + 1]) : c;
+            return bad_mime(std::string("contains a control character (") + (c1 ? "U+00" : "0x") + hex[code >> 4] +
+                            hex[code & 15] + " at offset " + std::to_string(i) + ")");
+        }
     }
     if (auto f = check_json_object(metadata, 1)) {
         if (diag) diag->assign("artifact '" + k.name + "': metadata: " + f->message() + ": nothing saved");
