@@ -1339,6 +1339,17 @@ BOOST_AUTO_TEST_CASE(construction_checks_and_the_agent_concept) {
     auto m = model_of(io, {});
     static_assert(lb::agent<lb::llm_agent<lb::scripted_model>>);
     BOOST_CHECK_THROW(lb::llm_agent<>({.name = "", .model = m}), boost::system::system_error);
+    // An output_key no state takes: refused here, not stored as the app's empty key later.
+    for (std::string key : {"", "app:", "user:", "temp:"}) {
+        try {
+            lb::llm_agent<> bad({.name = "writer", .model = m, .output_key = key});
+            BOOST_ERROR("output_key '" << key << "' was taken");
+        } catch (const boost::system::system_error& e) {
+            BOOST_TEST((e.code() == lb::errc::invalid_argument));
+            BOOST_TEST(std::string(e.what()).find("llm_agent 'writer': output_key: ") != std::string::npos, e.what());
+        }
+    }
+    BOOST_CHECK_NO_THROW(lb::llm_agent<>({.name = "writer", .model = m, .output_key = "app:last"}));
     lb::llm_agent<> a({.name = "a", .description = "does a", .model = m});
     lb::any_agent any(a);
     BOOST_TEST(any.name() == "a");

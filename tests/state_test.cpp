@@ -55,6 +55,14 @@ BOOST_AUTO_TEST_CASE(scope_of_near_misses_is_session) {
     }
 }
 
+BOOST_AUTO_TEST_CASE(state_key_problem_names_empty_and_prefix_only_keys) {
+    BOOST_TEST(state_key_problem("") == "a state key is empty");
+    BOOST_TEST(state_key_problem("app:") == "state key 'app:' names a scope but no key");
+    BOOST_TEST(state_key_problem("user:") == "state key 'user:' names a scope but no key");
+    BOOST_TEST(state_key_problem("temp:") == "state key 'temp:' names a scope but no key");
+    for (std::string_view ok : {"a", "app:x", "apps:", " ", "app", "user:user:", ":"}) BOOST_TEST(state_key_problem(ok).empty(), ok);
+}
+
 BOOST_AUTO_TEST_CASE(unprefixed_strips_one_prefix) {
     BOOST_TEST(unprefixed("app:theme") == "theme");
     BOOST_TEST(unprefixed("user:name") == "name");

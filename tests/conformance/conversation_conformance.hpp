@@ -12,6 +12,7 @@
 #include <libretto/agent/llm_agent.hpp>
 #include <libretto/model/scripted_model.hpp>
 #include <libretto/runner/fork.hpp>
+#include <libretto/runner/rewind.hpp>
 #include <libretto/runner/run_to_end.hpp>
 #include <libretto/runner/runner.hpp>
 #include <libretto/store/any_session_index.hpp>
@@ -506,6 +507,65 @@ void case_a_fork_too_large_for_the_child_starts_isolated() {
     BOOST_TEST(w.stored("roomy").size() == 41u);
 }
 
+// A copied child's state: the parent's session keys, with the shared scopes as other
+// sessions left them (the copies used to write the parent's old app: and user: values
+// again, and into another user's scope); a rewind in the child finds each invocation's
+// values before it, as in the parent.
+template <class F>
+void case_a_fork_leaves_shared_state_alone_and_rewinds_in_the_child() {
+    world<F> w({});
+    lb::session p = w.create(lb::create_options("app", "u1", "p", {{"mood", "calm"}}));
+    auto with = [](std::string invocation, lb::json::object delta) {
+        auto e = lb::event::make(lb::event_type::agent_message, "assistant", lb::content::from_text(invocation));
+        e.invocation_id = std::move(invocation);
+        e.actions.state_delta = std::move(delta);
+        return e;
+    };
+    w.append(p, with("A", {{"j", 1}, {"mood", "busy"}, {"app:counter", 1}, {"user:pref", "old"}}));
+    w.append(p, with("B", {{"j", 2}, {"extra", true}}));
+    lb::session other = w.create(lb::create_options("app", "u1", "other"));
+    w.append(other, with("O", {{"app:counter", 5}, {"user:pref", "new"}}));
+
+    lb::fork_options o;
+    o.child_session_id = "child";
+    lb::fork_result r = w.fork({"app", "u1", "p"}, o);
+    BOOST_TEST((r.mode == lb::fork_mode::copied));
+    std::optional<lb::session> child = w.get("child");
+    BOOST_TEST_REQUIRE(child.has_value());
+    BOOST_TEST(child->state.at("app:counter") == 5, lb::json::serialize(child->state));
+    BOOST_TEST(child->state.at("user:pref") == "new");
+    BOOST_TEST(w.get("other")->state.at("app:counter") == 5);
+    BOOST_TEST(child->state.at("j") == 2);
+    BOOST_TEST(child->state.at("mood") == "busy");
+    BOOST_TEST(child->state.at("extra") == true);
+    BOOST_TEST(child->events[0].actions.state_delta == (lb::json::object{{"j", 1}, {"mood", "busy"}}));
+    BOOST_TEST(child->events.back().actions.state_delta.size() == 1u); // the fork link alone
+
+    // Another user's child: the parent user's user: values stay out of that user's scope.
+    o.child_session_id = "child-u2";
+    o.child_user_id = "u2";
+    w.fork({"app", "u1", "p"}, o);
+    std::optional<lb::session> theirs = w.get("child-u2", "u2");
+    BOOST_TEST_REQUIRE(theirs.has_value());
+    BOOST_TEST(!theirs->state.contains("user:pref"), lb::json::serialize(theirs->state));
+    BOOST_TEST(theirs->state.at("j") == 2);
+
+    // Rewinding B in the child puts back what B changed, as in the parent.
+    auto rewind = [&](std::string session) {
+        return run(w.io, [](auto& st, std::string id) -> asio::awaitable<lb::rewind_result> {
+            auto op = lb::async_rewind_session(st, lb::session_key("app", "u1", std::move(id)), "B", lb::rewind_options{},
+                                               asio::use_awaitable);
+            co_return co_await std::move(op);
+        }(w.store, std::move(session)));
+    };
+    const lb::json::object undo_b{{"j", 1}, {"extra", nullptr}};
+    BOOST_TEST(rewind("p").rewind.actions.state_delta == undo_b);
+    // In the child the marker came after B, so the rewind undoes it too.
+    const lb::json::object undo_b_and_marker{{"j", 1}, {"extra", nullptr}, {"libretto:fork", nullptr}};
+    BOOST_TEST(rewind("child").rewind.actions.state_delta == undo_b_and_marker);
+    BOOST_TEST(w.get("child")->state.at("j") == 1);
+}
+
 template <class F>
 void case_bad_forks_are_refused_and_change_nothing() {
     world<F> w({});
@@ -524,6 +584,11 @@ void case_bad_forks_are_refused_and_change_nothing() {
     no_index.conversation = "agent:a:main";
     w.fork({"app", "u1", "p"}, no_index, &ec, &d);
     BOOST_TEST(ec == lb::errc::invalid_argument);
+    lb::fork_options negative;
+    negative.max_tokens = -5;
+    w.fork({"app", "u1", "p"}, negative, &ec, &d);
+    BOOST_TEST(ec == lb::errc::invalid_argument);
+    BOOST_TEST(d.message().find("fork_options.max_tokens is negative (-5)") != std::string::npos, d.message());
     lb::fork_options same;
     same.child_session_id = "p";
     w.fork({"app", "u1", "p"}, same, &ec, &d);
@@ -802,6 +867,7 @@ void case_the_status_comes_from_the_entry() {
     BOOST_AUTO_TEST_CASE(the_index_is_rebuilt_from_the_transcripts) { ::conversation_conformance::case_the_index_is_rebuilt_from_the_transcripts<F>(); } \
     BOOST_AUTO_TEST_CASE(a_fork_copies_the_history_and_names_its_parent) { ::conversation_conformance::case_a_fork_copies_the_history_and_names_its_parent<F>(); } \
     BOOST_AUTO_TEST_CASE(a_fork_too_large_for_the_child_starts_isolated) { ::conversation_conformance::case_a_fork_too_large_for_the_child_starts_isolated<F>(); } \
+    BOOST_AUTO_TEST_CASE(a_fork_leaves_shared_state_alone_and_rewinds_in_the_child) { ::conversation_conformance::case_a_fork_leaves_shared_state_alone_and_rewinds_in_the_child<F>(); } \
     BOOST_AUTO_TEST_CASE(bad_forks_are_refused_and_change_nothing) { ::conversation_conformance::case_bad_forks_are_refused_and_change_nothing<F>(); } \
     BOOST_AUTO_TEST_CASE(a_scheduled_run_gets_a_new_session_with_the_safe_preferences) { ::conversation_conformance::case_a_scheduled_run_gets_a_new_session_with_the_safe_preferences<F>(); } \
     BOOST_AUTO_TEST_CASE(maintenance_prunes_in_order_and_warn_changes_nothing) { ::conversation_conformance::case_maintenance_prunes_in_order_and_warn_changes_nothing<F>(); } \

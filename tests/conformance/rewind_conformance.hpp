@@ -112,8 +112,10 @@ struct world {
         }(store, std::move(state)));
     }
     /// One turn; returns its invocation id.
-    std::string turn(std::string text) {
-        auto r = lb::run_to_end(runner, lb::run_options("app", "u1", "s1"), std::move(text));
+    std::string turn(std::string text, std::string invocation_id = {}) {
+        lb::run_options o("app", "u1", "s1");
+        o.invocation_id = std::move(invocation_id);
+        auto r = lb::run_to_end(runner, std::move(o), std::move(text));
         BOOST_TEST_REQUIRE(r.ok(), r.message());
         return r.events.front().invocation_id;
     }
@@ -317,6 +319,29 @@ void case_a_rewind_past_a_compaction() {
     BOOST_TEST(contains(again, "q5"));
 }
 
+/// A caller's invocation id used again after a rewind of it: a second rewind undoes the new
+/// run only, not the turns between (it used to start from the id's first event).
+template <class F>
+void case_an_invocation_id_used_again_after_its_rewind() {
+    world<F> w({set("count", 1), reply::text("one"), reply::text("zed"), set("count", 2), reply::text("two"),
+                reply::text("three")});
+    w.create({{"count", 0}});
+    w.turn("q1", "job-7");
+    w.rewind("job-7");
+    w.turn("qz");
+    w.turn("q2", "job-7");
+    BOOST_TEST(w.get().state.at("count") == 2);
+    auto r = w.rewind("job-7");
+    lb::session s = w.get();
+    BOOST_TEST(r.events_undone == 4u); // the user message, the call, its result, the answer
+    BOOST_TEST(r.first_undone == s.events[s.events.size() - 5].sequence);
+    BOOST_TEST(w.view_texts() == (std::vector<std::string>{"qz", "zed"}));
+    BOOST_TEST(s.state.at("count") == 0);
+    w.turn("q3", "");
+    BOOST_TEST(contains(w.last_request_texts(), "qz"));
+    BOOST_TEST(!contains(w.last_request_texts(), "q2"));
+}
+
 /// Rewinds append signed events that continue the chain: the transcript verifies.
 template <class F>
 void case_the_signed_chain_stays_valid() {
@@ -388,6 +413,7 @@ void case_artifacts_come_back() {
     BOOST_AUTO_TEST_CASE(a_rewind_past_a_compaction) { ::rewind_conformance::case_a_rewind_past_a_compaction<F>(); } \
     BOOST_AUTO_TEST_CASE(the_signed_chain_stays_valid) { ::rewind_conformance::case_the_signed_chain_stays_valid<F>(); } \
     BOOST_AUTO_TEST_CASE(artifacts_come_back) { ::rewind_conformance::case_artifacts_come_back<F>(); } \
+    BOOST_AUTO_TEST_CASE(an_invocation_id_used_again_after_its_rewind) { ::rewind_conformance::case_an_invocation_id_used_again_after_its_rewind<F>(); } \
     BOOST_AUTO_TEST_SUITE_END()
 
 #endif

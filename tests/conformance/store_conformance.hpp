@@ -303,6 +303,71 @@ void bad_compactions_case(Fixture& fx) {
         }
     });
 }
+/// A state key that is empty or a scope prefix alone ("app:" was stored as the app's empty
+/// key) is refused in a delta and in an initial state, naming it; nothing is stored. A
+/// batch holding such an event stores none of its events.
+template <class Fixture>
+void bad_state_keys_case(Fixture& fx) {
+    run([&](asio::any_io_executor ex) -> asio::awaitable<void> {
+        auto st = fx.open(ex);
+        auto s = co_await create(st, "app", "u1", "bad-keys");
+        co_await append_text(st, s, "e1");
+        const std::pair<const char*, const char*> cases[] = {
+            {"", "actions.state_delta: a state key is empty"},
+            {"app:", "actions.state_delta: state key 'app:' names a scope but no key"},
+            {"user:", "state key 'user:' names a scope but no key"},
+            {"temp:", "state key 'temp:' names a scope but no key"},
+        };
+        for (const auto& [key, names] : cases) {
+            BOOST_TEST_CONTEXT("key '" << key << "'") {
+                lb::event e = text_event("x");
+                e.actions.state_delta["fine"] = 1;
+                e.actions.state_delta[key] = 2;
+                lb::diagnostics d;
+                const error_code ec = co_await append_diagnosed(st, s, e, d);
+                BOOST_TEST((ec == lb::errc::invalid_argument));
+                BOOST_TEST(d.message().find(names) != std::string::npos, d.message());
+                BOOST_TEST(s.last_sequence == 1);
+                BOOST_TEST(!s.state.contains("fine"));
+                lb::json::object init;
+                init[key] = 1;
+                lb::create_options o = create_opts("app", "u1", std::string("c-") + (*key ? key : "empty"), init);
+                const error_code cec = co_await create_ec(st, o);
+                BOOST_TEST((cec == lb::errc::invalid_argument));
+            }
+        }
+        // Keys that only look close are keys like any other.
+        lb::event ok = text_event("y");
+        ok.actions.state_delta["app:x"] = 1;
+        ok.actions.state_delta["apps:"] = 2;
+        ok.actions.state_delta[" "] = 3;
+        BOOST_TEST(co_await append(st, s, ok) == 2);
+        auto g = co_await get(st, s);
+        BOOST_REQUIRE(g.has_value());
+        BOOST_TEST(g->last_sequence == 2);
+        BOOST_TEST(g->state.at("apps:") == 2);
+        BOOST_TEST(!g->state.contains(""));
+        BOOST_TEST(!g->state.contains("app:"));
+        lb::list_options lo;
+        lo.app_name = "app";
+        auto page = co_await list(st, lo);
+        BOOST_TEST(page.sessions.size() == 1u); // no c-... session was created
+        using Store = std::decay_t<decltype(st)>;
+        if constexpr (requires(Store & x, lb::session & y, std::vector<lb::event> v) {
+                          x.async_append_batch(y, std::move(v), asio::use_awaitable);
+                      }) {
+            lb::event bad = text_event("z");
+            bad.actions.state_delta["user:"] = 1;
+            std::vector<lb::event> batch{text_event("w"), std::move(bad)};
+            auto op = st.async_append_batch(s, std::move(batch), asio::as_tuple(asio::use_awaitable));
+            auto refused = co_await std::move(op);
+            BOOST_TEST((std::get<0>(refused) == lb::errc::invalid_argument));
+            auto g2 = co_await get(st, s);
+            BOOST_TEST(g2->last_sequence == 2);
+        }
+    });
+}
+
 /// context_only reads the summaries a view shows and what they leave out, never the
 /// events they cover; the same from a second instance (what the store keeps about its
 /// compactions survives it).
@@ -1042,6 +1107,10 @@ BOOST_AUTO_TEST_CASE(signed_transcript_round_trips_and_tampering_is_detected) { 
 \
 BOOST_AUTO_TEST_CASE(bad_compactions_are_refused_and_nothing_is_stored) { \
     conformance::bad_compactions_case(*this); \
+} \
+\
+BOOST_AUTO_TEST_CASE(bad_state_keys_are_refused_and_nothing_is_stored) { \
+    conformance::bad_state_keys_case(*this); \
 } \
 \
 BOOST_AUTO_TEST_CASE(context_only_reads_the_shown_summaries_and_what_they_leave_out) { \

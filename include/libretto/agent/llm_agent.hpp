@@ -34,6 +34,7 @@
 #include <libretto/model/retry.hpp>
 #include <libretto/model/tool_declaration.hpp>
 #include <libretto/stream/event_stream.hpp>
+#include <libretto/session/state.hpp>
 #include <libretto/tool/tool_context.hpp>
 #include <libretto/tool/tool_set.hpp>
 
@@ -176,10 +177,15 @@ public:
     using model_type = Model;
     using options_type = llm_agent_options<Model>;
 
-    /// Throws system_error(errc::invalid_argument) for an empty name, or a tool named
-    /// transfer_to_agent in an agent that has sub-agents.
+    /// Throws system_error(errc::invalid_argument) for an empty name, a tool named
+    /// transfer_to_agent in an agent that has sub-agents, or an output_key no state takes
+    /// (state_key_problem: empty, or a scope prefix alone).
     explicit llm_agent(options_type o) : o_(std::move(o)) {
         if (o_.name.empty()) throw boost::system::system_error(make_error_code(errc::invalid_argument), "llm_agent: empty name");
+        if (o_.output_key)
+            if (auto why = state_key_problem(*o_.output_key); !why.empty())
+                throw boost::system::system_error(make_error_code(errc::invalid_argument),
+                                                  "llm_agent '" + o_.name + "': output_key: " + why);
         if (!o_.sub_agents.empty() && o_.tools.contains(transfer_tool_name))
             throw boost::system::system_error(make_error_code(errc::invalid_argument),
                                               "llm_agent '" + o_.name + "': a tool is named transfer_to_agent");

@@ -6,7 +6,9 @@
 // appended by async_rewind_session, runner/rewind.hpp) undoes the events from the first
 // one of invocation X up to itself. Read newest first, as ADK does: a rewind that an
 // later rewind undid undoes nothing, so each event is either shown or undone by exactly
-// one rewind. A rewind whose invocation is not among the events undoes only itself.
+// one rewind. A rewind whose invocation is not among the events undoes only itself. A
+// rewind that records where it began (metadata "rewind"."first_sequence") undoes from
+// there, so an invocation id used again after a rewind of it is undone from its new run.
 //
 //   undone_ranges(events)      -> the undone index ranges, ascending and disjoint
 //   apply_rewinds(view)        -> the view without undone events (make_context_view's
@@ -19,6 +21,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -36,6 +39,15 @@ struct undone_range {
 
 namespace detail {
 
+/// metadata["rewind"]["first_sequence"] of a rewind event (the sequence of the first event
+/// it undid), or 0 if the event does not record one.
+inline std::int64_t rewound_from_sequence(const event& e) noexcept {
+    const auto* r = e.metadata.if_contains("rewind");
+    const auto* o = r ? r->if_object() : nullptr;
+    const auto* f = o ? o->if_contains("first_sequence") : nullptr;
+    return f && f->is_int64() ? f->get_int64() : 0;
+}
+
 /// undone_ranges over `n` events where `at(i)` is the i-th (an event_span, a view's
 /// pointers).
 template <class At>
@@ -48,10 +60,21 @@ std::vector<undone_range> undone_ranges_of(std::size_t n, At at) {
         if (!is_rewind(e)) continue;
         const auto& target = *e.actions.rewind_before_invocation_id;
         std::size_t first = i;
-        for (std::size_t j = 0; j < i; ++j)
+        bool found = false;
+        // The sequence async_rewind_session undid from, when the event records it: an id a
+        // caller used again after an earlier rewind of it must not take the earlier run
+        // (and what came between) along.
+        if (const auto from = rewound_from_sequence(e); from > 0)
+            for (std::size_t j = i; j-- > 0 && at(j).sequence >= from;)
+                if (at(j).sequence == from) {
+                    found = at(j).invocation_id == target;
+                    if (found) first = j;
+                    break;
+                }
+        for (std::size_t j = 0; !found && j < i; ++j)
             if (at(j).invocation_id == target) {
                 first = j;
-                break;
+                found = true;
             }
         out.push_back({first, i});
         i = first; // what lies before the target is read next

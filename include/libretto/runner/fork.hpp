@@ -20,6 +20,11 @@
 // "libretto", never shown to a model) whose metadata and state_delta ("libretto:fork")
 // name the parent session, the sequence forked at and the parent's newest signature.
 //
+// State: the child's session scope ends as the parent's. Copied, the child is created with
+// the parent's creation state and its events' deltas apply again in order (so a rewind in
+// the child puts back what an invocation changed), without their app: and user: keys,
+// which belong to every session and would take back what was set since.
+//
 // Signatures: copied events lose theirs (a signature covers the session id and sequence,
 // which differ in the child); the child's chain starts at the marker, signed by
 // fork_options::signer when given, with no prev_signature, and naming its parent.
@@ -49,6 +54,7 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -65,7 +71,7 @@ struct fork_options {
     std::string child_session_id{}; ///< empty: a fresh UUID
     std::string child_user_id{};    ///< empty: the parent's user
     /// The most tokens of inherited history the child's model can take (estimated as the
-    /// compaction strategies do); 0: no limit.
+    /// compaction strategies do); 0: no limit; negative: errc::invalid_argument.
     std::int64_t max_tokens = 0;
     fork_isolation when_too_large = fork_isolation::summary;
     any_summarizer summarizer{}; ///< for fork_isolation::summary (default: extractive, no model)
@@ -91,6 +97,12 @@ using fork_signature = void(boost::system::error_code, fork_result);
 
 namespace detail {
 
+/// The child's state key naming its parent (the marker's state_delta sets it).
+inline constexpr std::string_view fork_state_key = "libretto:fork";
+
+/// A parent's event as the child stores it. Its app: and user: keys are dropped: the
+/// shared scopes hold their newest values already, and writing the old ones again would
+/// take back what other sessions (or, for another child_user_id, that user) set since.
 inline event fork_copy(const event& e) {
     event c = e;
     c.sequence = 0;
@@ -98,7 +110,21 @@ inline event fork_copy(const event& e) {
     c.signature.reset();
     c.prev_signature.reset();
     c.signer_did.clear();
+    for (auto it = c.actions.state_delta.begin(); it != c.actions.state_delta.end();)
+        it = scope_of(std::string_view(it->key())) == state_scope::session ? std::next(it) : c.actions.state_delta.erase(it);
     return c;
+}
+
+/// The session-scope keys of `state` a child starts from: no shared scope, not the
+/// parent's conversation (the child has its own), not the parent's own fork marker.
+inline json::object fork_session_state(const json::object& state) {
+    json::object out;
+    for (const auto& [k, v] : state) {
+        const std::string_view key = k;
+        if (scope_of(key) != state_scope::session || key == conversation_state_key || key == fork_state_key) continue;
+        out[k] = v;
+    }
+    return out;
 }
 
 template <class Store>
@@ -118,6 +144,9 @@ boost::asio::awaitable<fork_result> fork_session(Store& store, session_key paren
         if (!o.index) fail(errc::invalid_argument, "fork_options.conversation is set but fork_options.index is not");
         if (auto why = id_problem(o.conversation); !why.empty()) fail(errc::invalid_argument, "the conversation key " + why);
     }
+    if (o.max_tokens < 0)
+        fail(errc::invalid_argument, "fork_options.max_tokens is negative (" + std::to_string(o.max_tokens) +
+                                         "); 0 means no limit");
     if (o.child_session_id == parent.session_id && o.child_user_id.empty())
         fail(errc::invalid_argument, "the child's session id is the parent's");
 
@@ -134,28 +163,33 @@ boost::asio::awaitable<fork_result> fork_session(Store& store, session_key paren
     const bool fits = o.max_tokens <= 0 || r.inherited_tokens <= o.max_tokens;
     r.mode = fits ? fork_mode::copied : o.when_too_large == fork_isolation::summary ? fork_mode::summarized : fork_mode::empty;
 
-    // The child: the parent's session-scope state (app: and user: state is shared anyway).
+    // The child's state: the parent's session scope (app: and user: state is shared anyway).
+    // Copied, the child starts from the parent's creation state and its events' deltas
+    // follow, so a rewind in the child finds the values before each invocation.
+    const bool copy = r.mode == fork_mode::copied && shown->last_sequence > 0;
+    std::optional<session> whole;
+    if (copy) {
+        // Every event, so sequences (and the compaction ranges that name them) hold.
+        get_options all;
+        all.with_initial_state = true;
+        auto whole_get = store.async_get(parent, all, said, asio::as_tuple(asio::use_awaitable));
+        auto [wec, got] = co_await std::move(whole_get);
+        if (wec || !got) fail(wec ? wec : errc::not_found, "reading the parent's events failed");
+        whole = std::move(got);
+        r.parent_sequence = whole->last_sequence;
+    }
     create_options co;
     co.app_name = parent.app_name;
     co.user_id = o.child_user_id.empty() ? parent.user_id : o.child_user_id;
     co.session_id = o.child_session_id;
-    for (const auto& [k, v] : shown->state) {
-        const std::string_view key = k;
-        if (key.starts_with(app_prefix) || key.starts_with(user_prefix) || key.starts_with(temp_prefix)) continue;
-        if (key == conversation_state_key) continue; // the parent's conversation, not the child's
-        co.state[k] = v;
-    }
+    co.state = fork_session_state(copy ? whole->initial_state : shown->state);
     if (!o.conversation.empty()) co.state[conversation_state_key] = o.conversation;
     auto create = store.async_create(std::move(co), said, asio::as_tuple(asio::use_awaitable));
     auto [cec, child] = co_await std::move(create);
     if (cec) fail(cec, "creating the child failed: " + cec.message());
 
-    if (r.mode == fork_mode::copied && shown->last_sequence > 0) {
-        // Every event, so sequences (and the compaction ranges that name them) hold.
-        auto whole_get = store.async_get(parent, get_options{}, said, asio::as_tuple(asio::use_awaitable));
-        auto [wec, whole] = co_await std::move(whole_get);
-        if (wec || !whole) fail(wec ? wec : errc::not_found, "reading the parent's events failed");
-        r.parent_sequence = whole->last_sequence;
+    json::object settle; // what the marker sets so that the child's state is the parent's
+    if (copy) {
         for (const event& e : whole->events) {
             if (e.sequence > r.parent_sequence) break; // appended meanwhile: after the fork
             auto append = store.async_append(child, fork_copy(e), said, asio::as_tuple(asio::use_awaitable));
@@ -163,6 +197,14 @@ boost::asio::awaitable<fork_result> fork_session(Store& store, session_key paren
             if (aec) fail(aec, "copying event " + std::to_string(e.sequence) + " failed: " + aec.message());
             ++r.events_copied;
         }
+        // A session a SQL store created before it recorded creation states has none: the
+        // values that came from its creation are set by the marker instead.
+        const json::object want = fork_session_state(whole->state);
+        const json::object have = fork_session_state(child.state);
+        for (const auto& [k, v] : want)
+            if (const json::value* h = have.if_contains(k); !h || *h != v) settle[k] = v;
+        for (const auto& [k, v] : have)
+            if (!want.contains(k)) settle[k] = nullptr;
     } else if (r.mode == fork_mode::summarized && !shown->events.empty()) {
         summary_request req;
         req.events = event_span(shown->events);
@@ -186,7 +228,8 @@ boost::asio::awaitable<fork_result> fork_session(Store& store, session_key paren
     event marker = event::make(event_type::agent_start, "libretto", content{});
     marker.metadata["fork"] = link;
     marker.metadata["background"] = true;
-    marker.actions.state_delta["libretto:fork"] = link;
+    marker.actions.state_delta = std::move(settle);
+    marker.actions.state_delta[fork_state_key] = link;
     if (!o.signer.did().empty()) {
         chain_event(child, marker);
         marker.prev_signature.reset(); // a fresh chain: copies and summary are unsigned

@@ -33,6 +33,15 @@ constexpr state_scope scope_of(std::string_view key) noexcept {
     return state_scope::session;
 }
 
+/// Why `key` cannot name a state value, or "" if it can: an empty key, or a scope prefix
+/// with no name after it ("app:" would be stored as the app's empty key).
+inline std::string state_key_problem(std::string_view key) {
+    if (key.empty()) return "a state key is empty";
+    for (std::string_view prefix : {app_prefix, user_prefix, temp_prefix})
+        if (key == prefix) return "state key '" + std::string(key) + "' names a scope but no key";
+    return {};
+}
+
 /// The key without its scope prefix ("app:x" -> "x"; "x" -> "x").
 constexpr std::string_view unprefixed(std::string_view key) noexcept {
     switch (scope_of(key)) {

@@ -66,8 +66,17 @@ inline json::object merged_state(const json::object& session_state, const json::
 /// "initial state: number inf is not finite: ... in member \"k\"", or "" if it can. The
 /// state is checked as a member of the session's header (one level below a root).
 inline std::string state_problem(const json::object& state) {
+    for (const auto& kv : state)
+        if (auto why = state_key_problem(kv.key()); !why.empty()) return "initial state: " + why;
     if (auto f = check_json_object(state, 1)) return "initial state: " + f->message();
     return {};
+}
+
+/// The first key of `delta` state_key_problem refuses, with why; nullptr if none.
+inline const json::key_value_pair* bad_state_key(const json::object& delta, std::string& why) {
+    for (const auto& kv : delta)
+        if (why = state_key_problem(kv.key()); !why.empty()) return &kv;
+    return nullptr;
 }
 
 /// How a diagnostic names an event: "event <id>" (or says that the id itself is not
@@ -88,6 +97,10 @@ inline boost::system::error_code prepare_append(const session& caller, event& e,
     if (!e.session_id.empty() && e.session_id != caller.id) return errc::invalid_argument;
     if (e.actions.compaction && check_compaction(*e.actions.compaction, stored_last_sequence + appended_before))
         return errc::invalid_argument;
+    if (!e.actions.state_delta.empty()) {
+        std::string why;
+        if (bad_state_key(e.actions.state_delta, why)) return errc::invalid_argument;
+    }
     e.session_id = caller.id;
     if (e.id.empty()) e.id = event::new_id();
     if (e.timestamp == 0) e.timestamp = event::now();
@@ -119,6 +132,8 @@ inline std::string append_refusal(const session& caller, const event& e, std::in
     if (e.actions.compaction)
         if (auto c = check_compaction(*e.actions.compaction, stored_last_sequence + appended_before))
             return event_name(e) + " in session " + name + ": " + c.message;
+    if (std::string why; bad_state_key(e.actions.state_delta, why))
+        return event_name(e) + " in session " + name + ": actions.state_delta: " + why;
     return {};
 }
 
