@@ -20,7 +20,9 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <limits>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -709,6 +711,44 @@ BOOST_AUTO_TEST_CASE(a_second_holder_times_out_with_busy) {
     BOOST_REQUIRE(!st.get(k, {}, gb));
     BOOST_TEST(gb->last_sequence == 3); // reads need no lock
     BOOST_TEST(st.append(*gb, text_event("b"), seq) == lb::errc::busy);
+}
+
+BOOST_AUTO_TEST_CASE(a_lock_timeout_past_the_clock_waits_and_a_negative_one_is_refused) {
+    temp_dir d;
+    asio::io_context io;
+    for (auto [member, set] : {std::pair<std::string, void (*)(lb::jsonl_store_options&)>{
+                                   "lock_timeout", [](auto& o) { o.lock_timeout = std::chrono::milliseconds(-1); }},
+                               {"lock_linger", [](auto& o) { o.lock_linger = std::chrono::milliseconds(-1); }},
+                               {"stale_lock_age", [](auto& o) { o.stale_lock_age = std::chrono::milliseconds(-1); }}}) {
+        auto o = opts(d.path);
+        set(o);
+        try {
+            lb::jsonl_store st(io.get_executor(), o);
+            BOOST_ERROR(member << " -1 ms was taken");
+        } catch (const boost::system::system_error& e) {
+            BOOST_TEST((e.code() == lb::errc::invalid_argument));
+            BOOST_TEST(std::string(e.what()).find("jsonl_store: " + member + " is negative (-1 ms)") != std::string::npos,
+                       e.what());
+        }
+    }
+    // milliseconds::max() once overflowed the deadline into the past: busy at once. Now it
+    // waits for the holder.
+    auto k = make_session(d.path, 1);
+    const fs::path lock = session_path(d.path, k) / "lock";
+    auto o = opts(d.path);
+    o.lock_timeout = std::chrono::milliseconds::max();
+    lb::jsonl_store st(io.get_executor(), o);
+    std::optional<lb::session> g;
+    BOOST_REQUIRE(!st.get(k, {}, g));
+    auto holder = std::make_unique<external_holder>(lock, record(::getpid(), lb::detail::jsonl::self_start_time()));
+    std::future<boost::system::error_code> appended = std::async(std::launch::async, [&] {
+        std::int64_t seq = 0;
+        return st.append(*g, text_event("x"), seq);
+    });
+    BOOST_TEST((appended.wait_for(std::chrono::milliseconds(300)) == std::future_status::timeout)); // still waiting
+    holder.reset();
+    BOOST_TEST(!appended.get());
+    BOOST_TEST(g->last_sequence == 2);
 }
 
 BOOST_AUTO_TEST_CASE(stale_locks_are_reclaimed) {

@@ -95,6 +95,9 @@ BOOST_AUTO_TEST_CASE(rejects_bad_options_before_connecting) {
     BOOST_TEST(code_of([](auto& o) { o.schema = ""; }) == lb::errc::invalid_argument);
     BOOST_TEST(code_of([](auto& o) { o.pool_size = 0; }) == lb::errc::invalid_argument);
     BOOST_TEST(code_of([](auto& o) { o.pool_size = 101; }) == lb::errc::invalid_argument);
+    BOOST_TEST(code_of([](auto& o) { o.connect_timeout = std::chrono::milliseconds(-1); }) == lb::errc::invalid_argument);
+    BOOST_TEST(code_of([](auto& o) { o.acquire_timeout = std::chrono::milliseconds(-5); }) == lb::errc::invalid_argument);
+    BOOST_TEST(!code_of([](auto& o) { o.acquire_timeout = std::chrono::milliseconds::max(); }));
     BOOST_TEST(!code_of([](auto& o) { o.schema = std::string(63, 'a'); }));
     BOOST_TEST(!code_of([](auto& o) { o.schema = "_tenant_42"; }));
     BOOST_TEST(io.run() == 0u); // constructing connects to nothing

@@ -939,6 +939,24 @@ BOOST_AUTO_TEST_CASE(oversize_events_are_rejected_and_nothing_is_written) {
     });
 }
 
+BOOST_AUTO_TEST_CASE(a_negative_busy_timeout_is_refused_and_the_longest_is_taken) {
+    temp_db db;
+    asio::io_context io;
+    auto o = db.options();
+    o.busy_timeout = std::chrono::milliseconds(-1); // was clamped to 0 without a word
+    try {
+        lb::sqlite_store st(io.get_executor(), o);
+        BOOST_ERROR("a negative busy_timeout was taken");
+    } catch (const boost::system::system_error& e) {
+        BOOST_TEST((e.code() == lb::errc::invalid_argument));
+        BOOST_TEST(std::string(e.what()).find("busy_timeout is negative") != std::string::npos, e.what());
+    }
+    o.busy_timeout = std::chrono::milliseconds::max();
+    lb::sqlite_store st(io.get_executor(), o);
+    lb::session s;
+    BOOST_TEST(!st.create(create_opts("app", "u", "s"), s));
+}
+
 BOOST_AUTO_TEST_CASE(a_refused_id_is_named_in_the_callers_diagnostics) {
     temp_db db;
     asio::io_context io;

@@ -21,6 +21,7 @@
 // closes the socket at once; the operation completes with asio::error::operation_aborted.
 // Copies share the pool; the pool is guarded by a mutex, so copies may run on any threads.
 
+#include <libretto/detail/deadline.hpp>
 #include <libretto/async.hpp>
 #include <libretto/error.hpp>
 #include <libretto/http/beast_transport_options.hpp>
@@ -502,7 +503,7 @@ private:
         wire += msg.body();
 
         std::optional<clock::time_point> total;
-        if (st->opts.timeouts.total.count() > 0) total = clock::now() + st->opts.timeouts.total;
+        if (st->opts.timeouts.total.count() > 0) total = ::libretto::detail::deadline_after(st->opts.timeouts.total);
         // A second attempt only when a pooled connection turned out to be closed.
         for (int attempt = 0;; ++attempt) {
             std::shared_ptr<connection> conn = attempt == 0 ? st->take(url.key) : nullptr;

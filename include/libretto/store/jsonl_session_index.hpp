@@ -21,6 +21,7 @@
 // Each instance caches an app's entries and rereads only what another writer added (the
 // log's new lines; everything when the snapshot was replaced).
 
+#include <libretto/detail/deadline.hpp>
 #include <libretto/event/detail/json_text.hpp>
 #include <libretto/store/detail/index_entry.hpp>
 #include <libretto/store/detail/jsonl_file.hpp>
@@ -180,7 +181,7 @@ private:
             if (fd_ >= 0) ::flock(fd_, LOCK_UN);
         }
         boost::system::error_code take(app_cache& c, std::chrono::milliseconds timeout) {
-            const auto deadline = std::chrono::steady_clock::now() + timeout;
+            const auto deadline = detail::deadline_after(timeout);
             auto delay = std::chrono::microseconds(100);
             while (::flock(c.lock_fd.get(), LOCK_EX | LOCK_NB) != 0) {
                 if (errno != EWOULDBLOCK && errno != EINTR) return detail::jsonl::errno_code();

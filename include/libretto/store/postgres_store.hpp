@@ -34,6 +34,7 @@
 // server's message), errc::busy for lock waits the server gave up on (deadlock, lock
 // timeout) and pool exhaustion.
 
+#include <libretto/detail/deadline.hpp>
 #include <libretto/event/json.hpp>
 #include <libretto/store/postgres_store_options.hpp>
 #include <libretto/store/detail/pg_operations.hpp>
@@ -95,6 +96,9 @@ public:
                                                   "' (lower-case letters, digits, '_'; at most 63 bytes)");
         if (o.pool_size == 0 || o.pool_size > 100)
             throw boost::system::system_error(errc::invalid_argument, "postgres_store: pool_size must be 1..100");
+        for (auto [name, d] : {std::pair{"connect_timeout", o.connect_timeout}, {"acquire_timeout", o.acquire_timeout}})
+            if (auto why = detail::negative_duration_problem(name, d); !why.empty())
+                throw boost::system::system_error(errc::invalid_argument, "postgres_store: " + why);
         pool_ = std::make_shared<detail::pg::pool>(ex_, o);
     }
 

@@ -388,8 +388,9 @@ private:
     static detail::sqlite_params params_of(sqlite_store_options o) {
         detail::sqlite_params p;
         p.path = std::move(o.path);
+        // Negative: -1, which the open refuses (sqlite_core::open_impl).
         p.busy_timeout_ms = static_cast<int>(std::min<std::chrono::milliseconds::rep>(
-            std::max<std::chrono::milliseconds::rep>(o.busy_timeout.count(), 0), 0x7fffffff));
+            std::max<std::chrono::milliseconds::rep>(o.busy_timeout.count(), -1), 0x7fffffff));
         p.synchronous = o.synchronous == sqlite_synchronous::off    ? "OFF"
                         : o.synchronous == sqlite_synchronous::full ? "FULL"
                                                                      : "NORMAL";

@@ -5,6 +5,7 @@
 // The stdio transport: a server process whose stdin and stdout carry one JSON-RPC message
 // per line (MCP's stdio transport), its stderr read line by line into a log callback.
 
+#include <libretto/detail/deadline.hpp>
 #include <libretto/error.hpp>
 #include <libretto/mcp/detail/child_process.hpp>
 #include <libretto/mcp/detail/connection.hpp>
@@ -79,7 +80,7 @@ public:
         namespace asio = boost::asio;
         if (closed_) co_return;
         // What was queued (a cancel, an answer to the server) goes out first.
-        const auto flush_end = std::chrono::steady_clock::now() + o_.close_timeout;
+        const auto flush_end = ::libretto::detail::deadline_after(o_.close_timeout);
         while (writing_ && std::chrono::steady_clock::now() < flush_end) {
             asio::steady_timer t(ex_, std::chrono::milliseconds(5));
             co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
@@ -87,7 +88,7 @@ public:
         closed_ = true;
         child_.close_stdin();
         auto wait_exit = [&](std::chrono::milliseconds limit) -> asio::awaitable<bool> {
-            const auto end = std::chrono::steady_clock::now() + limit;
+            const auto end = ::libretto::detail::deadline_after(limit);
             while (!child_.try_reap()) {
                 if (std::chrono::steady_clock::now() >= end) co_return false;
                 asio::steady_timer t(ex_, std::chrono::milliseconds(10));

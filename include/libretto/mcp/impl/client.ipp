@@ -5,6 +5,7 @@
 // The MCP client's coroutines and its two transports: included by client.hpp in a
 // header-only build, compiled once by <libretto/src.hpp> with LIBRETTO_SEPARATE_COMPILATION.
 
+#include <libretto/detail/deadline.hpp>
 #include <libretto/mcp/client.hpp>
 
 #include <libretto/mcp/detail/child_process.hpp>
@@ -37,7 +38,7 @@ LIBRETTO_DECL boost::asio::awaitable<json::object> client::request(std::string m
     if (ended_) throw boost::system::system_error(end_code_, method + ": " + end_reason_);
     const std::int64_t id = next_id_++;
     auto p = std::make_shared<pending>(ex_);
-    const auto deadline = std::chrono::steady_clock::now() + o_.request_timeout;
+    const auto deadline = ::libretto::detail::deadline_after(o_.request_timeout);
     p->wake.expires_at(deadline);
     pending_.emplace(id, p);
     conn_->write(detail::make_request(id, method, std::move(params)));

@@ -6,6 +6,7 @@
 // atomic file replacement (temp file, fsync, rename, fsync of the directory), process
 // identity (pid + start time from /proc) and the per-session writer lock.
 
+#include <libretto/detail/deadline.hpp>
 #include <libretto/error.hpp>
 
 #include <boost/system/error_code.hpp>
@@ -371,7 +372,7 @@ public:
                        const std::function<void()>& on_wait = {}) {
         if (held_) return {};
         using clock = std::chrono::steady_clock;
-        const auto deadline = clock::now() + o.timeout;
+        const auto deadline = deadline_after(o.timeout);
         auto delay = std::chrono::microseconds(200);
         bool waited = false;
         int reclaims = 0;
@@ -503,7 +504,7 @@ public:
         fd_ = file::open(path, O_RDWR | O_CREAT, ec);
         if (ec) return ec;
         using clock = std::chrono::steady_clock;
-        const auto deadline = clock::now() + timeout;
+        const auto deadline = deadline_after(timeout);
         auto delay = std::chrono::microseconds(100);
         for (;;) {
             if (::flock(fd_.get(), LOCK_EX | LOCK_NB) == 0) return {};

@@ -7,6 +7,7 @@
 // (moved to a side file under the writer lock). Apart from the engine: this is the code that
 // decides what a damaged file means.
 
+#include <libretto/detail/deadline.hpp>
 #include <libretto/store/detail/jsonl_engine.hpp>
 
 #include <libretto/event/compaction_check.hpp>
@@ -152,7 +153,7 @@ inline error_code engine::catch_up(diagnostics* d, open_session& s, bool& gone) 
         // Writers hold it while they write, so if it is free the tail is torn; if it is
         // held, look again (re-scanning what the writer adds) until the lock timeout.
         if (s.lock.held()) return recover(d, s, r);
-        if (!deadline) deadline = steady::now() + opt.lock_timeout;
+        if (!deadline) deadline = deadline_after(opt.lock_timeout);
         lock_options lo = lock_opt;
         lo.timeout = std::chrono::milliseconds(0);
         auto ec = s.lock.acquire(s.dir / "lock", lo, nonce);

@@ -5,6 +5,7 @@
 // postgres_store's connection pool: the shared state its operations run on (one strand),
 // schema migration on a new connection, taking a connection and running one statement.
 
+#include <libretto/detail/deadline.hpp>
 #include <libretto/detail/dependent_token.hpp>
 #include <libretto/diagnostics.hpp>
 #include <libretto/error.hpp>
@@ -127,7 +128,7 @@ using awaitable = boost::asio::awaitable<T>;
 template <class V = void>
 inline awaitable<error_code> acquire(pool_ptr p, std::unique_ptr<detail::pg::connection>& out, bool& reused,
                                      std::string& detail) {
-    const auto deadline = std::chrono::steady_clock::now() + p->acquire_timeout;
+    const auto deadline = deadline_after(p->acquire_timeout);
     reused = false;
     for (;;) {
         while (!p->idle.empty()) {

@@ -144,6 +144,10 @@ private:
             detail = "no database path";
             return errc::invalid_argument;
         }
+        if (p.busy_timeout_ms < 0) {
+            detail = "busy_timeout is negative";
+            return errc::invalid_argument;
+        }
         max_event_bytes_ = p.max_event_bytes;
         int rc = db_.open(p.path, detail);
         if (rc != SQLITE_OK) return sqlite::error_from(rc);

@@ -7,6 +7,7 @@
 // the file in WAL mode, creates its tables, prepares all its statements at once, and its
 // constructor throws what went wrong naming the file.
 
+#include <libretto/detail/deadline.hpp>
 #include <libretto/diagnostics.hpp>
 #include <libretto/error.hpp>
 #include <libretto/store/detail/sqlite_db.hpp>
@@ -33,6 +34,10 @@ inline boost::system::error_code open_wal(connection& db, const std::string& pat
                                           std::chrono::milliseconds busy_timeout, std::string& why) {
     if (path.empty()) {
         why = "no database path";
+        return errc::invalid_argument;
+    }
+    if (auto problem = negative_duration_problem("busy_timeout", busy_timeout); !problem.empty()) {
+        why = std::move(problem);
         return errc::invalid_argument;
     }
     if (int rc = db.open(path, why); rc != SQLITE_OK) return error_from(rc);

@@ -5,6 +5,7 @@
 // jsonl_store's functions that are not templates, with the engine they use: inline in a
 // header-only build, compiled once by <libretto/src.hpp> with LIBRETTO_SEPARATE_COMPILATION.
 
+#include <libretto/detail/deadline.hpp>
 #include <libretto/store/detail/jsonl_engine.hpp>
 #include <libretto/store/jsonl_store.hpp>
 
@@ -27,6 +28,10 @@ struct jsonl_store::pool_owner {
 };
 
 LIBRETTO_DECL jsonl_store::jsonl_store(executor_type ex, jsonl_store_options o) : ex_(std::move(ex)) {
+    for (auto [name, d] : {std::pair{"lock_timeout", o.lock_timeout}, {"lock_linger", o.lock_linger},
+                           {"stale_lock_age", o.stale_lock_age}})
+        if (auto why = detail::negative_duration_problem(name, d); !why.empty())
+            throw boost::system::system_error(make_error_code(errc::invalid_argument), "jsonl_store: " + why);
     boost::asio::any_io_executor blocking;
     if (o.blocking_executor) {
         blocking = *o.blocking_executor;
