@@ -183,6 +183,42 @@ BOOST_AUTO_TEST_CASE(an_unanswered_call_in_the_range_is_not_cut) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
+BOOST_AUTO_TEST_CASE(the_size_estimates_count_what_a_model_reads) {
+    // approx_json_chars: exact for ASCII strings without escapes; numbers count 8.
+    BOOST_TEST(lb::approx_json_chars(json::value("abc")) == 5u);                       // "abc"
+    BOOST_TEST(lb::approx_json_chars(json::value(nullptr)) == 4u);
+    BOOST_TEST(lb::approx_json_chars(json::value(true)) == 5u);
+    BOOST_TEST(lb::approx_json_chars(json::value(12)) == 8u);
+    BOOST_TEST(lb::approx_json_chars(json::object{}) == 2u);                            // {}
+    BOOST_TEST(lb::approx_json_chars(json::object{{"k", "v"}}) == 2u + 1u + 4u + 3u);  // {"k":"v"}
+    BOOST_TEST(lb::approx_json_chars(json::value(json::array{1, "x"})) == 2u + 9u + 4u);
+    // event_chars: text, thinking, tool name and arguments, results and errors, data; a
+    // file 4800; a compaction its summary.
+    lb::event e = lb::event::make(lb::event_type::agent_message, "a", lb::content::from_text("hello"));
+    BOOST_TEST(lb::event_chars(e) == 5u);
+    e.content.parts.emplace_back(lb::thinking_part{"hmm"});
+    e.content.parts.emplace_back(lb::tool_call_part{"c1", "add", {{"a", 1}}, {}});
+    BOOST_TEST(lb::event_chars(e) == 5u + 3u + 3u + (2u + 1u + 4u + 8u));
+    lb::event r = lb::event::make(lb::event_type::tool_response, "a", lb::content{});
+    lb::tool_response_part failed{"c1", "add", json::value(nullptr), {}, {}};
+    failed.error = std::string("boom");
+    r.content.parts.emplace_back(failed);
+    BOOST_TEST(lb::event_chars(r) == 4u + 4u);
+    lb::event c = lb::event::make(lb::event_type::agent_message, "compaction", lb::content{});
+    c.actions.compaction = lb::event_compaction{1, 2, 0, 0, "sum", 2};
+    BOOST_TEST(lb::event_chars(c) == 3u);
+    BOOST_TEST(lb::event_chars(lb::event{}) == 0u);
+    // estimate_tokens: characters / 4 rounded up, without wrapping at the top.
+    BOOST_TEST(lb::estimate_tokens(0) == 0);
+    BOOST_TEST(lb::estimate_tokens(1) == 1);
+    BOOST_TEST(lb::estimate_tokens(4) == 1);
+    BOOST_TEST(lb::estimate_tokens(5) == 2);
+    constexpr auto max = std::numeric_limits<std::size_t>::max();
+    BOOST_TEST(lb::estimate_tokens(max) == static_cast<std::int64_t>(max / 4 + 1)); // (max + 3) / 4 wrapped to 0
+    BOOST_TEST(lb::estimate_tokens(max - 1) > 0);
+    BOOST_TEST(lb::event_tokens(e) == lb::estimate_tokens(lb::event_chars(e)));
+}
+
 BOOST_AUTO_TEST_SUITE(token_budget_strategy)
 
 BOOST_AUTO_TEST_CASE(triggers_on_reported_usage_strictly_above_the_budget) {
@@ -218,6 +254,13 @@ BOOST_AUTO_TEST_CASE(a_budget_that_cannot_hold_is_refused_naming_the_member) {
     refused({.context_window = -1, .reserve_tokens = 0}, "context_window is -1, below 0");
     refused({.context_window = 100, .reserve_tokens = -5}, "reserve_tokens is -5, below 0");
     refused({.context_window = 100, .reserve_tokens = 0, .keep_recent_tokens = -1}, "keep_recent_tokens is -1, below 0");
+    // Keeping a window's worth raw: the model would overflow before compaction made room.
+    refused({.context_window = 32'000, .keep_recent_tokens = 32'000},
+            "token_budget: keep_recent_tokens (32000) is not below context_window (32000)");
+    refused({.context_window = 1000, .reserve_tokens = 0, .keep_recent_tokens = 5000}, "is not below context_window");
+    // A window of 32,000 with the default reserve and keep (more than the window minus the
+    // reserve, less than the window): it compacts once the kept tail outgrows 20,000 tokens.
+    BOOST_CHECK_NO_THROW(lb::token_budget{.context_window = 32'000}.check());
     // The edges hold: one token of room, and nothing kept raw.
     const lb::token_budget edge{.context_window = 101, .reserve_tokens = 100, .keep_recent_tokens = 0};
     BOOST_CHECK_NO_THROW(edge.check());

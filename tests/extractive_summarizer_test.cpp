@@ -177,7 +177,7 @@ BOOST_AUTO_TEST_CASE(huge_tool_result_stays_bounded) {
     ev.push_back(user("what failed?"));
     lb::summary_request r;
     r.events = ev;
-    for (std::size_t max : {4000u, 1000u, 300u, 64u, 0u}) {
+    for (std::size_t max : {4000u, 1000u, 300u, 64u, 16u}) {
         lb::extractive_summarizer_options o;
         o.max_chars = max;
         std::string t = lb::extractive_summarizer(o).summarize(r).text;
@@ -187,6 +187,32 @@ BOOST_AUTO_TEST_CASE(huge_tool_result_stays_bounded) {
     std::string t = lb::extractive_summarizer{}.summarize(r).text;
     BOOST_TEST(contains(t, "Tool result (read_log): LLLL"));
     BOOST_TEST(contains(t, "Latest user request:\nwhat failed?"));
+}
+
+BOOST_AUTO_TEST_CASE(a_max_chars_too_small_for_a_summary_is_refused) {
+    // max_chars 0 gave an empty summary, which the compaction it was for then refused
+    // ("actions.compaction.summary is empty") without naming the option.
+    for (std::size_t max : {0u, 1u, 15u}) {
+        lb::extractive_summarizer_options o;
+        o.max_chars = max;
+        try {
+            lb::extractive_summarizer s(o);
+            BOOST_ERROR("max_chars " << max << " was taken");
+        } catch (const boost::system::system_error& e) {
+            BOOST_TEST((e.code() == lb::errc::invalid_argument));
+            BOOST_TEST(std::string(e.what()).find("extractive_summarizer_options::max_chars is " + std::to_string(max) +
+                                                  "; a summary needs at least 16 bytes") != std::string::npos,
+                       e.what());
+        }
+    }
+    lb::extractive_summarizer_options o;
+    o.max_chars = 16;
+    lb::summary_request r;
+    std::vector<lb::event> ev{user("hello there, a long enough question")};
+    r.events = ev;
+    const std::string t = lb::extractive_summarizer(o).summarize(r).text;
+    BOOST_TEST(!t.empty());
+    BOOST_TEST(t.size() <= 16u);
 }
 
 BOOST_AUTO_TEST_CASE(never_cuts_inside_a_character) {
@@ -202,7 +228,7 @@ BOOST_AUTO_TEST_CASE(never_cuts_inside_a_character) {
     lb::summary_request r;
     r.events = ev;
     r.previous_summary = big;
-    for (std::size_t max = 0; max < 700; max += 7) {
+    for (std::size_t max = 16; max < 700; max += 7) {
         lb::extractive_summarizer_options o;
         o.max_chars = max;
         o.message_chars = 1 + max / 10;

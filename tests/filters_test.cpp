@@ -4,6 +4,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -441,6 +443,23 @@ BOOST_AUTO_TEST_CASE(compaction_and_filters_commute) {
 BOOST_AUTO_TEST_SUITE_END()
 
 // ---------------------------------------------------------------------------------------
+BOOST_AUTO_TEST_CASE(summary_text_counts_the_range_or_says_the_count) {
+    auto text = [](std::int64_t first, std::int64_t last, std::int64_t count) {
+        event_compaction c;
+        c.first_sequence = first;
+        c.last_sequence = last;
+        c.event_count = count;
+        c.summary = "S";
+        return summary_text(c);
+    };
+    BOOST_TEST(text(3, 7, 0) == "[Summary of 5 earlier events]\n\nS");
+    BOOST_TEST(text(3, 7, 12) == "[Summary of 12 earlier events]\n\nS"); // a rolled-up summary counts more
+    BOOST_TEST(text(4, 4, 0) == "[Summary of 1 earlier events]\n\nS");
+    // Ranges no store takes are still shown, without overflow (UBSan once stopped here).
+    BOOST_TEST(text(-1, std::numeric_limits<std::int64_t>::max(), 0) == "[Summary of 9223372036854775809 earlier events]\n\nS");
+    BOOST_TEST(text(7, 3, 0) == "[Summary of no earlier events]\n\nS");
+}
+
 BOOST_AUTO_TEST_SUITE(rewinds)
 
 namespace {
@@ -480,6 +499,29 @@ BOOST_AUTO_TEST_CASE(a_rewind_undone_by_a_later_one_undoes_nothing) {
                          in(raw(6), "d")};
     BOOST_TEST((undone_ranges(t) == std::vector<undone_range>{{1, 2}, {3, 4}}));
     BOOST_TEST((render(make_context_view(t)) == strings{"Event 1", "Event 6"}));
+}
+
+BOOST_AUTO_TEST_CASE(a_rewind_that_records_its_start_undoes_from_there) {
+    // Invocation x ran, was rewound, z ran, then x again (a caller's id used twice); the
+    // second rewind of x records that it began at sequence 6. Without the record the first
+    // event of x (sequence 1) would be taken, and z undone with it.
+    auto recorded = [](std::int64_t seq, std::string target, json::value first) {
+        event e = rewind_to(seq, std::move(target));
+        e.metadata["rewind"] = json::object{{"before_invocation_id", "x"}, {"first_sequence", first}};
+        return e;
+    };
+    std::vector<event> s{in(raw(1), "x"), in(raw(2), "x"), recorded(3, "x", 1), in(raw(4), "z"), in(raw(5), "z"),
+                         in(raw(6), "x"), recorded(7, "x", 6), in(raw(8), "w")};
+    BOOST_TEST((undone_ranges(s) == std::vector<undone_range>{{0, 2}, {5, 6}}));
+    BOOST_TEST((render(make_context_view(s)) == strings{"Event 4", "Event 5", "Event 8"}));
+    // A record that names no event of the target (or is not a sequence) falls back to the
+    // target's first event, as a rewind without a record does.
+    std::vector<event> t{in(raw(1), "x"), in(raw(2), "z"), in(raw(3), "x"), recorded(4, "x", 2), in(raw(5), "w")};
+    BOOST_TEST((undone_ranges(t) == std::vector<undone_range>{{0, 3}}));
+    std::vector<event> u{in(raw(1), "x"), in(raw(2), "z"), recorded(3, "x", "2"), in(raw(4), "w")};
+    BOOST_TEST((undone_ranges(u) == std::vector<undone_range>{{0, 2}}));
+    std::vector<event> v{in(raw(1), "x"), recorded(2, "x", 99), in(raw(3), "w")};
+    BOOST_TEST((undone_ranges(v) == std::vector<undone_range>{{0, 1}}));
 }
 
 BOOST_AUTO_TEST_CASE(a_rewind_to_an_unknown_invocation_undoes_only_itself) {

@@ -17,6 +17,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -229,6 +230,25 @@ BOOST_AUTO_TEST_CASE(prepare_compaction_rolls_up_a_summary_from_a_context_load) 
     // A bad summary is no summary to roll up: the events it claims to cover are needed.
     events[0].actions.compaction->summary = "";
     BOOST_TEST(!lb::holds_plan_events(events, plan));
+}
+
+BOOST_AUTO_TEST_CASE(holds_plan_events_takes_any_range_without_overflow) {
+    // A custom strategy's plan may name any range: the test once computed last - first + 1
+    // in int64_t (UBSan: signed overflow for {0, INT64_MAX}).
+    constexpr auto max = std::numeric_limits<std::int64_t>::max();
+    constexpr auto min = std::numeric_limits<std::int64_t>::min();
+    std::vector<lb::event> events{ev(1, lb::event_type::user_message, "a"), ev(2, lb::event_type::agent_message, "b"),
+                                  ev(3, lb::event_type::user_message, "c")};
+    BOOST_TEST(lb::holds_plan_events(events, lb::compaction_plan{1, 3}));
+    BOOST_TEST(lb::holds_plan_events(events, lb::compaction_plan{2, 2}));
+    BOOST_TEST(!lb::holds_plan_events(events, lb::compaction_plan{0, max}));
+    BOOST_TEST(!lb::holds_plan_events(events, lb::compaction_plan{min, max}));
+    BOOST_TEST(!lb::holds_plan_events(events, lb::compaction_plan{1, max}));
+    BOOST_TEST(!lb::holds_plan_events(events, lb::compaction_plan{min, 3}));
+    BOOST_TEST(!lb::holds_plan_events(events, lb::compaction_plan{2, 4}));
+    BOOST_TEST(!lb::holds_plan_events(std::vector<lb::event>{}, lb::compaction_plan{1, 1}));
+    // The range is refused where the plan is checked (prepare_compaction), not here.
+    BOOST_CHECK_THROW(lb::prepare_compaction(events, lb::compaction_plan{0, max}), boost::system::system_error);
 }
 
 BOOST_AUTO_TEST_CASE(forced_plan_keeps_the_current_turn_and_never_splits_a_call_from_its_result) {

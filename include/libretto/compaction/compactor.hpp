@@ -128,7 +128,9 @@ inline const event* rolled_compaction(event_span events, const compaction_plan& 
 inline bool holds_sequences(event_span events, std::int64_t first, std::int64_t last) {
     if (first > last) return true;
     const std::size_t n = index_after(events, last) - index_from(events, first);
-    return static_cast<std::int64_t>(n) == last - first + 1;
+    // last - first in unsigned arithmetic: exact for any first <= last, where the signed
+    // form overflows for a range as wide as {0, INT64_MAX} (a custom strategy's plan).
+    return n > 0 && static_cast<std::uint64_t>(n - 1) == static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(first);
 }
 
 /// The newest sequence of `events` (0: none stored).
@@ -152,7 +154,9 @@ inline std::int64_t newest_sequence(event_span events) {
 inline bool holds_plan_events(event_span events, const compaction_plan& plan) {
     if (detail::holds_sequences(events, plan.first_sequence, plan.last_sequence)) return true;
     const event* prev = detail::rolled_compaction(events, plan);
-    return prev && detail::holds_sequences(events, prev->actions.compaction->last_sequence + 1, plan.last_sequence);
+    if (!prev) return false;
+    const std::int64_t rolled_last = prev->actions.compaction->last_sequence;
+    return rolled_last >= plan.last_sequence || detail::holds_sequences(events, rolled_last + 1, plan.last_sequence);
 }
 
 /// The summary_request for `plan` over `events` (sorted by sequence; holds_plan_events must

@@ -65,8 +65,10 @@ inline std::size_t event_chars(const event& e) noexcept {
     return n;
 }
 
-/// Tokens as characters / 4, rounded up.
-inline std::int64_t estimate_tokens(std::size_t chars) noexcept { return static_cast<std::int64_t>((chars + 3) / 4); }
+/// Tokens as characters / 4, rounded up (written so that no count wraps).
+inline std::int64_t estimate_tokens(std::size_t chars) noexcept {
+    return static_cast<std::int64_t>(chars / 4 + (chars % 4 != 0)); // at most SIZE_MAX/4 + 1: fits
+}
 
 inline std::int64_t event_tokens(const event& e) noexcept { return estimate_tokens(event_chars(e)); }
 

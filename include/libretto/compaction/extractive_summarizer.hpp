@@ -11,10 +11,13 @@
 
 #include <libretto/compaction/detail/summary_text.hpp>
 #include <libretto/compaction/summarizer.hpp>
+#include <libretto/error.hpp>
 #include <libretto/event/event.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/system/system_error.hpp>
+#include <boost/throw_exception.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -44,7 +47,18 @@ struct extractive_summarizer_options {
 class extractive_summarizer {
 public:
     extractive_summarizer() = default;
-    explicit extractive_summarizer(extractive_summarizer_options o) : o_(std::move(o)) {}
+    /// The fewest bytes max_chars may give a summary: one that could be empty would fail
+    /// the compaction it is for.
+    static constexpr std::size_t min_max_chars = 16;
+
+    /// Throws system_error(errc::invalid_argument) when o.max_chars is below min_max_chars.
+    explicit extractive_summarizer(extractive_summarizer_options o) : o_(std::move(o)) {
+        if (o_.max_chars < min_max_chars)
+            boost::throw_exception(boost::system::system_error(
+                make_error_code(errc::invalid_argument),
+                "extractive_summarizer_options::max_chars is " + std::to_string(o_.max_chars) + "; a summary needs at least " +
+                    std::to_string(min_max_chars) + " bytes"));
+    }
 
     /// The summary of `r`, computed at once (no suspension). The operation holds a copy of *this.
     template <class = void> // a template: g++ 12 compiles it only where used (detail/config.hpp)

@@ -72,7 +72,9 @@ struct token_budget {
     }
 
     /// Throws system_error(errc::invalid_argument) naming what cannot hold: a negative
-    /// member, or a context_window not above reserve_tokens (every turn would compact).
+    /// member, a context_window not above reserve_tokens (every turn would compact), or
+    /// keep_recent_tokens not below context_window (the kept events alone fill the window,
+    /// so no compaction could make room).
     void check() const {
         auto refuse = [](std::string what) {
             boost::throw_exception(boost::system::system_error(make_error_code(errc::invalid_argument), "token_budget: " + what));
@@ -83,6 +85,9 @@ struct token_budget {
         if (context_window <= reserve_tokens)
             refuse("reserve_tokens (" + std::to_string(reserve_tokens) + ") leaves no room in context_window (" +
                    std::to_string(context_window) + "): every turn would compact");
+        if (keep_recent_tokens >= context_window)
+            refuse("keep_recent_tokens (" + std::to_string(keep_recent_tokens) + ") is not below context_window (" +
+                   std::to_string(context_window) + "): the kept events alone would fill it");
     }
 
     /// Throws as check() does.

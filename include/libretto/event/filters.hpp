@@ -183,8 +183,13 @@ inline context_view filter_events(context_view view) {
 
 /// The text a summary is shown with in a model's context.
 inline std::string summary_text(const event_compaction& c) {
+    // The count of a range in unsigned arithmetic (a bad range must not overflow); a
+    // range that names no events says so.
     std::string t = "[Summary of ";
-    t += std::to_string(c.event_count > 0 ? c.event_count : c.last_sequence - c.first_sequence + 1);
+    if (c.event_count > 0) t += std::to_string(c.event_count);
+    else if (c.first_sequence <= c.last_sequence)
+        t += std::to_string(static_cast<std::uint64_t>(c.last_sequence) - static_cast<std::uint64_t>(c.first_sequence) + 1);
+    else t += "no";
     t += " earlier events]\n\n";
     t += c.summary;
     return t;
