@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -223,6 +224,31 @@ BOOST_AUTO_TEST_CASE(back_pressure_bounds_the_producer_lead) {
     }
 }
 
+
+BOOST_AUTO_TEST_CASE(a_capacity_near_size_max_means_no_bound_not_no_room) {
+    // The room test once added the capacity to the count taken, which wrapped: after the
+    // first item was taken the producer never had room again and the stream hung.
+    for (std::size_t capacity : {std::numeric_limits<std::size_t>::max(), std::numeric_limits<std::size_t>::max() - 1}) {
+        auto completed = std::make_shared<int>(0);
+        run([&](executor ex) -> asio::awaitable<void> {
+            auto producer = [completed](stream_writer<int> out) -> asio::awaitable<void> {
+                for (int i = 0; i < 50; ++i) {
+                    co_await out.emit(i);
+                    ++*completed;
+                }
+            };
+            basic_event_stream<int> s(ex, producer, stream_options{capacity});
+            int consumed = 0;
+            while (std::optional<int> v = co_await s.next()) {
+                BOOST_REQUIRE_EQUAL(*v, consumed);
+                ++consumed;
+                co_await sleep_for(1ms);
+                BOOST_TEST(*completed == 50); // no bound: the producer never waited
+            }
+            BOOST_TEST(consumed == 50);
+        });
+    }
+}
 BOOST_AUTO_TEST_CASE(cancelled_through_slot_by_awaitable_operator_while_producer_sleeps) {
     using namespace asio::experimental::awaitable_operators;
     auto observed = std::make_shared<bool>(false);

@@ -255,6 +255,30 @@ BOOST_AUTO_TEST_CASE(a_time_limit_that_does_not_pass_changes_nothing) {
     BOOST_TEST((std::chrono::steady_clock::now() - t0 < 5s)); // the timer does not hold the turn
 }
 
+BOOST_AUTO_TEST_CASE(a_negative_time_limit_is_refused_and_the_turn_never_starts) {
+    world w({reply::text("never asked")});
+    lb::run_to_end_options o;
+    o.time_limit = -5ms;
+    lb::turn_result r = lb::run_to_end(w.runner, world::session(), "hi", std::move(o));
+    BOOST_TEST((r.error == lb::errc::invalid_argument));
+    BOOST_TEST(r.message() == "run_to_end: options.time_limit is negative (-5 ms); zero means no limit");
+    BOOST_TEST(r.events.empty());
+    BOOST_TEST(w.model.request_count() == 0u);
+    BOOST_TEST(w.stored().empty()); // not even the user's message: the turn did not run
+}
+
+BOOST_AUTO_TEST_CASE(a_time_limit_beyond_a_century_is_no_limit) {
+    // milliseconds::max() once overflowed the timer's nanoseconds (UB) and ended the turn at once.
+    for (auto limit : {std::chrono::milliseconds::max(), std::chrono::milliseconds(std::chrono::hours(24 * 36525 + 1))}) {
+        world w({reply::text("quick")});
+        lb::run_to_end_options o;
+        o.time_limit = limit;
+        lb::turn_result r = lb::run_to_end(w.runner, world::session(), "hi", std::move(o));
+        BOOST_TEST(r.ok(), r.message());
+        BOOST_TEST(r.final_answer == "quick");
+    }
+}
+
 BOOST_AUTO_TEST_CASE(cancellation_through_a_bound_slot) {
     world w({reply::tool_call("slow", {{"ms", 10'000}}), reply::text("too late")});
     asio::cancellation_signal cancel;
@@ -544,11 +568,23 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(a_tool_turn_ending_silently, Store, stores) {
 }
 
 BOOST_AUTO_TEST_CASE_TEMPLATE(without_a_token_nothing_is_silent, Store, stores) {
-    silent_world<Store> w({reply::text("NO_REPLY").in_chunks(2)});
+    silent_world<Store> w({reply::text("NO_REPLY").in_chunks(2), reply::text("hello")});
     auto a = w.turn("go", "");
     BOOST_TEST(a.partials.size() == 2u);
     BOOST_TEST(a.result.final_answer == "NO_REPLY");
     BOOST_TEST(!w.stored().at(1).metadata.contains("silent"));
+    // A blank token is no token: the reply is delivered (an empty one once made all silent).
+    auto b = w.turn("again", " \n");
+    BOOST_TEST(b.result.final_answer == "hello", b.result.message());
+}
+
+BOOST_AUTO_TEST_CASE_TEMPLATE(white_space_around_the_token_is_ignored, Store, stores) {
+    silent_world<Store> w({reply::text("no_reply").in_chunks(2)});
+    auto a = w.turn("go", " NO_REPLY\n");
+    BOOST_TEST(a.result.ok(), a.result.message());
+    BOOST_TEST(a.result.events.empty());
+    BOOST_TEST(a.partials.empty());
+    BOOST_TEST(w.stored().at(1).metadata.at("silent") == true);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -562,6 +598,21 @@ BOOST_AUTO_TEST_CASE(silent_reply_rules) {
     BOOST_TEST(!is_silent_reply("", "NO_REPLY"));
     BOOST_TEST(!is_silent_reply("", ""));
     BOOST_TEST(!is_silent_reply("anything", ""));
+    // White space around the token is the caller's, not part of it (" NO_REPLY" once
+    // matched nothing, since the reply is trimmed); a blank token matches nothing.
+    BOOST_TEST(is_silent_reply("NO_REPLY", " NO_REPLY\n"));
+    BOOST_TEST(!is_silent_reply(" ", " "));
+    BOOST_TEST(!is_silent_reply("", " \t"));
+    lb::detail::silent_reply_filter padded(" NO_REPLY ");
+    lb::event part = lb::event::make(lb::event_type::agent_message, "a", lb::content::from_text("NO_"));
+    part.partial = true;
+    BOOST_TEST(!padded.partial(std::move(part)).has_value()); // held: it could still be the token
+    lb::detail::silent_reply_filter blank("  ");
+    lb::event shown = lb::event::make(lb::event_type::agent_message, "a", lb::content::from_text("hello"));
+    shown.partial = true;
+    BOOST_TEST(blank.partial(std::move(shown)).has_value()); // nothing is silent
+    lb::event whole = lb::event::make(lb::event_type::agent_message, "a", lb::content::from_text(""));
+    BOOST_TEST(!blank.silent_final(whole));
 }
 
 // ---- conversation turns: keys, the index, resets (docs/sessions.md) -------------------------
@@ -902,6 +953,22 @@ BOOST_AUTO_TEST_CASE(load_memory_tool_refuses_a_limit_out_of_range) {
     }
     BOOST_CHECK_NO_THROW((void)lb::load_memory_tool(1));
     BOOST_CHECK_NO_THROW((void)lb::load_memory_tool(1000));
+}
+
+BOOST_AUTO_TEST_CASE(a_memory_preload_past_the_search_limit_is_refused_by_the_runner) {
+    // It used to fail every turn with words instead ("recalling memory ... limit is 1001").
+    for (std::size_t bad : {std::size_t(1001), std::size_t(-1)}) {
+        try {
+            memory_world w({}, bad);
+            BOOST_ERROR("memory_preload " << bad << " was accepted");
+        } catch (const boost::system::system_error& e) {
+            BOOST_TEST((e.code() == lb::errc::invalid_argument), e.what());
+            BOOST_TEST(std::string(e.what()).find("runner_options::memory_preload is " + std::to_string(bad) + " (0 to 1000)") !=
+                           std::string::npos,
+                       e.what());
+        }
+    }
+    BOOST_CHECK_NO_THROW(memory_world({}, 1000));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

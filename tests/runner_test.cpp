@@ -1209,6 +1209,11 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(resume_continues_a_paused_invocation, Env, envs) {
 
     auto t3 = run_turn(env.io, r.run(o, "pay 20"));
     BOOST_TEST(t3.events.size() == 1u);
+    auto renamed = run_turn(env.io, r.resume(opts(), lb::tool_response_part{"lr1", "refund", {}, {}, {}}));
+    BOOST_TEST((renamed.code() == lb::errc::invalid_argument));
+    BOOST_TEST(renamed.what().find("the response to tool call 'lr1' names tool 'refund', but the call was to 'approve'") !=
+                   std::string::npos,
+               renamed.what());
     lb::run_options wrong = opts();
     wrong.invocation_id = invocation; // the first invocation, not the one paused now
     auto w = run_turn(env.io, r.resume(wrong, lb::tool_response_part{"lr1", "approve", {}, {}, {}}));

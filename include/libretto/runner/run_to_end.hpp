@@ -28,6 +28,7 @@
 #include <libretto/stream/event_stream.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/append.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -39,6 +40,7 @@
 #include <boost/asio/compose.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -71,7 +73,8 @@ struct run_to_end_options {
 
     /// The turn's time limit, from the start of the operation; zero (the default): none.
     /// When it passes the turn is cancelled (what was stored stays stored) and the
-    /// operation completes with errc::limit_exceeded.
+    /// operation completes with errc::limit_exceeded. A negative limit is refused
+    /// (errc::invalid_argument, the turn never starts); one beyond a century is none.
     std::chrono::milliseconds time_limit{0};
     /// Called with every event as it arrives, partial ones included (to show text as the
     /// model writes it), on the turn's executor, before the event is kept. An exception it
@@ -210,6 +213,15 @@ struct run_to_end_op {
 
     template <class Self>
     void operator()(Self& self) {
+        if (st->options.time_limit.count() < 0) {
+            // Refused before the turn's first next(), so the turn never starts.
+            st->fail(make_error_code(errc::invalid_argument),
+                     "run_to_end: options.time_limit is negative (" + std::to_string(st->options.time_limit.count()) +
+                         " ms); zero means no limit");
+            boost::asio::any_io_executor ex = st->ex; // before `self` (and st with it) moves
+            boost::asio::post(std::move(ex), boost::asio::append(std::move(self), std::exception_ptr()));
+            return;
+        }
         // Any kind of cancellation stops the turn: there is nothing to undo.
         self.reset_cancellation_state(boost::asio::enable_total_cancellation());
         boost::asio::cancellation_slot slot = self.get_cancellation_state().slot();
@@ -219,7 +231,8 @@ struct run_to_end_op {
                 boost::asio::dispatch(s->ex, [s] { s->stop_turn(run_to_end_state::stop::cancelled); });
             });
         }
-        if (st->options.time_limit.count() > 0) {
+        // Past a century means none (and the timer's nanoseconds would overflow).
+        if (st->options.time_limit.count() > 0 && st->options.time_limit < std::chrono::hours(24 * 36525)) {
             st->timer.emplace(st->ex, st->options.time_limit);
             st->timer->async_wait([s = st](boost::system::error_code ec) {
                 if (!ec) s->stop_turn(run_to_end_state::stop::time_limit);

@@ -44,6 +44,7 @@
 #include <libretto/session/session.hpp>
 #include <libretto/sign/no_signer.hpp>
 #include <libretto/sign/signer.hpp>
+#include <libretto/store/memory_service.hpp>
 #include <libretto/store/session_store.hpp>
 #include <libretto/stream/event_stream.hpp>
 
@@ -79,7 +80,9 @@ struct run_options {
     /// Applied with the user message (run) or the tool response (resume): stored in that
     /// event's actions.state_delta, so the agent starts with it in its state.
     json::object state_delta{};
-    /// run: the new invocation's id (empty: a fresh UUID). resume: the paused invocation;
+    /// run: the new invocation's id (empty: a fresh UUID); give each turn its own, since a
+    /// rewind to an id used twice undoes from its first run that no rewind undid (and
+    /// everything after). resume: the paused invocation;
     /// empty: the invocation of the tool call being answered (a different one is an error).
     std::string invocation_id{};
     /// The context's is_resumable(): long-running tool calls pause the invocation (resume
@@ -97,7 +100,8 @@ struct run_options {
     /// Silent turns (background work the user should not see): a reply whose whole text is
     /// this token (case-insensitive, white space around it ignored; OpenClaw's "NO_REPLY")
     /// is stored with metadata["silent"] = true and not yielded, and a reply's partial
-    /// events are held back while it could still be the token. Empty: no silent replies.
+    /// events are held back while it could still be the token. White space around the
+    /// token itself is ignored too; empty (or blank): no silent replies.
     std::string silent_token{};
 
     /// A conversation turn: the session is the current session of this conversation key
@@ -167,7 +171,8 @@ struct runner_options {
     /// to it after the turn.
     bool memorize = true;
     /// With `memory`: the entries (at most this many) that the user's message recalls from
-    /// the user's other sessions go into the agent's instruction for this turn. 0: none.
+    /// the user's other sessions go into the agent's instruction for this turn. 0: none;
+    /// above max_memory_limit (1000): the constructor throws (errc::invalid_argument).
     std::size_t memory_preload = 0;
 };
 
@@ -196,6 +201,10 @@ struct runner_core {
           on_ignored_compaction(std::move(o.on_ignored_compaction)), index(o.index), artifacts(o.artifacts), memory(o.memory),
           memorize(o.memorize), memory_preload(o.memory_preload),
           clock(make_conversation_clock(o.reset)) {
+        if (memory_preload > max_memory_limit)
+            detail::throw_turn_error(errc::invalid_argument, "runner_options::memory_preload is " +
+                                                                 std::to_string(memory_preload) + " (0 to " +
+                                                                 std::to_string(max_memory_limit) + ")");
         auto dup = duplicate_agent_names(root);
         if (!dup.empty()) {
             std::string names;

@@ -14,8 +14,9 @@
 //        the events' text: user and agent messages (not partial, not silent), and
 //        compaction summaries with their range. An event already added (same session and
 //        event id) is not added twice. Each of them is checked first (a non-empty id
-//        without control characters; id, author and text UTF-8 without NUL; a finite
-//        time): otherwise errc::invalid_argument naming it, and nothing of the call added.
+//        without control characters; id, author and text UTF-8; a finite time; a NUL in
+//        author or text is kept as a space): otherwise errc::invalid_argument naming it,
+//        and nothing of the call added.
 //   s.memory_search(const memory_query&, std::vector<memory_entry>& out, diag)
 //        best first; at most query.limit. Words split at spaces and punctuation (Unicode's
 //        too) and match regardless of case as far as the back end folds it (all: ASCII,

@@ -43,6 +43,7 @@ inline resume_target find_resume_target(const session& s, const content& respons
         if (r->tool_call_id.empty())
             throw_turn_error(errc::invalid_argument, "resume: a tool response has no tool_call_id");
         const event* call = nullptr;
+        const tool_call_part* call_part = nullptr;
         for (auto it = s.events.rbegin(); it != s.events.rend() && !call; ++it) {
             if (it->partial) continue;
             if (it->type == event_type::tool_response) {
@@ -54,11 +55,16 @@ inline resume_target find_resume_target(const session& s, const content& respons
                 continue;
             }
             for (const auto& c : it->tool_calls())
-                if (c.tool_call_id == r->tool_call_id) call = &*it;
+                if (c.tool_call_id == r->tool_call_id) call = &*it, call_part = &c;
         }
         if (!call)
             throw_turn_error(errc::not_found, "resume: no tool call '" + r->tool_call_id + "' in " + session_name(key) +
                                                   " (searched the events a turn loads: those no compaction covers)");
+        // A response under another tool's name would be stored as a pair no model accepts.
+        if (!r->tool_name.empty() && r->tool_name != call_part->tool_name)
+            throw_turn_error(errc::invalid_argument, "resume: the response to tool call '" + r->tool_call_id +
+                                                         "' names tool '" + r->tool_name + "', but the call was to '" +
+                                                         call_part->tool_name + "'");
         if (!any) {
             target = {call->invocation_id, call->author, call->branch};
             any = true;

@@ -25,12 +25,14 @@ namespace libretto::detail {
 /// True if `text` is the silent token and nothing else (case-insensitive, white space
 /// around it ignored). An empty token matches nothing.
 inline bool is_silent_reply(std::string_view text, std::string_view token) noexcept {
+    token = trim(token); // " NO_REPLY" is NO_REPLY: the reply is trimmed too
     return !token.empty() && iequals(trim(text), token);
 }
 
 class silent_reply_filter {
 public:
-    explicit silent_reply_filter(std::string token) : token_(std::move(token)) {}
+    /// White space around `token` is ignored; a blank token makes nothing silent.
+    explicit silent_reply_filter(std::string_view token) : token_(trim(token)) {}
 
     /// A partial event of the agent: the event to yield now (it, or it merged with the
     /// partials held before it), or nullopt to yield nothing yet.
@@ -41,7 +43,7 @@ public:
             held_.reset();
             state_ = state::undecided;
         }
-        if (state_ == state::delivered) return std::move(ev);
+        if (state_ == state::delivered || token_.empty()) return std::move(ev);
         if (state_ == state::silent) return std::nullopt;
         for (const auto& p : ev.content.parts)
             if (const auto* t = std::get_if<text_part>(&p)) text_ += t->text;

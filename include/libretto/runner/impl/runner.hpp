@@ -283,8 +283,8 @@ boost::asio::awaitable<void> run_turn(std::shared_ptr<Core> core, std::unique_pt
     ev.emplace();
     turn_start start = plan_turn_start(*core, t, req, *ev);
     const std::string& invocation_id = req.invocation_id = ev->invocation_id;
-    if (req.options.memory_flush && req.options.silent_token.empty()) req.options.silent_token = "NO_REPLY";
-    if (!req.options.silent_token.empty()) t.silent = std::make_unique<silent_reply_filter>(req.options.silent_token);
+    if (req.options.memory_flush && trim(req.options.silent_token).empty()) req.options.silent_token = "NO_REPLY";
+    if (!trim(req.options.silent_token).empty()) t.silent = std::make_unique<silent_reply_filter>(req.options.silent_token);
 
     std::exception_ptr failure;
     bool finished = false;

@@ -70,8 +70,10 @@ inline std::string memory_field_problem(std::string_view s, bool no_controls) {
 }
 
 /// The entries `events` are remembered as (memory_entry_of), in `session`, each checked
-/// before any is returned: a non-empty id without control characters, UTF-8 without NUL in
-/// id, author and text, a finite time. errc::invalid_argument naming the event and the
+/// before any is returned: a non-empty id without control characters, UTF-8 id, author and
+/// text, a finite time. A NUL in author or text (which stores keep, and PostgreSQL's C-string
+/// parameters would cut) becomes a space: it separates words anyway, and a turn whose
+/// message holds one must not fail to be remembered. errc::invalid_argument naming the event and the
 /// field otherwise, and `out` empty: a back end stores nothing of the call. Events that
 /// are not remembered are not checked.
 inline boost::system::error_code memory_entries_of(event_span events, const std::string& session,
@@ -82,6 +84,8 @@ inline boost::system::error_code memory_entries_of(event_span events, const std:
         ++at;
         auto m = memory_entry_of(e);
         if (!m) continue;
+        std::replace(m->author.begin(), m->author.end(), '\0', ' ');
+        std::replace(m->text.begin(), m->text.end(), '\0', ' ');
         std::string problem;
         if (m->event_id.empty()) problem = "the id is empty (an entry is known by its event's id)";
         else if (auto p = memory_field_problem(m->event_id, true); !p.empty()) problem = "the id " + p;

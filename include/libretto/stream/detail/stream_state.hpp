@@ -207,7 +207,8 @@ public:
 
     /// Back-pressure rule: an emit() may return once its item is among the first
     /// `capacity` items the consumer has not taken yet (for capacity 0: once taken).
-    bool has_room_for(std::uint64_t seq) const noexcept { return seq < popped_ + capacity_; }
+    /// (Written without popped_ + capacity_, which wraps for a capacity near SIZE_MAX.)
+    bool has_room_for(std::uint64_t seq) const noexcept { return seq < popped_ || seq - popped_ < capacity_; }
 
     /// The consumer has taken item `seq` (cancel() drops the others without counting them).
     bool taken(std::uint64_t seq) const noexcept { return seq < popped_; }
