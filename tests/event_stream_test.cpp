@@ -3,7 +3,9 @@
 
 #include <libretto/error.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
@@ -985,6 +987,22 @@ BOOST_AUTO_TEST_CASE(moving_the_stream_mid_way) {
         }
         auto moved_from = co_await error_of(a.next());
         BOOST_TEST((moved_from == libretto::errc::stream_closed));
+        // async_next as well, with every kind of token (it once dereferenced the null state).
+        libretto::diagnostics said;
+        auto op = a.async_next(said, asio::as_tuple(asio::use_awaitable));
+        auto [ec, item] = co_await std::move(op);
+        BOOST_TEST((ec == libretto::errc::stream_closed));
+        BOOST_TEST(!item.has_value());
+        BOOST_TEST(said.message() == "event_stream: next on a moved-from stream");
+        bool called = false;
+        a.async_next(asio::bind_executor(ex, [&](boost::system::error_code e, std::optional<int> v) {
+            called = true;
+            BOOST_TEST((e == libretto::errc::stream_closed));
+            BOOST_TEST(!v.has_value());
+        }));
+        BOOST_TEST(!called); // never inside the initiation
+        co_await sleep_for(1ms);
+        BOOST_TEST(called);
         basic_event_stream<int> c = libretto::make_stream<int>(ex, {9});
         c = std::move(b); // c's old stream is cancelled
         int expected = 2;

@@ -127,6 +127,35 @@ BOOST_AUTO_TEST_CASE(escalate_in_a_parallel_child_stops_the_loop_and_cancels_the
     BOOST_TEST(seconds_since(t0) < 5.0);
 }
 
+BOOST_AUTO_TEST_CASE(an_escalation_ends_the_innermost_loop_only) {
+    // outer{round{inner{critic}, summarizer}}: the critic's escalate ends the inner loop,
+    // which marks the event spent; the round goes on to the summarizer, and the outer loop
+    // runs its rounds. It used to end the outer loop too, before the summarizer.
+    asio::io_context io;
+    leaf critic{"critic", texts({"review"})};
+    critic.escalate_from_run = 1; // every run escalates
+    leaf summarizer{"summarizer", texts({"summary"})};
+    lb::loop_agent inner{{.name = "inner", .max_iterations = 5}, critic};
+    lb::loop_agent outer{{.name = "outer", .max_iterations = 3}, lb::sequential_agent{"round", inner, summarizer}};
+    auto got = run_agent(outer, make_ctx(io));
+    BOOST_TEST(!got.error);
+    BOOST_TEST(got.tags() == (strings{"critic:review@", "summarizer:summary@", "critic:review@", "summarizer:summary@",
+                                      "critic:review@", "summarizer:summary@"}));
+    BOOST_TEST(critic.p->runs == 3);
+    BOOST_TEST(summarizer.p->runs == 3);
+    BOOST_TEST(got.events[0].actions.escalate.value_or(false)); // forwarded as it came, marked
+    BOOST_TEST(got.events[0].metadata.at("escalation_ended_loop") == "inner");
+    // An escalation that is not inside an inner loop still ends the outer one.
+    leaf quitter{"quitter", texts({"done"})};
+    quitter.escalate_from_run = 1;
+    leaf never{"never", texts({"x"})};
+    lb::loop_agent both{{.name = "both", .max_iterations = 3},
+                        lb::sequential_agent{"round", lb::loop_agent{{.name = "inner", .max_iterations = 2}, never}, quitter}};
+    auto got2 = run_agent(both, make_ctx(io));
+    BOOST_TEST(got2.tags() == (strings{"never:x@", "never:x@", "quitter:done@"}));
+    BOOST_TEST(got2.events.back().metadata.at("escalation_ended_loop") == "both");
+}
+
 BOOST_AUTO_TEST_CASE(sub_agent_states_are_reset_every_iteration) {
     for (bool with_tree : {false, true}) {
         asio::io_context io;

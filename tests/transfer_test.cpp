@@ -59,6 +59,21 @@ BOOST_AUTO_TEST_CASE(transfer_runs_the_sub_agent_in_the_same_invocation) {
     BOOST_TEST(lb::transfer_hop_count(ctx) == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(malformed_hops_in_the_state_are_skipped_not_thrown_on) {
+    // The hops live in temp: state any tool or callback can write; a value that is not
+    // {from, to} strings once threw Boost.JSON's "not an object" out of the agent's run.
+    asio::io_context io;
+    auto ctx = make_ctx(io, "hi");
+    ctx.state().set(lb::transfer_hops_key, json::parse(R"([1, {"from": 2, "to": "x"}, {"from": "a"}, "s",
+                                                         {"from": "root", "to": "billing"}])"));
+    BOOST_TEST(lb::transfer_path(ctx) == "root -> billing");
+    BOOST_TEST(lb::detail::was_transferred_by(ctx, "root", "billing"));
+    BOOST_TEST(!lb::detail::was_transferred_by(ctx, "a", "x"));
+    lb::record_transfer_hop(ctx, "billing", "root");
+    BOOST_TEST(lb::transfer_path(ctx) == "root -> billing -> root");
+    BOOST_TEST(lb::transfer_hop_count(ctx) == 6u);
+}
+
 BOOST_AUTO_TEST_CASE(an_unknown_target_is_a_tool_error_the_model_sees) {
     asio::io_context io;
     lb::scripted_model root_model(io.get_executor(), {transfer_to("shipping"), lb::scripted_reply::text("I will answer myself.")});

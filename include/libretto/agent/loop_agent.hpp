@@ -108,7 +108,7 @@ boost::asio::awaitable<void> run_loop(std::string_view name, std::vector<agent_r
             {
                 // A resumed iteration gets its branch back: `times` comes from the checkpoint.
                 event_stream s = child.run(iteration_context(ctx, name, child.name(), branch_per_iteration, times));
-                r = co_await forward(s, ctx, out, true);
+                r = co_await forward(s, ctx, out, true, name);
             } // an escalating child's stream is cancelled here
             forwarded += r.events;
             escalated = r.escalated;

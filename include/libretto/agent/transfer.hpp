@@ -50,16 +50,33 @@ inline void record_transfer_hop(invocation_context& ctx, std::string_view from, 
     ctx.state().set(transfer_hops_key, std::move(hops));
 }
 
+namespace detail {
+
+/// The from and to of a recorded hop; false for a value that is not {from, to} strings
+/// (the key is temp: state any tool or callback can write: skipped, never thrown on).
+inline bool read_hop(const json::value& h, std::string_view& from, std::string_view& to) noexcept {
+    const json::object* o = h.if_object();
+    const json::value* f = o ? o->if_contains("from") : nullptr;
+    const json::value* t = o ? o->if_contains("to") : nullptr;
+    if (!f || !t || !f->is_string() || !t->is_string()) return false;
+    from = std::string_view(f->get_string().data(), f->get_string().size());
+    to = std::string_view(t->get_string().data(), t->get_string().size());
+    return true;
+}
+
+} // namespace detail
+
 /// "A -> B -> A": the agents of this invocation's transfers, for messages.
 inline std::string transfer_path(const invocation_context& ctx) {
     std::string out;
     const json::value* v = ctx.state().find(transfer_hops_key);
     if (!v || !v->is_array()) return out;
     for (const auto& h : v->get_array()) {
-        const auto& o = h.as_object();
-        if (out.empty()) out = std::string(o.at("from").as_string());
+        std::string_view from, to;
+        if (!detail::read_hop(h, from, to)) continue;
+        if (out.empty()) out = std::string(from);
         out += " -> ";
-        out += std::string(o.at("to").as_string());
+        out += std::string(to);
     }
     return out;
 }
@@ -70,8 +87,8 @@ namespace detail {
 inline bool was_transferred_by(const invocation_context& ctx, std::string_view parent, std::string_view self) {
     if (const json::value* v = ctx.state().find(transfer_hops_key); v && v->is_array()) {
         for (const auto& h : v->get_array()) {
-            const auto& o = h.as_object();
-            if (o.at("from").as_string() == parent && o.at("to").as_string() == self) return true;
+            std::string_view from, to;
+            if (read_hop(h, from, to) && from == parent && to == self) return true;
         }
     }
     for (const auto& e : ctx.session().events)

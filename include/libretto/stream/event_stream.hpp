@@ -15,8 +15,11 @@
 #include <libretto/stream/stream_options.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/append.hpp>
+#include <boost/asio/associated_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/this_coro.hpp>
 
@@ -339,6 +342,13 @@ private:
     auto start_next(diagnostics* d, CompletionToken&& token) {
         return detail::initiate_with_diagnostics<next_signature>(
             d, std::forward<CompletionToken>(token), [this](auto handler, diagnostics* d) {
+                if (!state_) { // moved-from: closed, as next() says; there is no executor of ours
+                    if (d) d->assign("event_stream: next on a moved-from stream");
+                    auto ex = boost::asio::get_associated_executor(handler);
+                    boost::asio::post(ex, boost::asio::append(std::move(handler), make_error_code(errc::stream_closed),
+                                                              std::optional<T>()));
+                    return;
+                }
                 detail::spawn_with_error_code<std::optional<T>>(
                     std::move(handler), d, get_executor(), next(),
                     [](const std::optional<T>&, diagnostics*) { return boost::system::error_code(); });

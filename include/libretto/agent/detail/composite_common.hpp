@@ -187,22 +187,31 @@ struct forward_result {
     std::size_t events = 0; ///< events forwarded
 };
 
-/// Moves every event of `child` to `out`, in order. With `stop_at_escalate`, the first
-/// escalating event ends it: `child` is cancelled *before* that event is forwarded, so a
-/// child that waits for its consumer (a sequence, a loop: rendezvous streams) cannot start
-/// anything after the escalating event.
+/// The metadata key a loop sets on the escalating event it ended on (its name): the
+/// escalation is spent, so the loops around it do not end on it too.
+inline constexpr std::string_view loop_escalation_key = "escalation_ended_loop";
+
+/// Moves every event of `child` to `out`, in order. With `stop_at_escalate` (a loop), the
+/// first escalating event no inner loop ended on ends it: `child` is cancelled *before*
+/// that event is forwarded, so a child that waits for its consumer (a sequence, a loop:
+/// rendezvous streams) cannot start anything after the escalating event; the event is
+/// forwarded marked with loop_escalation_key = `loop_name`.
 template <class = void> // a template: g++ 12 compiles it only where used (detail/config.hpp)
 boost::asio::awaitable<forward_result> forward(event_stream& child, const invocation_context& ctx,
-                                               event_writer& out, bool stop_at_escalate) {
+                                               event_writer& out, bool stop_at_escalate,
+                                               std::string_view loop_name = {}) {
     forward_result r;
     for (;;) {
         boost::asio::awaitable<std::optional<event>> next = child.next();
         std::optional<event> e = co_await std::move(next);
         if (!e) break;
-        const bool esc = e->actions.escalate.value_or(false);
+        const bool esc = e->actions.escalate.value_or(false) && !e->metadata.contains(loop_escalation_key);
         if (ctx.should_pause_invocation(*e)) r.paused = true;
         if (esc) r.escalated = true;
-        if (esc && stop_at_escalate) child.cancel();
+        if (esc && stop_at_escalate) {
+            child.cancel();
+            e->metadata[loop_escalation_key] = loop_name;
+        }
         co_await out.emit(std::move(*e));
         ++r.events;
         if (esc && stop_at_escalate) break;
