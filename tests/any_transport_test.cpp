@@ -21,6 +21,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -247,6 +248,57 @@ BOOST_AUTO_TEST_CASE(copies_share_the_wrapped_transport) {
     });
     BOOST_TEST(fake.requests().size() == 2u);
     BOOST_TEST(fake.pending() == 0u);
+}
+
+// A null implementation was taken without a word and dereferenced by the first request.
+BOOST_AUTO_TEST_CASE(a_null_implementation_is_refused) {
+    std::shared_ptr<lh::any_transport::interface> none;
+    try {
+        lh::any_transport t(none);
+        BOOST_ERROR("a null implementation was accepted");
+    } catch (const boost::system::system_error& e) {
+        BOOST_TEST((e.code() == lb::errc::invalid_argument), e.what());
+        BOOST_TEST(std::string(e.what()).find("null") != std::string::npos, e.what());
+    }
+}
+
+// A moved-from transport's request dereferenced null; it now fails as an empty response's reads.
+BOOST_AUTO_TEST_CASE(a_moved_from_transport_fails_its_requests_with_not_connected) {
+    asio::io_context io;
+    lh::fake_transport fake(io.get_executor());
+    fake.push(lh::fake_response{});
+    lh::any_transport a = fake;
+    lh::any_transport b = std::move(a);
+    BOOST_TEST(!static_cast<bool>(a)); // NOLINT: moved from on purpose
+    BOOST_TEST(static_cast<bool>(b));
+    BOOST_TEST(!a.get_executor()); // NOLINT: empty, not a crash
+    BOOST_TEST((b.get_executor() == asio::any_io_executor(io.get_executor())));
+    run(io, [&]() -> asio::awaitable<void> {
+        error_code ec;
+        auto token = asio::redirect_error(asio::use_awaitable, ec);
+        auto req = post("http://example.test/", "");
+        lh::any_response res = co_await a.async_request(std::move(req), token); // NOLINT: moved from
+        BOOST_TEST((ec == asio::error::not_connected), ec.message());
+        BOOST_TEST(!static_cast<bool>(res));
+        auto again = post("http://example.test/", "");
+        lh::any_response ok = co_await b.async_request(std::move(again), token);
+        BOOST_TEST(!ec, ec.message());
+        BOOST_TEST(ok.status() == 200u);
+    });
+    BOOST_TEST(fake.requests().size() == 1u); // only the live transport's request
+    // A completion handler with an executor of its own runs there, never inside the call.
+    bool completed = false;
+    auto req = post("http://example.test/", "");
+    auto handler = [&](error_code ec, lh::any_response res) {
+        BOOST_TEST((ec == asio::error::not_connected), ec.message());
+        BOOST_TEST(!static_cast<bool>(res));
+        completed = true;
+    };
+    a.async_request(std::move(req), asio::bind_executor(io, handler)); // NOLINT: moved from on purpose
+    BOOST_TEST(!completed);
+    io.restart();
+    io.run();
+    BOOST_TEST(completed);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

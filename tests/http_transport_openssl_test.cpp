@@ -15,6 +15,7 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -332,6 +333,56 @@ BOOST_AUTO_TEST_CASE(unusable_ca_options_throw_at_construction) {
         BOOST_TEST(e.code() == lb::errc::invalid_argument);
         BOOST_TEST(std::string(e.what()).find("/nonexistent/ca.pem") != std::string::npos);
     }
+}
+
+// The connect limit covers the TLS handshake: a "wait forever" one overflowed the clock's
+// nanoseconds and failed the connection with connect_timeout at once.
+BOOST_AUTO_TEST_CASE(wait_forever_limits_over_tls) {
+    tls_server server;
+    auto late = llm_test::text_reply("late over tls").in_pieces(5);
+    late.header_delay = 200ms;
+    server.srv.push(std::move(late));
+    asio::io_context io;
+    const auto forever = std::chrono::milliseconds::max();
+    lh::beast_transport_options o;
+    o.timeouts = {.connect = forever, .first_byte = forever, .idle = forever, .total = forever};
+    lh::https_transport t(io.get_executor(), o, {.ca_file = ca_file()});
+    run(io, [&]() -> asio::awaitable<void> {
+        result r = co_await get(t, server.url("localhost"));
+        BOOST_REQUIRE_MESSAGE(!r.ec, r.ec.message());
+        auto read = co_await lh::read_body(r.res, 1 << 20);
+        auto& [ec, body] = read;
+        BOOST_TEST(!ec, ec.message());
+        BOOST_TEST(body == "late over tls");
+    });
+}
+
+BOOST_AUTO_TEST_CASE(negative_limits_throw_at_construction) {
+    asio::io_context io;
+    lh::beast_transport_options o;
+    o.timeouts.first_byte = -1ms;
+    try {
+        lh::https_transport t(io.get_executor(), o);
+        BOOST_ERROR("a negative first_byte timeout was accepted");
+    } catch (const boost::system::system_error& e) {
+        BOOST_TEST((e.code() == lb::errc::invalid_argument), e.what());
+        const std::string what = e.what();
+        BOOST_TEST(what.find("timeouts.first_byte is negative (-1 ms)") != std::string::npos, what);
+    }
+}
+
+// A moved-from https_transport: requests fail with not_connected, the counts are 0.
+BOOST_AUTO_TEST_CASE(a_moved_from_https_transport_is_empty_not_a_crash) {
+    asio::io_context io;
+    lh::https_transport a(io.get_executor());
+    lh::https_transport b = std::move(a);
+    BOOST_TEST(a.connections_opened() == 0u); // NOLINT: moved from on purpose
+    BOOST_TEST(a.idle_connections() == 0u);   // NOLINT
+    BOOST_TEST(b.options().timeouts.connect.count() == 10000);
+    run(io, [&]() -> asio::awaitable<void> {
+        result r = co_await get(a, "http://127.0.0.1:1/"); // NOLINT
+        BOOST_TEST((r.ec == asio::error::not_connected), r.ec.message());
+    });
 }
 
 BOOST_AUTO_TEST_SUITE_END()

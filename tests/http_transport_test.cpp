@@ -18,6 +18,7 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <malloc.h>
 
@@ -585,6 +586,90 @@ BOOST_AUTO_TEST_CASE(connect_timeout) {
         a.close();
     });
     BOOST_TEST(timed_out);
+}
+
+// milliseconds::max() ("wait forever"), or any limit past the steady clock's ~292 years, once
+// overflowed the clock's nanoseconds: the request failed with first_byte_timeout at once, and
+// such a max_idle_time never let a pooled connection be reused.
+BOOST_AUTO_TEST_CASE(wait_forever_limits_wait_instead_of_firing_at_once) {
+    const std::chrono::milliseconds forever = std::chrono::milliseconds::max();
+    const std::chrono::milliseconds centuries = std::chrono::hours(24 * 366 * 300); // past the clock's range
+    for (const std::chrono::milliseconds limit : {forever, centuries}) {
+        BOOST_TEST_CONTEXT("limits of " << limit.count() << " ms") {
+            llm_test::server srv;
+            auto late = llm_test::text_reply("late but whole").in_pieces(4).slow(20ms);
+            late.header_delay = 200ms;
+            srv.push(std::move(late));
+            srv.push(llm_test::text_reply("again"));
+            asio::io_context io;
+            lh::beast_transport_options o;
+            o.timeouts = {.connect = limit, .first_byte = limit, .idle = limit, .total = limit};
+            o.max_idle_time = limit;
+            transport t(io.get_executor(), o);
+            run(io, [&]() -> asio::awaitable<void> {
+                auto first = post(srv);
+                result r = co_await request(t, std::move(first));
+                BOOST_REQUIRE_MESSAGE(!r.ec, r.ec.message());
+                std::string body;
+                const error_code read_ec = co_await read_all(r.res, body);
+                BOOST_TEST(!read_ec, read_ec.message());
+                BOOST_TEST(body == "late but whole");
+                auto next = post(srv);
+                result again = co_await request(t, std::move(next));
+                BOOST_REQUIRE_MESSAGE(!again.ec, again.ec.message());
+                BOOST_TEST(again.res.reused_connection()); // max_idle_time = forever keeps it
+                std::string second;
+                const error_code again_ec = co_await read_all(again.res, second);
+                BOOST_TEST(!again_ec, again_ec.message());
+                BOOST_TEST(second == "again");
+            });
+            BOOST_TEST(t.connections_opened() == 1u);
+        }
+    }
+}
+
+// A negative limit once meant "no limit" (a negative max_idle_time: never reuse), silently.
+BOOST_AUTO_TEST_CASE(negative_limits_are_refused_by_name) {
+    asio::io_context io;
+    auto refused = [&](const lh::beast_transport_options& o, const std::string& why) {
+        try {
+            transport t(io.get_executor(), o);
+            BOOST_ERROR("accepted: " << why);
+        } catch (const boost::system::system_error& e) {
+            BOOST_TEST((e.code() == lb::errc::invalid_argument), e.what());
+            BOOST_TEST(std::string(e.what()).find(why) != std::string::npos, e.what());
+        }
+    };
+    {
+        lh::beast_transport_options o;
+        o.timeouts.connect = -1ms;
+        refused(o, "timeouts.connect is negative (-1 ms)");
+    }
+    {
+        lh::beast_transport_options o;
+        o.timeouts.first_byte = -5ms;
+        refused(o, "timeouts.first_byte is negative (-5 ms)");
+    }
+    {
+        lh::beast_transport_options o;
+        o.timeouts.idle = -1ms;
+        refused(o, "timeouts.idle is negative (-1 ms)");
+    }
+    {
+        lh::beast_transport_options o;
+        o.timeouts.total = std::chrono::milliseconds::min();
+        refused(o, "timeouts.total is negative");
+    }
+    {
+        lh::beast_transport_options o;
+        o.max_idle_time = -30'000ms;
+        refused(o, "max_idle_time is negative (-30000 ms)");
+    }
+    // Zero is still "no limit".
+    lh::beast_transport_options zero;
+    zero.timeouts = {.connect = 0ms, .first_byte = 0ms, .idle = 0ms, .total = 0ms};
+    zero.max_idle_time = 0ms;
+    BOOST_CHECK_NO_THROW(transport(io.get_executor(), zero));
 }
 
 BOOST_AUTO_TEST_CASE(cut_connection_is_truncated_never_a_silent_end) {

@@ -3,7 +3,9 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -243,6 +245,82 @@ BOOST_AUTO_TEST_CASE(callback_sees_each_event_once_in_order_over_many_chunks) {
         for (std::size_t i = 0; i < s.size(); i += step) parts.push_back(std::string_view(s).substr(i, step));
         BOOST_TEST(parse_parts(parts) == expected, boost::test_tools::per_element());
     }
+}
+
+// Every line-end style, alone and mixed, gives the same events in every split. The mixed
+// streams hold CR-ended lines before a later LF: the parser keeps the LF's position across
+// those lines, and must not take it for their end.
+BOOST_AUTO_TEST_CASE(every_line_end_style_in_every_split) {
+    const events expected{{"e", "a\nb", "1"}, {"message", "c", "1"}};
+    for (std::string_view eol : {"\n", "\r", "\r\n"}) {
+        std::string s;
+        for (std::string_view line : {"event: e", "data: a", "data: b", "id: 1", "", ": ping", "data: c", ""})
+            s.append(line).append(eol);
+        BOOST_TEST_CONTEXT("line end " << (eol == "\n" ? "LF" : eol == "\r" ? "CR" : "CRLF")) {
+            check_all_splits(s, expected);
+        }
+    }
+    check_all_splits("event: e\rdata: a\r\ndata: b\rid: 1\n\r: ping\r\ndata: c\r\r", expected);
+    check_all_splits("event: e\rdata: a\rdata: b\rid: 1\r\r: ping\rdata: c\r\n\n", expected);
+    check_all_splits("event: e\ndata: a\rdata: b\r\nid: 1\r\n\n: ping\rdata: c\n\r", expected);
+}
+
+// A CR-only stream once cost a search of the rest of the chunk per line (quadratic: 1 MiB
+// took most of a second). The result is checked here; the speed is not timed.
+BOOST_AUTO_TEST_CASE(four_mebibytes_of_cr_only_events_in_one_chunk) {
+    std::string s;
+    std::size_t n = 0;
+    while (s.size() < 4u << 20) {
+        s += "data: " + std::to_string(n++) + "\r\r";
+    }
+    s += "data: last\r\n\n"; // one LF at the very end, after every CR-ended line
+    sse_parser p;
+    std::size_t seen = 0;
+    bool in_order = true;
+    auto ec = p.feed(s, [&](const sse_event& e) {
+        const std::string want = seen < n ? std::to_string(seen) : "last";
+        if (e.data != want) in_order = false;
+        ++seen;
+    });
+    BOOST_TEST(!ec, ec.message());
+    BOOST_TEST(seen == n + 1);
+    BOOST_TEST(in_order);
+    BOOST_TEST(p.idle());
+}
+
+// WHATWG: a value of ASCII digits sets the reconnection time. 19 digits or more were once
+// ignored, so "retry: 00000000000000000001000" kept an older value; now they saturate.
+BOOST_AUTO_TEST_CASE(long_retry_values_saturate_instead_of_being_ignored) {
+    auto ignore = [](const sse_event&) {};
+    const auto most = static_cast<std::uint64_t>(std::chrono::milliseconds::max().count());
+    sse_parser p;
+    BOOST_TEST(!p.feed("retry: 999999999999999999\n", ignore)); // 18 digits
+    BOOST_TEST(p.retry_ms().value() == 999999999999999999u);
+    BOOST_TEST(!p.feed("retry: 00000000000000000001000\n", ignore)); // leading zeros
+    BOOST_TEST(p.retry_ms().value() == 1000u);
+    BOOST_TEST(!p.feed("retry: 9223372036854775807\n", ignore)); // milliseconds::max(), 19 digits
+    BOOST_TEST(p.retry_ms().value() == most);
+    BOOST_TEST(!p.feed("retry: 1\n", ignore));
+    BOOST_TEST(!p.feed("retry: 9223372036854775808\n", ignore)); // one past it
+    BOOST_TEST(p.retry_ms().value() == most);
+    BOOST_TEST(!p.feed("retry: 1\n", ignore));
+    BOOST_TEST(!p.feed("retry: 18446744073709551616\n", ignore)); // past uint64_t
+    BOOST_TEST(p.retry_ms().value() == most);
+    BOOST_TEST(!p.feed("retry: 1\nretry: " + std::string(100, '9') + "\n", ignore));
+    BOOST_TEST(p.retry_ms().value() == most);
+    BOOST_TEST(!p.feed("retry: 12345678901234567890x\n", ignore)); // not digits only: ignored
+    BOOST_TEST(p.retry_ms().value() == most);
+}
+
+// max_event_size = 0 admits no event with data (not "no limit"): the first one is oversize.
+BOOST_AUTO_TEST_CASE(max_event_size_zero_refuses_every_event_with_data) {
+    auto count = [](std::size_t& n) { return [&n](const sse_event&) { ++n; }; };
+    std::size_t n = 0;
+    sse_parser p(lb::http::sse_parser_options{.max_event_size = 0});
+    BOOST_TEST(!p.feed(": ping\nevent: x\n\n", count(n))); // no data, nothing to hold
+    BOOST_TEST(p.feed("data:\n\n", count(n)) == lb::errc::oversize);
+    BOOST_TEST(p.failed());
+    BOOST_TEST(n == 0u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

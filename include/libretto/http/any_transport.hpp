@@ -14,6 +14,7 @@
 // transport (and so its connection pool).
 
 #include <libretto/async.hpp>
+#include <libretto/error.hpp>
 #include <libretto/http/detail/post_completion.hpp>
 #include <libretto/http/transport.hpp>
 
@@ -26,6 +27,7 @@
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/system/error_code.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <concepts>
 #include <cstddef>
@@ -116,7 +118,8 @@ private:
 
 static_assert(http_response<any_response>);
 
-/// A transport of any type that models http_transport (copies share it).
+/// A transport of any type that models http_transport (copies share it). A moved-from one
+/// is empty: its requests fail with asio::error::not_connected, its executor is empty.
 class any_transport {
 public:
     using error_code = boost::system::error_code;
@@ -130,14 +133,26 @@ public:
         virtual void async_request(http_request r, request_handler h) = 0;
     };
 
-    explicit any_transport(std::shared_ptr<interface> impl) noexcept : impl_(std::move(impl)) {}
+    /// Throws system_error (errc::invalid_argument) for a null `impl`: it was dereferenced
+    /// by the first request.
+    explicit any_transport(std::shared_ptr<interface> impl) : impl_(std::move(impl)) {
+        if (!impl_)
+            throw boost::system::system_error(make_error_code(errc::invalid_argument),
+                                              "any_transport: the implementation is a null shared_ptr");
+    }
 
     /// Wraps a copy of `t`.
     template <class T>
         requires(!std::derived_from<std::remove_cvref_t<T>, any_transport>) && http_transport<T>
     any_transport(T t) : impl_(std::make_shared<model<T>>(std::move(t))) {} // NOLINT: implicit, like any_model
 
-    boost::asio::any_io_executor get_executor() const noexcept { return impl_->get_executor(); }
+    /// The wrapped transport's executor; an empty one when moved from.
+    boost::asio::any_io_executor get_executor() const noexcept {
+        return impl_ ? impl_->get_executor() : boost::asio::any_io_executor();
+    }
+
+    /// True if a transport is wrapped (false when moved from).
+    explicit operator bool() const noexcept { return impl_ != nullptr; }
 
     /// Sends `request` and reads the response headers: void(error_code, any_response).
     template <boost::asio::completion_token_for<void(error_code, any_response)> CompletionToken =
@@ -145,13 +160,18 @@ public:
     auto async_request(http_request request, CompletionToken&& token = {}) {
         return boost::asio::async_initiate<CompletionToken, void(error_code, any_response)>(
             [](auto handler, interface* impl, http_request r) {
+                if (!impl) { // moved from: as an empty any_response's reads
+                    const error_code ec(boost::asio::error::not_connected);
+                    detail::post_completion({}, std::move(handler), ec, any_response());
+                    return;
+                }
                 impl->async_request(std::move(r), request_handler(std::move(handler)));
             },
             token, impl_.get(), std::move(request));
     }
 
 protected:
-    interface& impl() const noexcept { return *impl_; }
+    interface& impl() const noexcept { return *impl_; } // not on a moved-from transport
 
     // The interface for a T (https_transport reaches its beast_transport through it).
     template <class T>

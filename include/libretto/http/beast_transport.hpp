@@ -26,6 +26,7 @@
 #include <libretto/error.hpp>
 #include <libretto/http/beast_transport_options.hpp>
 #include <libretto/http/detail/beast_connection.hpp>
+#include <libretto/http/detail/check_options.hpp>
 #include <libretto/http/detail/post_completion.hpp>
 #include <libretto/http/detail/url.hpp>
 #include <libretto/http/error.hpp>
@@ -113,7 +114,9 @@ class beast_transport {
             while (!it->second.empty()) {
                 std::shared_ptr<connection> c = std::move(it->second.back());
                 it->second.pop_back();
-                if (opts.max_idle_time.count() == 0 || now - c->idle_since <= opts.max_idle_time) return c;
+                // Compared in milliseconds: max_idle_time in the clock's nanoseconds could overflow.
+                const auto idle_for = std::chrono::floor<std::chrono::milliseconds>(now - c->idle_since);
+                if (opts.max_idle_time.count() == 0 || idle_for <= opts.max_idle_time) return c;
                 c->close(); // stale: the server has probably dropped it already
             }
             return nullptr;
@@ -131,23 +134,21 @@ class beast_transport {
         }
     };
 
-    // How long the next step may take: its own limit, or what is left of the total.
+    // When the next step must end: its own limit, or the total's deadline if that is nearer.
     struct step_limit {
-        std::optional<clock::duration> wait;
+        std::optional<clock::time_point> until;
         bool total_binds = false;
     };
     static step_limit limit(std::chrono::milliseconds step, std::optional<clock::time_point> total) {
         step_limit l;
-        if (step.count() > 0) l.wait = step;
-        if (total) {
-            auto left = *total - clock::now();
-            if (left < clock::duration::zero()) left = clock::duration::zero();
-            if (!l.wait || left < *l.wait) l = {left, true};
-        }
+        // Saturated: milliseconds::max() ("wait forever") as the steady clock's nanoseconds
+        // overflowed and fired at once.
+        if (step.count() > 0) l.until = ::libretto::detail::deadline_after(step);
+        if (total && (!l.until || *total < *l.until)) l = {*total, true};
         return l;
     }
     static void arm(connection& c, const step_limit& l) {
-        if (l.wait) c.arm(*l.wait);
+        if (l.until) c.arm(*l.until);
         else c.disarm();
     }
 
@@ -358,11 +359,11 @@ public:
     using response_type = response;
     using tls_options = typename Tls::options;
 
-    /// Throws system_error (errc::invalid_argument) when the TLS options are unusable
-    /// (a CA file that cannot be loaded).
+    /// Throws system_error (errc::invalid_argument) for a negative timeout or max_idle_time,
+    /// naming it, and when the TLS options are unusable (a CA file that cannot be loaded).
     explicit beast_transport(boost::asio::any_io_executor ex, beast_transport_options options = {},
                              const tls_options& tls = {})
-        : state_(std::make_shared<shared_state>(std::move(ex), std::move(options), tls)) {}
+        : state_(std::make_shared<shared_state>(std::move(ex), detail::checked(std::move(options)), tls)) {}
 
     boost::asio::any_io_executor get_executor() const noexcept { return state_->ex; }
 

@@ -12,8 +12,10 @@
 
 namespace libretto::http {
 
-/// Limits on one exchange; zero means no limit. Every limit closes the connection when it
-/// fires, and the operation fails with the matching http_errc.
+/// Limits on one exchange; zero means no limit, a negative one is refused by the transport's
+/// constructor, and one past the steady clock's range (milliseconds::max()) waits that long.
+/// Every limit closes the connection when it fires, and the operation fails with the
+/// matching http_errc.
 struct http_timeouts {
     std::chrono::milliseconds connect{10'000};    ///< TCP connect plus the TLS handshake
     std::chrono::milliseconds first_byte{60'000}; ///< sending the request until its headers arrived
@@ -24,7 +26,7 @@ struct http_timeouts {
 struct beast_transport_options {
     http_timeouts timeouts{};
     std::size_t max_idle_per_host = 16;              ///< idle kept-alive connections per (scheme, host, port)
-    std::chrono::milliseconds max_idle_time{30'000}; ///< a connection idle longer is closed, not reused
+    std::chrono::milliseconds max_idle_time{30'000}; ///< idle longer: closed, not reused (0: any age)
     std::uint32_t header_limit = 64 * 1024;          ///< largest response header block
     std::string user_agent = "libretto/0.1";
 };

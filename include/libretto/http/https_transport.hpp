@@ -28,17 +28,19 @@ class https_transport : public any_transport {
 public:
     using response = any_response;
 
-    /// Throws system_error (errc::invalid_argument) when the TLS options are unusable
-    /// (a CA file that cannot be loaded).
+    /// Throws system_error (errc::invalid_argument) for a negative timeout or max_idle_time,
+    /// naming it, and when the TLS options are unusable (a CA file that cannot be loaded).
     LIBRETTO_DECL explicit https_transport(boost::asio::any_io_executor ex, beast_transport_options options = {},
                                            const tls_options& tls = {});
 
+    /// Not on a moved-from transport (it has no options); its requests fail with
+    /// asio::error::not_connected, as any_transport's.
     LIBRETTO_DECL const beast_transport_options& options() const noexcept;
 
-    /// Connections opened so far (by this transport and its copies).
+    /// Connections opened so far (by this transport and its copies); 0 when moved from.
     LIBRETTO_DECL std::size_t connections_opened() const;
 
-    /// Idle kept-alive connections in the pool now.
+    /// Idle kept-alive connections in the pool now; 0 when moved from.
     LIBRETTO_DECL std::size_t idle_connections() const;
 };
 

@@ -19,6 +19,7 @@
 
 #include <boost/system/error_code.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -69,14 +70,20 @@ public:
             skip_lf_ = false;
             if (*p == '\n') ++p;
         }
+        // The next LF at or after p (`end`: none), kept while the lines before it end in CR:
+        // searching again for every line rescanned the rest of the chunk, quadratic in a
+        // CR-only stream.
+        const char* lf = nullptr;
         while (p != end) {
             // The line ends at the first CR or LF; search for LF (the common end) first,
             // then for a CR before it.
             const std::size_t left = static_cast<std::size_t>(end - p);
-            const char* lf = static_cast<const char*>(std::memchr(p, '\n', left));
-            const char* stop = lf ? lf : end;
-            const char* cr = static_cast<const char*>(std::memchr(p, '\r', static_cast<std::size_t>(stop - p)));
-            const char* eol = cr ? cr : lf;
+            if (!lf || lf < p) {
+                lf = static_cast<const char*>(std::memchr(p, '\n', left));
+                if (!lf) lf = end;
+            }
+            const char* cr = static_cast<const char*>(std::memchr(p, '\r', static_cast<std::size_t>(lf - p)));
+            const char* eol = cr ? cr : (lf != end ? lf : nullptr);
             if (!eol) {
                 // An incomplete line: keep it for the next chunk.
                 if (!append_partial(std::string_view(p, left))) return fail();
@@ -112,7 +119,8 @@ public:
     /// The last `id:` seen ("" if none), for a reconnecting client's Last-Event-ID.
     std::string_view last_event_id() const noexcept { return id_; }
 
-    /// The last valid `retry:` value in milliseconds, if any.
+    /// The last valid `retry:` value (digits only) in milliseconds, if any; a larger value than
+    /// std::chrono::milliseconds::max() reads as that.
     std::optional<std::uint64_t> retry_ms() const noexcept { return retry_; }
 
     /// True after feed returned errc::oversize.
@@ -214,10 +222,15 @@ private:
         } else if (field == "id") {
             if (value.find('\0') == std::string_view::npos) id_.assign(value);
         } else if (field == "retry") {
-            if (!value.empty() && value.size() <= 18 &&
-                value.find_first_not_of("0123456789") == std::string_view::npos) {
+            // Digits only, any number of them (leading zeros too: 19 or more digits were once
+            // ignored); saturated at milliseconds::max(), so milliseconds(*retry_ms()) holds it.
+            if (!value.empty() && value.find_first_not_of("0123456789") == std::string_view::npos) {
+                constexpr auto most = static_cast<std::uint64_t>(std::chrono::milliseconds::max().count());
                 std::uint64_t v = 0;
-                for (char c : value) v = v * 10 + static_cast<std::uint64_t>(c - '0');
+                for (char c : value) {
+                    const auto digit = static_cast<std::uint64_t>(c - '0');
+                    v = v > (most - digit) / 10 ? most : v * 10 + digit;
+                }
                 retry_ = v;
             }
         }

@@ -51,10 +51,11 @@ struct beast_connection : std::enable_shared_from_this<beast_connection<Tls>> {
         lowest().close(ignored);
     }
 
-    /// Starts the step's deadline. A wait of an earlier arm() that had already expired when
-    /// this one started finds `armed` changed and does nothing.
-    void arm(clock::duration wait) {
-        timer.expires_after(wait);
+    /// Starts the step's deadline (a time point, not a duration: the caller saturates it at
+    /// the clock's end, where a "wait forever" duration would overflow). A wait of an earlier
+    /// arm() that had already expired when this one started finds `armed` changed and does nothing.
+    void arm(clock::time_point until) {
+        timer.expires_at(until);
         timer.async_wait([self = this->weak_from_this(), n = ++armed](const boost::system::error_code& ec) {
             if (ec) return; // disarmed or re-armed
             auto c = self.lock();

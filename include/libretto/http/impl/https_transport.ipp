@@ -21,10 +21,12 @@ LIBRETTO_DECL const beast_transport_options& https_transport::options() const no
 }
 
 LIBRETTO_DECL std::size_t https_transport::connections_opened() const {
+    if (!*this) return 0; // moved from
     return static_cast<const model<beast_transport<openssl_tls>>&>(impl()).transport.connections_opened();
 }
 
 LIBRETTO_DECL std::size_t https_transport::idle_connections() const {
+    if (!*this) return 0; // moved from
     return static_cast<const model<beast_transport<openssl_tls>>&>(impl()).transport.idle_connections();
 }
 
