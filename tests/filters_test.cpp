@@ -331,6 +331,55 @@ BOOST_AUTO_TEST_CASE(only_the_last_of_several_responses_is_kept) {
     BOOST_TEST(&v[2] == &evs[3]);
 }
 
+BOOST_AUTO_TEST_CASE(a_reused_call_id_pairs_each_response_with_the_nearest_unanswered_call) {
+    // Servers that number calls per reply send id "0" at every step.
+    auto text_of = [](const event& e) {
+        const auto& r = e.tool_responses();
+        return r.empty() ? std::string() : std::string(r.front().result.as_string());
+    };
+    auto answer = [](std::int64_t seq, std::string result) {
+        event e = response(seq, {"0"});
+        std::get<tool_response_part>(e.content.parts[0]).result = json::value(result);
+        return e;
+    };
+    {
+        // Both answered: nothing to repair.
+        std::vector<event> evs{call(1, {"0"}), answer(2, "first"), call(3, {"0"}), answer(4, "second")};
+        auto v = repair_tool_pairs(context_view(evs));
+        BOOST_REQUIRE_EQUAL(v.size(), 4u);
+        for (std::size_t i = 0; i < 4; ++i) BOOST_TEST(&v[i] == &evs[i]);
+    }
+    {
+        // The second response missing: the second call alone is dropped.
+        std::vector<event> evs{call(1, {"0"}), answer(2, "first"), call(3, {"0"}), raw(4)};
+        auto v = repair_tool_pairs(context_view(evs));
+        BOOST_TEST(render(v) == (strings{"calls:0", "responses:0", "Event 4"}), boost::test_tools::per_element());
+        BOOST_TEST(&v[0] == &evs[0]);
+        BOOST_TEST(&v[1] == &evs[1]);
+    }
+    {
+        // The first call never answered (a crash): the response is the second call's, and
+        // the first call goes (once both were kept: two calls "0", one response).
+        std::vector<event> evs{call(1, {"0"}), call(2, {"0"}), answer(3, "second"), raw(4)};
+        auto v = repair_tool_pairs(context_view(evs));
+        BOOST_TEST(render(v) == (strings{"calls:0", "responses:0", "Event 4"}), boost::test_tools::per_element());
+        BOOST_TEST_REQUIRE(v.size() == 3u);
+        BOOST_TEST(&v[0] == &evs[1]);
+    }
+    {
+        // An interim and a final answer to the second call: the final one supersedes the
+        // interim one only (once the first call's answer was dropped with it).
+        std::vector<event> evs{call(1, {"0"}), answer(2, "first"), call(3, {"0"}), answer(4, "interim"),
+                               answer(5, "final")};
+        auto v = repair_tool_pairs(context_view(evs));
+        BOOST_TEST(render(v) == (strings{"calls:0", "responses:0", "calls:0", "responses:0"}),
+                   boost::test_tools::per_element());
+        BOOST_TEST_REQUIRE(v.size() == 4u);
+        BOOST_TEST(text_of(v[1]) == "first");
+        BOOST_TEST(text_of(v[3]) == "final");
+    }
+}
+
 BOOST_AUTO_TEST_CASE(compaction_hiding_a_call_makes_its_response_an_orphan) {
     std::vector<event> evs{call(1, {"a"}), raw(2), summary_event(3, 1, 2), response(4, {"a"}), raw(5)};
     auto v = make_context_view(evs);

@@ -17,6 +17,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -1350,6 +1352,34 @@ BOOST_AUTO_TEST_CASE(construction_checks_and_the_agent_concept) {
         }
     }
     BOOST_CHECK_NO_THROW(lb::llm_agent<>({.name = "writer", .model = m, .output_key = "app:last"}));
+    // Retry options check() refuses: once clamped without a word (a NaN multiplier as 1).
+    auto retry_refused = [&](lb::retry_options retry, std::string member) {
+        try {
+            lb::llm_agent<> bad({.name = "retrier", .model = m, .retry = retry});
+            BOOST_ERROR("retry options refused by check() were taken: " << member);
+        } catch (const boost::system::system_error& e) {
+            BOOST_TEST((e.code() == lb::errc::invalid_argument), e.what());
+            BOOST_TEST(std::string(e.what()).find("llm_agent 'retrier': retry." + member) != std::string::npos, e.what());
+        }
+    };
+    lb::retry_options nan;
+    nan.multiplier = std::numeric_limits<double>::quiet_NaN();
+    retry_refused(nan, "multiplier must be a finite number >= 1");
+    lb::retry_options inf;
+    inf.multiplier = std::numeric_limits<double>::infinity();
+    retry_refused(inf, "multiplier must be a finite number >= 1");
+    lb::retry_options negative;
+    negative.initial_delay = std::chrono::milliseconds(-5);
+    retry_refused(negative, "initial_delay must not be negative");
+    lb::retry_options none;
+    none.max_attempts = 0;
+    retry_refused(none, "max_attempts must be at least 1");
+    lb::retry_options below;
+    below.max_delay = std::chrono::milliseconds(1);
+    retry_refused(below, "max_delay must be at least initial_delay");
+    lb::retry_options off;
+    off.max_attempts = 1;
+    BOOST_CHECK_NO_THROW(lb::llm_agent<>({.name = "retrier", .model = m, .retry = off}));
     lb::llm_agent<> a({.name = "a", .description = "does a", .model = m});
     lb::any_agent any(a);
     BOOST_TEST(any.name() == "a");

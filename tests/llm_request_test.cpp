@@ -286,6 +286,58 @@ BOOST_AUTO_TEST_CASE(a_late_response_is_moved_next_to_its_call) {
     BOOST_TEST(ms[3].text() == "any news?");
 }
 
+BOOST_AUTO_TEST_CASE(a_call_id_reused_at_a_later_step_gets_its_own_response) {
+    // Servers that number calls per reply send id "0" at every step. Each response answers
+    // the nearest earlier unanswered call: once step 1's call took step 2's result and step
+    // 2's call went unanswered, which providers reject.
+    std::vector<event> ev;
+    ev.push_back(user("two lookups"));
+    ev.push_back(reply("me", {call("0", "look", R"({"q":"a"})")}));
+    ev.push_back(results("me", {response("0", "look", "first")}));
+    ev.push_back(reply("me", {call("0", "look", R"({"q":"b"})")}));
+    ev.push_back(results("me", {response("0", "look", "second")}));
+    ev.push_back(reply("me", {text("done")}));
+
+    for (int pass = 0; pass < 2; ++pass) { // the view and the events as they are
+        auto ms = pass == 0 ? lb::build_messages(lb::make_context_view(ev), "me")
+                            : lb::build_messages(std::span<const event>(ev), "me");
+        BOOST_TEST(roles(ms) == (strings{"user", "assistant", "tool", "assistant", "tool", "assistant"}),
+                   boost::test_tools::per_element());
+        BOOST_TEST_REQUIRE(ms.size() == 6u);
+        BOOST_TEST(ms[1].tool_calls().front().args == json::parse(R"({"q":"a"})").as_object());
+        BOOST_TEST_REQUIRE(ms[2].tool_responses().size() == 1u);
+        BOOST_TEST(ms[2].tool_responses().front().result == json::value("first"));
+        BOOST_TEST(ms[3].tool_calls().front().args == json::parse(R"({"q":"b"})").as_object());
+        BOOST_TEST_REQUIRE(ms[4].tool_responses().size() == 1u);
+        BOOST_TEST(ms[4].tool_responses().front().result == json::value("second"));
+    }
+
+    // An interim then a final response to the second call: the final one supersedes.
+    ev.pop_back();
+    ev.push_back(results("user", {response("0", "look", "final")}));
+    auto ms = lb::build_messages(std::span<const event>(ev), "me");
+    BOOST_TEST(roles(ms) == (strings{"user", "assistant", "tool", "assistant", "tool"}), boost::test_tools::per_element());
+    BOOST_TEST_REQUIRE(ms.size() == 5u);
+    BOOST_TEST(ms[2].tool_responses().front().result == json::value("first"));
+    BOOST_TEST_REQUIRE(ms[4].tool_responses().size() == 1u);
+    BOOST_TEST(ms[4].tool_responses().front().result == json::value("final"));
+}
+
+BOOST_AUTO_TEST_CASE(calls_sharing_an_id_in_one_reply_are_answered_in_order) {
+    std::vector<event> ev;
+    ev.push_back(user("both"));
+    ev.push_back(reply("me", {call("x", "look", R"({"n":1})"), call("x", "look", R"({"n":2})")}));
+    ev.push_back(results("me", {response("x", "look", 1)}));
+    ev.push_back(results("me", {response("x", "look", 2)}));
+
+    auto ms = lb::build_messages(std::span<const event>(ev), "me");
+    BOOST_TEST(roles(ms) == (strings{"user", "assistant", "tool"}), boost::test_tools::per_element());
+    BOOST_TEST_REQUIRE(ms.size() == 3u);
+    std::vector<json::value> got;
+    for (const auto& r : ms[2].tool_responses()) got.push_back(r.result);
+    BOOST_TEST((got == std::vector<json::value>{json::value(1), json::value(2)}));
+}
+
 BOOST_AUTO_TEST_CASE(responses_without_an_earlier_call_become_context_text) {
     std::vector<event> ev;
     ev.push_back(results("me", {response("ghost", "lookup", json::parse("[1,2]"))}));

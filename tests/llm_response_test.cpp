@@ -295,6 +295,35 @@ BOOST_AUTO_TEST_CASE(thinking_blocks_stay_apart_with_their_own_signatures) {
     BOOST_TEST(!llm_chunk{}.has_content());
 }
 
+BOOST_AUTO_TEST_CASE(a_thinking_block_number_past_the_bound_fails_the_response) {
+    // SIZE_MAX once wrapped resize(n + 1) to 0 and indexed past the end; 1e9 allocated ~96 GB.
+    auto chunk = [](std::size_t block, std::string thinking) {
+        llm_chunk c;
+        c.thinking_block = block;
+        c.thinking = std::move(thinking);
+        return c;
+    };
+    for (std::size_t block : {std::numeric_limits<std::size_t>::max(), std::size_t{1000000000}, lb::max_tool_calls}) {
+        llm_response_accumulator acc;
+        acc.add(chunk(0, "kept"));
+        acc.add(chunk(block, "garbage"));
+        BOOST_TEST(acc.failed());
+        acc.add(text("after"));
+        auto r = std::move(acc).finish();
+        BOOST_TEST(!r.ok());
+        BOOST_TEST((r.error == lb::errc::bad_response), "block " << block);
+        BOOST_TEST(r.error_message.find("thinking block " + std::to_string(block)) != std::string::npos,
+                   r.error_message);
+        BOOST_TEST(r.error_message.find("4096") != std::string::npos, r.error_message);
+        BOOST_TEST(r.thinking() == "kept"); // what arrived before, the refused block left out
+        BOOST_TEST(r.text() == "after");
+    }
+    // The last number the bound allows is a block like any other.
+    auto r = fold({chunk(lb::max_tool_calls - 1, "last")});
+    BOOST_TEST(r.ok());
+    BOOST_TEST(r.thinking() == "last");
+}
+
 BOOST_AUTO_TEST_CASE(a_failure_keeps_what_arrived_before_it) {
     llm_response_accumulator acc;
     acc.add(text("Partial ans"));

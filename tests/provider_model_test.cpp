@@ -17,7 +17,10 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <exception>
+#include <limits>
+#include <random>
 #include <optional>
 #include <string>
 #include <vector>
@@ -639,6 +642,83 @@ BOOST_FIXTURE_TEST_CASE(stream_ending_without_message_stop_is_an_error, anthropi
         BOOST_TEST(o.final.error == lb::errc::bad_response);
         BOOST_TEST(o.final.text() == "cut here");
     });
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(retry_options_suite)
+
+BOOST_AUTO_TEST_CASE(next_delay_keeps_no_delay_and_caps_without_nan) {
+    // initial_delay 0 once became max_delay: 0 x pow(1e300, n) = 0 x inf = NaN, and
+    // std::min(cap, NaN) is the cap (attempt 3 gave 30000 ms).
+    std::mt19937 rng(7);
+    for (auto jitter : {lb::retry_jitter::none, lb::retry_jitter::full, lb::retry_jitter::equal,
+                        lb::retry_jitter::decorrelated}) {
+        const lb::retry_options zero{.max_attempts = 1000, .initial_delay = 0ms, .multiplier = 1e300, .jitter = jitter};
+        BOOST_TEST(lb::check(zero).empty());
+        for (std::size_t attempt : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{999}}) {
+            auto d = lb::next_delay(zero, attempt, std::nullopt, rng);
+            BOOST_TEST_REQUIRE(d.has_value());
+            BOOST_TEST(d->count() == 0, "attempt " << attempt);
+        }
+    }
+    // A growth past double's range, and many attempts at x2, are the cap.
+    const lb::retry_options huge{.max_attempts = 5000, .initial_delay = 1ms, .multiplier = 1e300,
+                                 .max_delay = 30'000ms, .jitter = lb::retry_jitter::none};
+    BOOST_TEST(lb::next_delay(huge, 1, std::nullopt, rng)->count() == 1);
+    BOOST_TEST(lb::next_delay(huge, 3, std::nullopt, rng)->count() == 30'000);
+    const lb::retry_options many{.max_attempts = 5000, .initial_delay = 500ms, .jitter = lb::retry_jitter::none};
+    BOOST_TEST(lb::next_delay(many, 4000, std::nullopt, rng)->count() == 30'000);
+    BOOST_TEST(lb::next_delay(many, 2, std::nullopt, rng)->count() == 1000);
+}
+
+BOOST_AUTO_TEST_CASE(provider_models_refuse_retry_options_check_refuses) {
+    asio::io_context io;
+    lh::fake_transport fake(io.get_executor());
+    auto refused = [&](lb::provider_http_options http, std::string_view member) {
+        std::string openai_what, anthropic_what;
+        bool openai_invalid = false, anthropic_invalid = false;
+        try {
+            lb::openai_model<lh::fake_transport> m(fake, {.base_url = "http://fake/v1", .model = "m"}, http);
+        } catch (const boost::system::system_error& e) {
+            openai_invalid = e.code() == lb::errc::invalid_argument;
+            openai_what = e.what();
+        }
+        try {
+            lb::anthropic_model<lh::fake_transport> m(fake, {.base_url = "http://fake/v1", .model = "m"}, http);
+        } catch (const boost::system::system_error& e) {
+            anthropic_invalid = e.code() == lb::errc::invalid_argument;
+            anthropic_what = e.what();
+        }
+        BOOST_TEST(openai_invalid, member << ": " << openai_what);
+        BOOST_TEST(anthropic_invalid, member << ": " << anthropic_what);
+        BOOST_TEST(openai_what.find("openai_model: provider_http_options::retry." + std::string(member)) !=
+                       std::string::npos,
+                   openai_what);
+        BOOST_TEST(anthropic_what.find("anthropic_model: provider_http_options::retry." + std::string(member)) !=
+                       std::string::npos,
+                   anthropic_what);
+    };
+    lb::provider_http_options nan = fast();
+    nan.retry.multiplier = std::numeric_limits<double>::quiet_NaN();
+    refused(nan, "multiplier must be a finite number >= 1");
+    lb::provider_http_options inf = fast();
+    inf.retry.multiplier = std::numeric_limits<double>::infinity();
+    refused(inf, "multiplier must be a finite number >= 1");
+    lb::provider_http_options shrinking = fast();
+    shrinking.retry.multiplier = 0.5;
+    refused(shrinking, "multiplier must be a finite number >= 1");
+    lb::provider_http_options negative = fast();
+    negative.retry.initial_delay = -1ms;
+    refused(negative, "initial_delay must not be negative");
+    lb::provider_http_options none = fast();
+    none.retry.max_attempts = 0;
+    refused(none, "max_attempts must be at least 1");
+    // Good options, the defaults among them, make a model.
+    const lb::openai_options openai{.base_url = "http://fake/v1", .model = "m"};
+    const lb::anthropic_options anthropic{.base_url = "http://fake/v1", .model = "m"};
+    BOOST_CHECK_NO_THROW(lb::openai_model<lh::fake_transport>(fake, openai));
+    BOOST_CHECK_NO_THROW(lb::anthropic_model<lh::fake_transport>(fake, anthropic, fast()));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -414,6 +414,42 @@ BOOST_AUTO_TEST_CASE(a_computed_reply_that_throws_fails_the_stream_not_generate)
     BOOST_TEST(m.request_count() == 1u);
 }
 
+namespace {
+/// `n` computed replies, each returning the next, the last a text.
+scripted_reply computed_chain(std::size_t n) {
+    if (n == 0) return scripted_reply::text("settled");
+    return scripted_reply::computed([n](const llm_request&) { return computed_chain(n - 1); });
+}
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_computed_chain_deeper_than_the_limit_fails_the_stream) {
+    // 17 computed replies in a row once played an empty answer without a word; 16
+    // (scripted_reply::max_computed_depth) still settle.
+    asio::io_context io;
+    scripted_model m{io.get_executor(), {computed_chain(16), computed_chain(17)}};
+    std::string text;
+    std::string what;
+    bool model_error = false;
+    run(io, [&]() -> asio::awaitable<void> {
+        llm_request first = ask("1");
+        auto settled = lb::generate_response(m, std::move(first));
+        llm_response a = co_await std::move(settled);
+        text = a.text();
+        llm_request second = ask("2");
+        auto deep = lb::generate_response(m, std::move(second));
+        try {
+            (void)co_await std::move(deep);
+        } catch (const boost::system::system_error& e) {
+            model_error = e.code() == lb::errc::model_error;
+            what = e.what();
+        }
+    });
+    BOOST_TEST(text == "settled"); // 16 is the limit, not past it
+    BOOST_TEST(model_error, what);
+    BOOST_TEST(what.find("scripted_model: request #2: computed replies nest deeper than 16") != std::string::npos, what);
+    BOOST_TEST(m.request_count() == 2u);
+}
+
 BOOST_AUTO_TEST_CASE(finish_reason_and_model_version_overrides) {
     asio::io_context io;
     scripted_model m{io.get_executor(),

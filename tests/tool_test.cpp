@@ -1,4 +1,5 @@
 // Copyright (c) 2026 The libretto authors. Distributed under the Boost Software License 1.0.
+#include <libretto/event/json.hpp>
 #include <libretto/tool/any_tool.hpp>
 #include <libretto/tool/run_tool_call.hpp>
 #include <libretto/tool/tool.hpp>
@@ -19,6 +20,7 @@
 #include <boost/json/serialize.hpp>
 
 #include <chrono>
+#include <functional>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -142,6 +144,27 @@ struct declaration_by_value {
     tool_declaration declaration() const;
     asio::awaitable<json::value> call(json::object, tool_context&) const;
 };
+
+/// Throws what `fail` throws.
+struct throwing_tool {
+    tool_declaration d = decl("thrower");
+    std::function<void()> fail;
+    const tool_declaration& declaration() const noexcept { return d; }
+    asio::awaitable<json::value> call(json::object, tool_context&) const {
+        fail();
+        co_return json::value(nullptr);
+    }
+};
+
+/// Why the tool_response event holding `r` cannot be stored; empty if it can.
+std::string store_fault(const tool_response_part& r) {
+    content c;
+    c.parts.emplace_back(r);
+    event e = event::make(event_type::tool_response, "assistant", std::move(c));
+    std::string text, why;
+    if (serialize_event_checked(e, text, why)) return why.empty() ? "refused" : why;
+    return {};
+}
 
 invocation_options opts() {
     invocation_options o;
@@ -574,6 +597,55 @@ BOOST_AUTO_TEST_CASE(any_exception_becomes_an_error_response) {
         tool_context ctx(inv, c);
         tool_response_part r = run(run_tool_call(s, c, ctx));
         BOOST_TEST((r.error == std::optional<std::string>("the tool failed with an unknown exception")));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(an_error_no_store_could_keep_is_made_storable) {
+    // Details with a NaN, or a what() naming a Latin-1 file, once made a response event the
+    // stores refused, which ended the turn instead of telling the model.
+    invocation_context inv(opts());
+    tool_context ctx(inv, "c1", "thrower");
+    auto answer = [&](std::function<void()> fail) {
+        throwing_tool t;
+        t.fail = std::move(fail);
+        tool_set s = tools(std::move(t));
+        return run(run_tool_call(s, "c1", "thrower", json::value(json::object{}), ctx));
+    };
+    {
+        tool_response_part r = answer([] {
+            json::object details;
+            details["ratio"] = std::numeric_limits<double>::quiet_NaN();
+            throw tool_error("quota exceeded", errc::busy, std::move(details));
+        });
+        BOOST_TEST(store_fault(r).empty(), store_fault(r));
+        BOOST_TEST_REQUIRE(r.error.has_value());
+        BOOST_TEST(r.error->starts_with("quota exceeded (the tool's error details were left out"), *r.error);
+        BOOST_TEST(r.error->find("number NaN is not finite") != std::string::npos, *r.error);
+        BOOST_TEST(r.error->find("\"ratio\"") != std::string::npos, *r.error);
+        BOOST_TEST(!r.result.as_object().contains("details"));
+    }
+    {
+        tool_response_part r = answer([] { throw std::runtime_error("cannot open caf\xe9.txt"); });
+        BOOST_TEST(store_fault(r).empty(), store_fault(r));
+        BOOST_TEST((r.error == std::optional<std::string>("cannot open caf\xEF\xBF\xBD.txt")));
+        BOOST_TEST(r.result == json::value(json::object{{"error", "cannot open caf\xEF\xBF\xBD.txt"}}));
+    }
+    {
+        // A stray continuation byte and a cut sequence each become one U+FFFD; the valid é
+        // before them stays. A key that is not UTF-8 drops the details; storable ones stay.
+        json::object bad_key;
+        bad_key["caf\xe9"] = 1;
+        tool_response_part r = answer([&] { throw tool_error("\xc3\xa9\x80 \xc3", errc::tool_error, json::object{}); });
+        BOOST_TEST(store_fault(r).empty(), store_fault(r));
+        BOOST_TEST((r.error == std::optional<std::string>("\xc3\xa9\xEF\xBF\xBD \xEF\xBF\xBD")));
+        tool_response_part k = answer([&] { throw tool_error("bad", errc::tool_error, bad_key); });
+        BOOST_TEST(store_fault(k).empty(), store_fault(k));
+        BOOST_TEST(k.error->find("string is not valid UTF-8") != std::string::npos, *k.error);
+        json::object ok;
+        ok["hint"] = "caf\xc3\xa9";
+        tool_response_part g = answer([&] { throw tool_error("bad", errc::tool_error, ok); });
+        BOOST_TEST((g.error == std::optional<std::string>("bad")));
+        BOOST_TEST(g.result == json::value(json::object{{"error", "bad"}, {"details", ok}}));
     }
 }
 

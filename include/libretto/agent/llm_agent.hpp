@@ -178,10 +178,12 @@ public:
     using options_type = llm_agent_options<Model>;
 
     /// Throws system_error(errc::invalid_argument) for an empty name, a tool named
-    /// transfer_to_agent in an agent that has sub-agents, or an output_key no state takes
-    /// (state_key_problem: empty, or a scope prefix alone).
+    /// transfer_to_agent in an agent that has sub-agents, an output_key no state takes
+    /// (state_key_problem: empty, or a scope prefix alone), or retry options check()
+    /// refuses (a NaN multiplier, a negative delay: once silently clamped).
     explicit llm_agent(options_type o) : o_(std::move(o)) {
         if (o_.name.empty()) throw boost::system::system_error(make_error_code(errc::invalid_argument), "llm_agent: empty name");
+        require_valid(o_.retry, "llm_agent '" + o_.name + "': retry");
         if (o_.output_key)
             if (auto why = state_key_problem(*o_.output_key); !why.empty())
                 throw boost::system::system_error(make_error_code(errc::invalid_argument),

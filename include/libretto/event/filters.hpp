@@ -301,50 +301,70 @@ inline context_view apply_compaction(context_view view) {
 }
 
 /// Removes tool calls that have no later response, and tool responses that have no
-/// earlier call, from the view. When several responses answer one call, only the last is
-/// kept (a long-running tool's final result supersedes its interim ones). An event that
-/// loses some of its parts is replaced by a copy without them; one that loses all of its
-/// parts (and has nothing else to show) is dropped.
+/// earlier call, from the view. A response answers the nearest earlier unanswered call with
+/// its id (servers that number calls per reply reuse an id at every step); when every such
+/// call is answered it supersedes the response of the one answered last, so of several
+/// responses to one call only the last is kept (a long-running tool's final result
+/// supersedes its interim ones). An event that loses some of its parts is replaced by a
+/// copy without them; one that loses all of its parts (and has nothing else to show) is
+/// dropped.
 inline context_view repair_tool_pairs(context_view view) {
     auto& items = view.items();
+    constexpr std::size_t none = SIZE_MAX;
     struct ids {
-        std::size_t first_call = SIZE_MAX;
-        std::size_t last_response = SIZE_MAX;
+        std::size_t open = SIZE_MAX;     // the latest unanswered call (a ref): a stack through next_open
+        std::size_t answered = SIZE_MAX; // the call answered last
     };
     struct ref {
         std::size_t item;
         const part* p;
-        const ids* slot; // map values move as it grows: resolved after the scan
-        std::string_view id;
+        std::size_t peer = SIZE_MAX;      // a call: its response; a response: the call it answers
+        std::size_t next_open = SIZE_MAX; // a call: the unanswered call of its id made before it
     };
     detail::small_id_map<ids> by_id;
     std::vector<ref> refs;
     // One scan: every event is touched once; afterwards only events with tool parts are.
     for (std::size_t i = 0; i < items.size(); ++i) {
+        const std::size_t first_ref = refs.size();
         for (const auto& p : items[i]->content.parts) {
-            if (auto c = std::get_if<tool_call_part>(&p)) {
-                auto& r = by_id[c->tool_call_id];
-                r.first_call = std::min(r.first_call, i);
-                refs.push_back({i, &p, nullptr, c->tool_call_id});
+            if (std::holds_alternative<tool_call_part>(p)) {
+                refs.push_back({i, &p});
             } else if (auto t = std::get_if<tool_response_part>(&p)) {
-                by_id[t->tool_call_id].last_response = i;
-                refs.push_back({i, &p, nullptr, t->tool_call_id});
+                // Only calls of earlier events are answered: this event's are stacked below.
+                const std::size_t me = refs.size();
+                refs.push_back({i, &p});
+                ids* slot = by_id.find(t->tool_call_id);
+                if (!slot) continue;
+                std::size_t call = slot->open;
+                if (call != none) slot->open = refs[call].next_open;
+                else call = slot->answered;
+                if (call == none) continue;
+                slot->answered = call;
+                refs[call].peer = me;
+                refs[me].peer = call;
             }
+        }
+        // Stacked last to first: calls of one id in one event are answered in order.
+        for (std::size_t k = refs.size(); k-- > first_ref;) {
+            const auto* c = std::get_if<tool_call_part>(refs[k].p);
+            if (!c) continue;
+            ids& slot = by_id[c->tool_call_id];
+            refs[k].next_open = slot.open;
+            slot.open = k;
         }
     }
     if (refs.empty()) return view;
 
-    auto keep = [](const ref& r) {
-        if (std::holds_alternative<tool_call_part>(*r.p))
-            return r.slot->last_response != SIZE_MAX && r.slot->last_response > r.item;
-        return r.slot->last_response == r.item && r.slot->first_call < r.item;
+    // A call is kept if answered; a response if it is its call's (last) answer.
+    auto keep = [&](std::size_t k) {
+        const ref& r = refs[k];
+        if (r.peer == none) return false;
+        return std::holds_alternative<tool_call_part>(*r.p) || refs[r.peer].peer == k;
     };
     // Items that lose at least one part, in item order.
     std::vector<std::size_t> damaged;
-    for (auto& r : refs) {
-        r.slot = by_id.find(r.id);
-        if (!keep(r) && (damaged.empty() || damaged.back() != r.item)) damaged.push_back(r.item);
-    }
+    for (std::size_t k = 0; k < refs.size(); ++k)
+        if (!keep(k) && (damaged.empty() || damaged.back() != refs[k].item)) damaged.push_back(refs[k].item);
     if (damaged.empty()) return view;
 
     std::vector<const event*> out;
@@ -379,7 +399,7 @@ inline context_view repair_tool_pairs(context_view view) {
         std::size_t r = next_ref;
         for (const auto& p : e->content.parts) {
             if (r < refs.size() && refs[r].item == i && refs[r].p == &p) {
-                if (keep(refs[r++])) copy.content.parts.push_back(p);
+                if (keep(r++)) copy.content.parts.push_back(p);
             } else {
                 copy.content.parts.push_back(p);
             }

@@ -17,8 +17,11 @@
 #include <libretto/event/parts.hpp>
 #include <libretto/model/tool_declaration.hpp>
 
+#include <boost/assert.hpp>
+#include <boost/container/small_vector.hpp>
 #include <boost/json/object.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -214,6 +217,20 @@ inline message foreign_context(const event& e, std::span<const tool_response_par
     return m;
 }
 
+// build_messages_impl's pairing of calls and responses (at namespace scope: g++ 12 crashes
+// on a local class of a function template whose members default to a local constant).
+inline constexpr std::size_t no_call_slot = static_cast<std::size_t>(-1);
+struct call_slot {
+    const tool_call_part* call = nullptr;
+    const tool_response_part* response = nullptr;
+    std::vector<const part*> extras{};    // a tool-response event's other parts
+    std::size_t next_open = no_call_slot; // the unanswered call of this id made before it
+};
+struct call_id_state {
+    std::size_t open = no_call_slot;     // the latest unanswered call: a stack through next_open
+    std::size_t answered = no_call_slot; // the call answered last
+};
+
 template <class Events>
 std::vector<message> build_messages_impl(const Events& events, std::string_view agent_name) {
     // ADK's rule (google/adk-python, src/google/adk/flows/llm_flows/contents.py,
@@ -229,29 +246,50 @@ std::vector<message> build_messages_impl(const Events& events, std::string_view 
         return e.partial || e.type == event_type::agent_start || e.type == event_type::agent_end;
     };
     // Tool responses travel with the assistant message that made the call. A response is
-    // "placed" when one of this agent's calls with its id came earlier; the last response
-    // to a call wins (interim results of long-running tools are superseded).
-    struct placed {
-        const tool_response_part* response = nullptr;
-        std::vector<const part*> extras; // a tool-response event's other parts
-    };
-    small_id_set own_calls;
-    small_id_map<placed> responses;
+    // "placed" with the nearest earlier unanswered call of this agent with its id (servers
+    // that number calls per reply reuse "0" at every step); with every such call answered,
+    // it replaces the response of the last one answered (interim results of long-running
+    // tools are superseded).
+    constexpr std::size_t none = no_call_slot;
+    boost::container::small_vector<call_slot, 4> slots; // this agent's calls, in order
+    small_id_map<call_id_state> ids;
+    std::vector<const tool_response_part*> orphans_found; // responses without an earlier call: rare
     for (const event& e : events) {
         if (skipped(e) || foreign(e)) continue;
         if (e.type == event_type::agent_message) {
-            for (const auto& c : e.tool_calls()) own_calls.insert(c.tool_call_id);
+            const std::size_t first_new = slots.size();
+            for (const auto& c : e.tool_calls()) {
+                slots.emplace_back();
+                slots.back().call = &c;
+            }
+            // Stacked last to first: calls of one id in one reply are answered in order.
+            for (std::size_t k = slots.size(); k-- > first_new;) {
+                call_id_state& st = ids[slots[k].call->tool_call_id];
+                slots[k].next_open = st.open;
+                st.open = k;
+            }
         }
-        const tool_response_part* first = nullptr;
+        std::size_t first = none;
         for (const auto& r : e.tool_responses()) {
-            if (!own_calls.contains(r.tool_call_id)) continue;
-            placed& slot = responses[r.tool_call_id];
-            slot.response = &r;
-            slot.extras.clear();
-            if (!first) first = &r;
+            call_id_state* st = ids.find(r.tool_call_id);
+            std::size_t at = none;
+            if (st && st->open != none) {
+                at = st->open;
+                st->open = slots[at].next_open;
+            } else if (st) {
+                at = st->answered;
+            }
+            if (at == none) {
+                orphans_found.push_back(&r);
+                continue;
+            }
+            st->answered = at;
+            slots[at].response = &r;
+            slots[at].extras.clear();
+            if (first == none) first = at;
         }
-        if (first && e.type == event_type::tool_response) {
-            placed& slot = *responses.find(first->tool_call_id);
+        if (first != none && e.type == event_type::tool_response) {
+            call_slot& slot = slots[first];
             for (const auto& p : e.content.parts)
                 if (!std::holds_alternative<tool_response_part>(p) &&
                     !(std::holds_alternative<text_part>(p) && std::get<text_part>(p).text.empty()))
@@ -261,7 +299,9 @@ std::vector<message> build_messages_impl(const Events& events, std::string_view 
 
     std::vector<message> out;
     out.reserve(events.size()); // about one message per event: no regrowth, no moves
-    small_id_set emitted;
+    // The scan below meets this agent's calls and responses in the order the scan above did.
+    std::size_t next_slot = 0;
+    std::size_t next_orphan = 0;
     for (const event& e : events) {
         if (skipped(e)) continue;
         if (foreign(e)) {
@@ -271,8 +311,10 @@ std::vector<message> build_messages_impl(const Events& events, std::string_view 
         }
         // Orphaned responses (no earlier call of this agent): context text, in place.
         std::vector<const tool_response_part*> orphans;
-        for (const auto& r : e.tool_responses())
-            if (!responses.contains(r.tool_call_id)) orphans.push_back(&r);
+        if (next_orphan < orphans_found.size())
+            for (const auto& r : e.tool_responses())
+                if (next_orphan < orphans_found.size() && orphans_found[next_orphan] == &r)
+                    orphans.push_back(orphans_found[next_orphan++]);
         if (!orphans.empty()) {
             message m = foreign_context(e, orphans);
             if (!m.parts.empty()) out.push_back(std::move(m));
@@ -307,11 +349,13 @@ std::vector<message> build_messages_impl(const Events& events, std::string_view 
         message results;
         results.role = message_role::tool;
         std::vector<const part*> extras;
-        for (const auto& c : out.back().tool_calls()) {
-            const placed* slot = responses.find(c.tool_call_id);
-            if (!slot || !emitted.insert(slot->response->tool_call_id)) continue;
-            push_copy(results.parts, *slot->response);
-            extras.insert(extras.end(), slot->extras.begin(), slot->extras.end());
+        for (const auto& c : e.tool_calls()) {
+            const call_slot& slot = slots[next_slot++];
+            BOOST_ASSERT(slot.call == &c);
+            (void)c;
+            if (!slot.response) continue;
+            push_copy(results.parts, *slot.response);
+            extras.insert(extras.end(), slot.extras.begin(), slot.extras.end());
         }
         for (const part* p : extras) push_copy(results.parts, *p);
         if (!results.parts.empty()) out.push_back(std::move(results));
@@ -329,7 +373,9 @@ std::vector<message> build_messages_impl(const Events& events, std::string_view 
 /// - this agent's own replies → assistant role, with their thinking and tool calls;
 /// - responses to this agent's tool calls → one tool message placed right after the
 ///   assistant message that made the calls, in call order, whatever the events in between
-///   (ADK's _rearrange_events_for_async_function_responses_in_history); the last response
+///   (ADK's _rearrange_events_for_async_function_responses_in_history). A response answers
+///   the nearest earlier unanswered call with its id (an id may come back at a later step),
+///   else supersedes the response of the last call of that id answered: the last response
 ///   to a call wins;
 /// - events authored by another agent (author neither `agent_name` nor "user") → a
 ///   user-role message "For context:", "[other] said: <text>", "[other] called tool `t`

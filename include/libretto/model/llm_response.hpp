@@ -183,7 +183,8 @@ struct llm_chunk {
     /// The thinking block that `thinking`, `thinking_signature` and `redacted_thinking`
     /// belong to, counted from 0 in the order the blocks began: a response may hold several
     /// (Anthropic's interleaved thinking, redacted blocks among them), each with its own
-    /// signature, and each becomes its own thinking part.
+    /// signature, and each becomes its own thinking part. Below max_tool_calls (the
+    /// accumulator refuses a larger number).
     std::size_t thinking_block = 0;
     std::vector<tool_call_delta> tool_calls{};
     std::optional<libretto::usage> usage{};
@@ -221,7 +222,8 @@ struct llm_chunk {
 class llm_response_accumulator {
 public:
     /// Adds a chunk's deltas. A chunk holding `final` replaces everything added so far:
-    /// finish() then returns that response.
+    /// finish() then returns that response. Thinking for a block numbered max_tool_calls or
+    /// more is dropped and fails the response (errc::bad_response).
     LIBRETTO_DECL void add(const llm_chunk& c);
 
     /// Adds one tool-call fragment (see tool_call_delta for how fragments are matched).

@@ -13,6 +13,10 @@
 // never retries such a model. A model that does not retry itself (scripted_model, a
 // user's own) is retried by llm_agent with llm_agent_options::retry, the same type.
 
+#include <libretto/error.hpp>
+
+#include <boost/system/system_error.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -20,6 +24,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 namespace libretto {
@@ -50,8 +55,8 @@ struct retry_options {
 
 /// Why `o` is unusable ("max_attempts must be at least 1"), or empty if it is fine.
 /// next_delay() does not fail on bad options: it clamps them (a zero max_attempts counts as
-/// 1, a negative delay as 0, a multiplier below 1 as 1); check() is for configuration
-/// readers that should reject them.
+/// 1, a negative delay as 0, a multiplier below 1 or not finite as 1); llm_agent,
+/// openai_model and anthropic_model refuse them through require_valid() instead.
 inline std::string check(const retry_options& o) {
     if (o.max_attempts < 1) return "retry_options: max_attempts must be at least 1";
     if (o.initial_delay.count() < 0) return "retry_options: initial_delay must not be negative";
@@ -60,6 +65,19 @@ inline std::string check(const retry_options& o) {
     if (o.max_delay < o.initial_delay) return "retry_options: max_delay must be at least initial_delay";
     if (o.max_retry_after.count() < 0) return "retry_options: max_retry_after must not be negative";
     return {};
+}
+
+/// Throws system_error(errc::invalid_argument) if check() refuses `o`, the message naming
+/// where the options were set: "llm_agent 'a': retry.multiplier must be a finite number >= 1"
+/// for `where` "llm_agent 'a': retry".
+inline void require_valid(const retry_options& o, std::string_view where) {
+    std::string why = check(o);
+    if (why.empty()) return;
+    constexpr std::string_view prefix = "retry_options: ";
+    std::string m(where);
+    m += '.';
+    m.append(why, prefix.size()); // every message of check() starts with the prefix
+    throw boost::system::system_error(make_error_code(errc::invalid_argument), m);
 }
 
 namespace detail {
@@ -106,7 +124,13 @@ std::optional<std::chrono::milliseconds> next_delay(const retry_options& o, std:
     const double initial = static_cast<double>(std::max<std::int64_t>(o.initial_delay.count(), 0));
     const double cap = std::max(static_cast<double>(o.max_delay.count()), initial);
     const double multiplier = (o.multiplier >= 1.0 && std::isfinite(o.multiplier)) ? o.multiplier : 1.0;
-    const double planned = std::min(cap, initial * std::pow(multiplier, static_cast<double>(attempt - 1)));
+    // No delay stays none (0 x inf would be NaN, which std::min turned into the cap), and a
+    // growth past double's range is the cap.
+    double planned = 0;
+    if (initial > 0) {
+        const double grown = initial * std::pow(multiplier, static_cast<double>(attempt - 1));
+        planned = !(grown < cap) ? cap : grown;
+    }
     switch (o.jitter) {
     case retry_jitter::none: return detail::to_ms(planned);
     case retry_jitter::full: return detail::to_ms(planned * detail::unit_fraction(random));

@@ -97,6 +97,10 @@ public:
     static scripted_reply auth_failed(std::string message = "invalid API key (401)") {
         return error(make_error_code(errc::auth_failed), std::move(message));
     }
+    /// The most computed replies one request goes through (a computed reply may return
+    /// another): the stream of a longer chain fails with errc::model_error.
+    static constexpr std::size_t max_computed_depth = 16;
+
     /// A reply computed from the request when it arrives (after it has been recorded).
     static scripted_reply computed(std::function<scripted_reply(const llm_request&)> f) {
         scripted_reply r;

@@ -45,8 +45,11 @@ template <class Transport = http::any_transport>
     requires http::http_transport<Transport>
 class anthropic_model : public detail::http_model<anthropic_options> {
 public:
+    /// Throws system_error(errc::invalid_argument) for retry options check() refuses.
     anthropic_model(Transport transport, anthropic_options options, provider_http_options http = {})
-        : detail::http_model<anthropic_options>(http::any_transport(std::move(transport)), std::move(options), http) {}
+        : detail::http_model<anthropic_options>(http::any_transport(std::move(transport)), std::move(options), http) {
+        require_valid(http_options().retry, "anthropic_model: provider_http_options::retry");
+    }
 };
 
 static_assert(model<anthropic_model<>>);

@@ -45,8 +45,11 @@ template <class Transport = http::any_transport>
     requires http::http_transport<Transport>
 class openai_model : public detail::http_model<openai_options> {
 public:
+    /// Throws system_error(errc::invalid_argument) for retry options check() refuses.
     openai_model(Transport transport, openai_options options, provider_http_options http = {})
-        : detail::http_model<openai_options>(http::any_transport(std::move(transport)), std::move(options), http) {}
+        : detail::http_model<openai_options>(http::any_transport(std::move(transport)), std::move(options), http) {
+        require_valid(http_options().retry, "openai_model: provider_http_options::retry");
+    }
 };
 
 static_assert(model<openai_model<>>);

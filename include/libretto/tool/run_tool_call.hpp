@@ -58,6 +58,27 @@ inline std::optional<tool_response_part> refuse_call(const tool_set& tools, cons
     return std::nullopt;
 }
 
+/// `s` with every byte that does not start a well-formed UTF-8 sequence replaced by U+FFFD:
+/// an error text (an exception's what() naming a Latin-1 file name) must be storable.
+inline std::string replace_invalid_utf8(std::string s) {
+    if (!find_invalid_utf8(s)) return s; // nearly always: no copy
+    std::string out;
+    out.reserve(s.size() + 8);
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    const auto* const end = p + s.size();
+    while (p != end) {
+        const std::size_t k = *p < 0x80 ? 1 : utf8_sequence(p, end);
+        if (k) {
+            out.append(reinterpret_cast<const char*>(p), k);
+            p += k;
+        } else {
+            out += "\xEF\xBF\xBD";
+            ++p;
+        }
+    }
+    return out;
+}
+
 /// The response of a call whose tool threw `ep`: a tool_error's message and details, or
 /// another exception's what().
 inline tool_response_part failed_call(std::string id, std::string name, const std::exception_ptr& ep) {
@@ -74,15 +95,24 @@ inline tool_response_part failed_call(std::string id, std::string name, const st
     } catch (...) {
         error = "the tool failed with an unknown exception";
     }
-    return tool_error_response(std::move(id), std::move(name), std::move(error), std::move(details));
+    // As for a result (answered_call): an unstorable error would end the turn instead of
+    // telling the model. Details sit at level 6 of the event (its result's "details").
+    if (auto f = check_json_object(details, 5, "details")) {
+        details.clear();
+        error += " (the tool's error details were left out: they cannot be stored: " + f->message() + ")";
+    }
+    return tool_error_response(std::move(id), std::move(name), replace_invalid_utf8(std::move(error)),
+                               std::move(details));
 }
 
 inline tool_response_part answered_call(std::string id, std::string name, json::value result) {
     // A result no store could keep (a NaN, a string that is not UTF-8, nesting too deep)
     // would make the response's event unstorable and end the turn: the model hears why
-    // instead. The result sits at level 5 of its event.
+    // instead. The result sits at level 5 of its event. The fault names a member cut at 64
+    // bytes, perhaps inside a character: hence the UTF-8 repair.
     if (auto f = check_json_value(result, 4, "result"))
-        return tool_error_response(std::move(id), std::move(name), "the tool's result cannot be stored: " + f->message());
+        return tool_error_response(std::move(id), std::move(name),
+                                   replace_invalid_utf8("the tool's result cannot be stored: " + f->message()));
     tool_response_part r;
     r.tool_call_id = std::move(id);
     r.tool_name = std::move(name);

@@ -21,14 +21,23 @@ LIBRETTO_DECL void llm_response_accumulator::add(const llm_chunk& c) {
     }
     text_ += c.text;
     if (!c.thinking.empty() || !c.thinking_signature.empty() || !c.redacted_thinking.empty()) {
-        // Block numbers come from a decoder that bounds them; a gap stays an empty block,
-        // which finish() leaves out.
-        if (c.thinking_block >= thinking_blocks_.size()) thinking_blocks_.resize(c.thinking_block + 1);
-        thinking_block& b = thinking_blocks_[c.thinking_block];
-        b.thinking += c.thinking;
-        b.signature += c.thinking_signature;
-        b.redacted += c.redacted_thinking;
-        thinking_ += c.thinking;
+        // A gap stays an empty block, which finish() leaves out. The bound is the decoders'
+        // bound on content blocks: a larger number is garbage, not a reason to allocate
+        // (and SIZE_MAX + 1 would wrap to 0).
+        if (c.thinking_block >= max_tool_calls) {
+            if (!error_) // the first failure is the cause
+                fail(make_error_code(errc::bad_response),
+                     "thinking block " + std::to_string(c.thinking_block) + ": a reply holds at most " +
+                         std::to_string(max_tool_calls) + " blocks, numbered 0 to " +
+                         std::to_string(max_tool_calls - 1));
+        } else {
+            if (c.thinking_block >= thinking_blocks_.size()) thinking_blocks_.resize(c.thinking_block + 1);
+            thinking_block& b = thinking_blocks_[c.thinking_block];
+            b.thinking += c.thinking;
+            b.signature += c.thinking_signature;
+            b.redacted += c.redacted_thinking;
+            thinking_ += c.thinking;
+        }
     }
     for (const auto& d : c.tool_calls) add(d);
     if (c.usage) {

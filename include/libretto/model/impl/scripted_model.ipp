@@ -46,13 +46,21 @@ LIBRETTO_DECL llm_stream scripted_model::generate(llm_request request) {
     // A computed reply sees the request as recorded; it may compute another computed one.
     // What the function throws is rethrown by the stream.
     try {
-        for (int depth = 0; reply.compute_ && depth < 16; ++depth) {
+        for (std::size_t depth = 0; reply.compute_ && depth < scripted_reply::max_computed_depth; ++depth) {
             auto f = std::move(reply.compute_);
             reply = f(*seen);
         }
     } catch (...) {
         return detail::stream_access::make_failed<llm_chunk>(ex_, std::current_exception());
     }
+    // A chain that never settles is a bug in the test, not an empty answer to play.
+    if (reply.compute_)
+        return detail::stream_access::make_failed<llm_chunk>(
+            ex_, std::make_exception_ptr(boost::system::system_error(
+                     make_error_code(errc::model_error),
+                     "scripted_model: request #" + std::to_string(number) + ": computed replies nest deeper than " +
+                         std::to_string(scripted_reply::max_computed_depth) + " (computed reply #" +
+                         std::to_string(scripted_reply::max_computed_depth) + " returned another computed reply)")));
     std::vector<llm_chunk> chunks;
     {
         std::lock_guard lock(state_->mutex);
