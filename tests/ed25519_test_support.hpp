@@ -8,6 +8,7 @@
 
 #include <libretto/error.hpp>
 #include <libretto/sign/detail/ed25519_common.hpp>
+#include <libretto/sign/did_key.hpp>
 #include <libretto/sign/ed25519_types.hpp>
 
 #include <boost/system/system_error.hpp>
@@ -144,6 +145,47 @@ std::optional<boost::system::system_error> throws_with_file_size_limit(rlim_t by
     ::setrlimit(RLIMIT_FSIZE, &old);
     std::signal(SIGXFSZ, old_handler);
     return out;
+}
+
+
+/// The padding rule, on a back end: signature text is 86 characters, or 88 ending in "==";
+/// any other padding is malformed.
+template <class Verifier, class Signer>
+void check_signature_padding(const Signer& alice) {
+    const std::string sig = alice.sign("payload");
+    BOOST_TEST_REQUIRE(sig.size() == 86u);
+    Verifier v;
+    BOOST_TEST(!v.verify("payload", sig, alice.did()));
+    BOOST_TEST(!v.verify("payload", sig + "==", alice.did()));
+    for (std::size_t n : {1u, 3u, 10u}) {
+        BOOST_TEST_CONTEXT(n << " '='") {
+            BOOST_TEST((v.verify("payload", sig + std::string(n, '='), alice.did()) == libretto::errc::invalid_argument));
+        }
+    }
+    BOOST_TEST((v.verify("payload", sig.substr(0, 85) + "===", alice.did()) == libretto::errc::invalid_argument));
+}
+
+/// Every weak key is a malformed signer for a back end's verifier, whatever the payload and
+/// signature (the forged one included), and for its raw verify function; the verifier still
+/// works afterwards.
+template <class Verifier, class Signer, class RawVerify>
+void check_weak_keys_refused(const Signer& alice, RawVerify raw_verify) {
+    const std::string forged = forged_identity_signature();
+    Verifier v;
+    for (const auto& k : weak_keys) {
+        BOOST_TEST_CONTEXT(k.what) {
+            const auto pub = unhex_array<32>(k.hex);
+            const std::string did = libretto::did_key_from_ed25519(pub);
+            for (const char* payload : {"anything", "else"}) {
+                BOOST_TEST((v.verify(payload, forged, did) == libretto::errc::invalid_argument));
+                BOOST_TEST((v.verify(payload, alice.sign(payload), did) == libretto::errc::invalid_argument));
+                BOOST_TEST(!raw_verify(pub, payload, unhex_array<64>(
+                    "5866666666666666666666666666666666666666666666666666666666666666"
+                    "0100000000000000000000000000000000000000000000000000000000000000")));
+            }
+            BOOST_TEST(!v.verify("payload", alice.sign("payload"), alice.did()));
+        }
+    }
 }
 
 } // namespace ed25519_test
