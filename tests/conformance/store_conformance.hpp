@@ -303,6 +303,7 @@ void bad_compactions_case(Fixture& fx) {
         }
     });
 }
+
 /// A state key that is empty or a scope prefix alone ("app:" was stored as the app's empty
 /// key) is refused in a delta and in an initial state, naming it; nothing is stored. A
 /// batch holding such an event stores none of its events.
