@@ -6,6 +6,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -154,6 +155,60 @@ BOOST_AUTO_TEST_CASE(the_launcher_runs_agents_of_the_tree_by_name) {
     BOOST_TEST(!ctx.launch_agent("nobody", ctx).has_value());
     lb::invocation_context bare;
     BOOST_TEST(!bare.launch_agent("c", bare).has_value()); // no launcher set
+}
+
+// The defaulted move used to leave the source's ref_ viewing the agent now owned by the
+// destination: after the destination died, a call on the source was a use-after-free.
+// Now the source is empty, and every call on it is defined.
+BOOST_AUTO_TEST_CASE(a_moved_from_any_agent_is_empty_even_after_the_destination_dies) {
+    asio::io_context io;
+    lb::any_agent a = echo_agent{"alpha"};
+    BOOST_TEST(static_cast<bool>(a));
+    {
+        lb::any_agent b = std::move(a);
+        BOOST_TEST(b.name() == "alpha");
+        BOOST_TEST(static_cast<bool>(b.ref()));
+        lb::invocation_options o;
+        o.executor = io.get_executor();
+        auto got = drain(io, b.run(lb::invocation_context(std::move(o))));
+        BOOST_TEST(got == (std::vector<std::string>{"alpha:alpha@"}));
+    } // the destination, and the agent, are gone
+    lb::any_agent c = echo_agent{"gamma"};
+    lb::any_agent d = echo_agent{"delta"};
+    d = std::move(c); // move assignment too
+    BOOST_TEST(d.name() == "gamma");
+    for (const lb::any_agent* empty : {&a, &c}) {
+        BOOST_TEST(!*empty);
+        BOOST_TEST(!empty->ref());
+        BOOST_TEST(empty->name() == "");
+        BOOST_TEST(empty->description() == "");
+        BOOST_TEST(empty->sub_agents().empty());
+        BOOST_TEST(empty->target<echo_agent>() == nullptr);
+        lb::invocation_options o;
+        o.executor = io.get_executor();
+        auto s = empty->run(lb::invocation_context(std::move(o)));
+        bool failed = false;
+        asio::co_spawn(
+            io,
+            [&]() -> asio::awaitable<void> {
+                try {
+                    auto next = s.next();
+                    (void)co_await std::move(next);
+                } catch (const boost::system::system_error& e) {
+                    failed = true;
+                    BOOST_TEST((e.code() == asio::error::not_connected), e.what());
+                    BOOST_TEST(std::string(e.what()).find("any_agent: empty (moved-from)") != std::string::npos,
+                               e.what());
+                }
+            },
+            [](std::exception_ptr p) {
+                if (p) std::rethrow_exception(p);
+            });
+        io.run();
+        io.restart();
+        BOOST_TEST(failed);
+    }
+    BOOST_TEST((a.ref() == c.ref())); // both empty
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -12,6 +12,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace asio = boost::asio;
@@ -169,6 +170,40 @@ BOOST_AUTO_TEST_CASE(exhaustion_propagates_through_the_wrapper) {
         }
     });
     BOOST_TEST(what.find("script exhausted: request #1 but only 0 replies were scripted") != std::string::npos, what);
+}
+
+// A moved-from any_model is empty and every call on it is defined (it used to dereference a
+// null pointer): name() "", an empty executor, a stream that fails with not_connected.
+BOOST_AUTO_TEST_CASE(a_moved_from_any_model_is_empty_and_its_stream_fails) {
+    asio::io_context io;
+    any_model a = shouting_model{io.get_executor()};
+    BOOST_TEST(static_cast<bool>(a));
+    any_model b = std::move(a);
+    BOOST_TEST(!a); // NOLINT(bugprone-use-after-move): the documented empty state
+    BOOST_TEST(a.name() == "");
+    BOOST_TEST(!a.get_executor());
+    BOOST_TEST(!a.retries_transient());
+    BOOST_TEST(a.target<shouting_model>() == nullptr);
+    BOOST_TEST(std::as_const(a).target<shouting_model>() == nullptr);
+    bool failed = false;
+    std::string reply;
+    run(io, [&]() -> asio::awaitable<void> {
+        auto s = a.generate(ask("hello"));
+        try {
+            auto next = s.next();
+            (void)co_await std::move(next);
+        } catch (const boost::system::system_error& e) {
+            failed = true;
+            BOOST_TEST((e.code() == asio::error::not_connected), e.what());
+            BOOST_TEST(std::string(e.what()).find("any_model: empty (moved-from)") != std::string::npos, e.what());
+        }
+        // The destination still works.
+        auto r = co_await lb::generate_response(b, ask("still here"));
+        reply = r.text();
+    });
+    BOOST_TEST(failed);
+    BOOST_TEST(reply == "STILL HERE");
+    BOOST_TEST(b.name() == "shout-1");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

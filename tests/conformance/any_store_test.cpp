@@ -13,9 +13,12 @@
 #include "../runner_test_support.hpp"
 #include "store_conformance.hpp"
 
+#include <boost/asio/bind_executor.hpp>
+
 #include <atomic>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -232,6 +235,90 @@ BOOST_AUTO_TEST_CASE(a_batch_through_any_store_of_a_store_without_one_is_refused
             const std::int64_t last = co_await std::move(mop);
             BOOST_TEST(last == 2);
             BOOST_TEST(diag.empty());
+        },
+        [&](std::exception_ptr e) { failure = e; });
+    io.run();
+    if (failure) std::rethrow_exception(failure);
+}
+
+// A moved-from any_store is empty (it used to dereference a null pointer): every operation
+// completes with not_connected and says why, never inside the initiating call; the
+// destination still works.
+BOOST_AUTO_TEST_CASE(a_moved_from_any_store_is_empty_and_fails_every_operation) {
+    namespace lb = libretto;
+    using namespace conformance;
+    boost::asio::io_context io;
+    lb::any_store a{lb::memory_store(io.get_executor())};
+    BOOST_TEST(static_cast<bool>(a));
+    lb::any_store b = std::move(a);
+    BOOST_TEST(!a); // NOLINT(bugprone-use-after-move): the documented empty state
+    BOOST_TEST(!a.get_executor());
+    BOOST_TEST(!a.supports_batch());
+    BOOST_TEST(a.target<lb::memory_store>() == nullptr);
+    BOOST_TEST(b.supports_batch());
+    BOOST_TEST(b.target<lb::memory_store>() != nullptr);
+
+    // A plain callback bound to an executor: completed through it, not inside the call.
+    int called = 0;
+    lb::diagnostics cb_diag;
+    a.async_get(lb::session_key("app", "u", "s"), lb::get_options{}, cb_diag,
+                asio::bind_executor(io.get_executor(), [&](error_code ec, std::optional<lb::session> s) {
+                    ++called;
+                    BOOST_TEST((ec == asio::error::not_connected), ec.message());
+                    BOOST_TEST(!s);
+                }));
+    BOOST_TEST(called == 0);
+    BOOST_TEST(cb_diag.message() == "any_store: empty (moved-from)");
+    a.async_flush(lb::session_key("app", "u", "s"), asio::bind_executor(io.get_executor(), [&](error_code ec) {
+                      ++called;
+                      BOOST_TEST((ec == asio::error::not_connected), ec.message());
+                  }));
+    BOOST_TEST(called == 0);
+    io.run();
+    io.restart();
+    BOOST_TEST(called == 2);
+
+    std::exception_ptr failure;
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+            lb::diagnostics diag;
+            auto cop = a.async_create(create_opts("app", "u", "s"), diag, asio::as_tuple(asio::use_awaitable));
+            auto [cec, created] = co_await std::move(cop);
+            BOOST_TEST((cec == asio::error::not_connected), cec.message());
+            BOOST_TEST(diag.message() == "any_store: empty (moved-from)");
+            BOOST_TEST(created.id.empty());
+            auto lop = a.async_list(lb::list_options{}, asio::as_tuple(asio::use_awaitable));
+            auto [lec, page] = co_await std::move(lop);
+            BOOST_TEST((lec == asio::error::not_connected), lec.message());
+            BOOST_TEST(page.sessions.empty());
+            auto dop = a.async_delete(lb::session_key("app", "u", "s"), asio::as_tuple(asio::use_awaitable));
+            auto [dec] = co_await std::move(dop);
+            BOOST_TEST((dec == asio::error::not_connected), dec.message());
+            // The destination still works; a's appends to its session fail.
+            auto s = co_await create(b, "app", "u", "s");
+            auto aop = a.async_append(s, text_event("lost"), diag, asio::as_tuple(asio::use_awaitable));
+            auto [aec, seq] = co_await std::move(aop);
+            BOOST_TEST((aec == asio::error::not_connected), aec.message());
+            BOOST_TEST(seq == 0);
+            std::vector<lb::event> evs;
+            evs.push_back(text_event("lost too"));
+            auto bop = a.async_append_batch(s, std::move(evs), diag, asio::as_tuple(asio::use_awaitable));
+            auto [bec, bseq] = co_await std::move(bop);
+            BOOST_TEST((bec == asio::error::not_connected), bec.message());
+            BOOST_TEST(bseq == 0);
+            // use_awaitable without diagnostics: the thrown error carries the words.
+            try {
+                auto thrown = a.async_get(key_of(s), lb::get_options{}, asio::use_awaitable);
+                (void)co_await std::move(thrown);
+                BOOST_TEST(false, "no error thrown");
+            } catch (const lb::error_with_diagnostics& e) {
+                BOOST_TEST((e.code() == asio::error::not_connected), e.what());
+                BOOST_TEST(std::string(e.what()).find("any_store: empty (moved-from)") != std::string::npos, e.what());
+            }
+            auto g = co_await get(b, s);
+            BOOST_REQUIRE(g);
+            BOOST_TEST(g->events.empty());
         },
         [&](std::exception_ptr e) { failure = e; });
     io.run();

@@ -10,6 +10,11 @@
 //   any_agent   an owning, copyable handle (shared, immutable): run-time lists of children
 //               (`sequential_agent` over std::vector<any_agent>), agents chosen from config.
 //
+// A moved-from any_agent is empty (operator bool is false), and so is its ref(): name() and
+// description() are "", sub_agents() is {}, run() returns a stream whose first next()
+// throws system_error (asio::error::not_connected, "any_agent: empty (moved-from)"). The
+// move leaves no view of the agent behind in the source.
+//
 // Valid expressions, for an agent type A, `const A a`, `invocation_context ctx`:
 //
 //   a.name()        -> convertible to std::string_view   unique within a tree
@@ -25,8 +30,12 @@
 #include <libretto/context/invocation_context.hpp>
 #include <libretto/stream/event_stream.hpp>
 
+#include <boost/asio/error.hpp>
+#include <boost/system/system_error.hpp>
+
 #include <algorithm>
 #include <concepts>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,6 +63,9 @@ public:
         requires(!std::is_same_v<std::remove_cvref_t<A>, agent_ref>)
     agent_ref(const A& a) noexcept : self_(&a), vt_(&table_for<A>) {}
 
+    /// True if an agent is viewed (false for a moved-from any_agent's ref()).
+    explicit operator bool() const noexcept { return self_ != nullptr; }
+
     std::string_view name() const { return vt_->name(self_); }
     std::string_view description() const { return vt_->description(self_); }
     event_stream run(invocation_context ctx) const { return vt_->run(self_, std::move(ctx)); }
@@ -69,12 +81,26 @@ public:
     friend bool operator==(const agent_ref& a, const agent_ref& b) noexcept { return a.self_ == b.self_; }
 
 private:
+    friend class any_agent;
+    agent_ref() noexcept : self_(nullptr), vt_(&empty_table) {} // empty: a moved-from any_agent's
+
     struct table {
         std::string_view (*name)(const void*);
         std::string_view (*description)(const void*);
         event_stream (*run)(const void*, invocation_context);
         std::vector<agent_ref> (*sub_agents)(const void*);
     };
+
+    // What an empty ref does: a table, so no call needs a null check. (Functions, not
+    // lambdas: their bodies need agent_ref complete.)
+    static std::string_view empty_text(const void*) { return {}; }
+    static event_stream empty_run(const void*, invocation_context c) {
+        return detail::stream_access::make_failed<event>(
+            c.get_executor(), std::make_exception_ptr(boost::system::system_error(
+                                  make_error_code(boost::asio::error::not_connected), "any_agent: empty (moved-from)")));
+    }
+    static std::vector<agent_ref> empty_children(const void*) { return {}; }
+    static constexpr table empty_table{&empty_text, &empty_text, &empty_run, &empty_children};
 
     template <class A>
     static constexpr table table_for{
@@ -97,12 +123,29 @@ public:
         requires(!std::is_same_v<std::remove_cvref_t<A>, any_agent> && !std::is_same_v<std::remove_cvref_t<A>, agent_ref>)
     any_agent(A a) : self_(std::make_shared<const A>(std::move(a))), ref_(*static_cast<const A*>(self_.get())) {}
 
+    any_agent(const any_agent&) = default;
+    any_agent& operator=(const any_agent&) = default;
+    // Written out: a defaulted move would leave the source's ref_ viewing the agent it gave
+    // away (a use-after-free once the destination dies).
+    any_agent(any_agent&& o) noexcept : self_(std::move(o.self_)), ref_(std::exchange(o.ref_, agent_ref())) {}
+    any_agent& operator=(any_agent&& o) noexcept {
+        if (this != &o) {
+            self_ = std::move(o.self_);
+            ref_ = std::exchange(o.ref_, agent_ref());
+        }
+        return *this;
+    }
+
+    /// True if an agent is held (false when moved from).
+    explicit operator bool() const noexcept { return self_ != nullptr; }
+
     std::string_view name() const { return ref_.name(); }
     std::string_view description() const { return ref_.description(); }
     event_stream run(invocation_context ctx) const { return ref_.run(std::move(ctx)); }
     std::vector<agent_ref> sub_agents() const { return ref_.sub_agents(); }
 
-    /// A view of the held agent (valid while some copy of this handle lives).
+    /// A view of the held agent (valid while some copy of this handle lives); empty when
+    /// this handle is.
     agent_ref ref() const noexcept { return ref_; }
     template <class A>
     const A* target() const noexcept {

@@ -6,10 +6,19 @@
 // time (a config file) and for compile-once builds. Copies share the wrapped model, as
 // copies of the models themselves do. Cost: one virtual call per generate(); the chunks
 // flow through the model's own stream, untouched.
+//
+// A moved-from any_model is empty (operator bool is false): generate() returns a stream
+// whose first next() throws system_error (asio::error::not_connected, "any_model: empty
+// (moved-from)"), name() is "", get_executor() empty, retries_transient() false, target()
+// nullptr.
 
 #include <libretto/model/model.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <exception>
 
 #include <memory>
 #include <string>
@@ -52,21 +61,33 @@ public:
         requires(!std::is_same_v<std::decay_t<M>, any_model> && model<std::decay_t<M>>)
     any_model(M&& m) : p_(std::make_shared<impl<std::decay_t<M>>>(std::forward<M>(m))) {}
 
-    llm_stream generate(llm_request r) { return p_->generate(std::move(r)); }
-    std::string_view name() const noexcept { return p_->name(); }
-    executor_type get_executor() const { return p_->executor(); }
+    /// The wrapped model's stream; when empty, one that fails (not_connected) when read.
+    llm_stream generate(llm_request r) {
+        if (!p_)
+            return detail::stream_access::make_failed<llm_chunk>(
+                {}, std::make_exception_ptr(boost::system::system_error(
+                        make_error_code(boost::asio::error::not_connected), "any_model: empty (moved-from)")));
+        return p_->generate(std::move(r));
+    }
+    /// The wrapped model's name; "" when empty.
+    std::string_view name() const noexcept { return p_ ? p_->name() : std::string_view(); }
+    /// The wrapped model's executor; an empty one when moved from.
+    executor_type get_executor() const { return p_ ? p_->executor() : executor_type(); }
     /// What the wrapped model says (model_retries_transient): llm_agent does not retry a
-    /// wrapped provider model, which retries itself.
-    bool retries_transient() const noexcept { return p_->retries_transient(); }
+    /// wrapped provider model, which retries itself. False when empty.
+    bool retries_transient() const noexcept { return p_ && p_->retries_transient(); }
 
-    /// The wrapped model if it is an M, else nullptr.
+    /// True if a model is wrapped (false when moved from).
+    explicit operator bool() const noexcept { return p_ != nullptr; }
+
+    /// The wrapped model if it is an M, else nullptr (also when empty).
     template <class M>
     M* target() noexcept {
-        return static_cast<M*>(const_cast<void*>(p_->target(typeid(M))));
+        return p_ ? static_cast<M*>(const_cast<void*>(p_->target(typeid(M)))) : nullptr;
     }
     template <class M>
     const M* target() const noexcept {
-        return static_cast<const M*>(p_->target(typeid(M)));
+        return p_ ? static_cast<const M*>(p_->target(typeid(M))) : nullptr;
     }
 
 private:

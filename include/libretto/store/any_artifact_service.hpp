@@ -16,7 +16,9 @@
 //
 // A blocking model runs on a worker strand (a one-thread pool the service owns, or a strand
 // on the given executor); the source and sink of the chunked calls run there too. Copies
-// share the model.
+// share the model. A moved-from service is empty (operator bool is false): every call fails
+// with asio::error::not_connected and "any_artifact_service: empty (moved-from)" in the
+// diagnostics, never inside the initiating call; get_executor() is empty.
 
 #include <libretto/async.hpp>
 #include <libretto/detail/async_op.hpp>
@@ -95,35 +97,37 @@ public:
     template <artifact_service S>
         requires(!std::same_as<std::decay_t<S>, any_artifact_service>)
     any_artifact_service(executor_type ex, S service, executor_type blocking_executor = {})
-        : basic_service_handle(std::move(ex), std::make_shared<detail::artifact_model<S>>(std::move(service)), S::blocking,
+        : basic_service_handle("any_artifact_service: empty (moved-from)", std::move(ex), std::make_shared<detail::artifact_model<S>>(std::move(service)), S::blocking,
                                std::move(blocking_executor)) {}
 
     // ---- synchronous: blocks for a blocking model; safe to mix with the async operations.
     boost::system::error_code save(const artifact_key& k, std::string_view data, std::string_view mime_type,
                                    const json::object& metadata, artifact_info& out, diagnostics* d = nullptr) {
         artifact_source in = detail::source_of(data);
-        return impl_->save(k, in, mime_type, metadata, out, d);
+        return impl_ ? impl_->save(k, in, mime_type, metadata, out, d) : empty_error(d);
     }
     boost::system::error_code save_from(const artifact_key& k, artifact_source& in, std::string_view mime_type,
                                         const json::object& metadata, artifact_info& out, diagnostics* d = nullptr) {
-        return impl_->save(k, in, mime_type, metadata, out, d);
+        return impl_ ? impl_->save(k, in, mime_type, metadata, out, d) : empty_error(d);
     }
     boost::system::error_code load(const artifact_key& k, std::optional<std::int64_t> version,
                                    std::optional<artifact>& out, diagnostics* d = nullptr) {
-        return load_whole(*impl_, k, version, out, d);
+        return impl_ ? load_whole(*impl_, k, version, out, d) : empty_error(d);
     }
     boost::system::error_code load_to(const artifact_key& k, std::optional<std::int64_t> version, artifact_sink& out,
                                       std::optional<artifact_info>& info, diagnostics* d = nullptr) {
-        return impl_->load(k, version, out, info, d);
+        return impl_ ? impl_->load(k, version, out, info, d) : empty_error(d);
     }
     boost::system::error_code list(const std::string& app, const std::string& user, const std::string& session,
                                    std::vector<std::string>& names, diagnostics* d = nullptr) {
-        return impl_->list(app, user, session, names, d);
+        return impl_ ? impl_->list(app, user, session, names, d) : empty_error(d);
     }
     boost::system::error_code versions(const artifact_key& k, std::vector<artifact_info>& out, diagnostics* d = nullptr) {
-        return impl_->versions(k, out, d);
+        return impl_ ? impl_->versions(k, out, d) : empty_error(d);
     }
-    boost::system::error_code remove(const artifact_key& k, diagnostics* d = nullptr) { return impl_->remove(k, d); }
+    boost::system::error_code remove(const artifact_key& k, diagnostics* d = nullptr) {
+        return impl_ ? impl_->remove(k, d) : empty_error(d);
+    }
 
     // ---- asynchronous
     template <boost::asio::completion_token_for<artifact_save_signature> Token = default_completion_token_t>

@@ -11,7 +11,10 @@
 //   async_erase_session(app, user, session[, diag])             -> void(error_code)
 //
 // A blocking model runs on a worker strand (a one-thread pool the service owns, or a strand
-// on the given executor). Copies share the model.
+// on the given executor). Copies share the model. A moved-from service is empty (operator
+// bool is false): every call fails with asio::error::not_connected and "any_memory_service:
+// empty (moved-from)" in the diagnostics, never inside the initiating call; get_executor()
+// is empty.
 
 #include <libretto/async.hpp>
 #include <libretto/detail/async_op.hpp>
@@ -68,20 +71,20 @@ public:
     template <memory_service S>
         requires(!std::same_as<std::decay_t<S>, any_memory_service>)
     any_memory_service(executor_type ex, S service, executor_type blocking_executor = {})
-        : basic_service_handle(std::move(ex), std::make_shared<detail::memory_model<S>>(std::move(service)), S::blocking,
+        : basic_service_handle("any_memory_service: empty (moved-from)", std::move(ex), std::make_shared<detail::memory_model<S>>(std::move(service)), S::blocking,
                                std::move(blocking_executor)) {}
 
     // ---- synchronous: blocks for a blocking model.
     boost::system::error_code add(const std::string& app, const std::string& user, const std::string& session,
                                   event_span events, std::size_t& added, diagnostics* d = nullptr) {
-        return impl_->add(app, user, session, events, added, d);
+        return impl_ ? impl_->add(app, user, session, events, added, d) : empty_error(d);
     }
     boost::system::error_code search(const memory_query& q, std::vector<memory_entry>& out, diagnostics* d = nullptr) {
-        return impl_->search(q, out, d);
+        return impl_ ? impl_->search(q, out, d) : empty_error(d);
     }
     boost::system::error_code erase_session(const std::string& app, const std::string& user, const std::string& session,
                                             diagnostics* d = nullptr) {
-        return impl_->erase(app, user, session, d);
+        return impl_ ? impl_->erase(app, user, session, d) : empty_error(d);
     }
 
     // ---- asynchronous

@@ -15,7 +15,10 @@
 // A blocking model (files, SQLite, PostgreSQL) runs on a worker strand (a one-thread pool
 // the index owns, or a strand on the given blocking executor), so the caller's thread never
 // waits; a memory model runs in the initiating call. Completions go through the handler's
-// associated executor (default: the index's). Copies share the model.
+// associated executor (default: the index's). Copies share the model. A moved-from index
+// is empty (operator bool is false): every call fails with asio::error::not_connected and
+// "any_session_index: empty (moved-from)" in the diagnostics, never inside the initiating
+// call; get_executor() is empty.
 
 #include <libretto/async.hpp>
 #include <libretto/detail/async_op.hpp>
@@ -94,29 +97,31 @@ public:
     template <session_index S>
         requires(!std::same_as<std::decay_t<S>, any_session_index>)
     any_session_index(executor_type ex, S index, executor_type blocking_executor = {})
-        : basic_service_handle(std::move(ex), std::make_shared<detail::index_model<S>>(std::move(index)), S::blocking,
+        : basic_service_handle("any_session_index: empty (moved-from)", std::move(ex), std::make_shared<detail::index_model<S>>(std::move(index)), S::blocking,
                                std::move(blocking_executor)) {}
 
     // ---- synchronous: blocks for a blocking model; safe to mix with the async operations.
     boost::system::error_code get(const std::string& app, const std::string& key, std::optional<conversation_entry>& out,
                                   diagnostics* d = nullptr) {
-        return impl_->get(app, key, out, d);
+        return impl_ ? impl_->get(app, key, out, d) : empty_error(d);
     }
-    boost::system::error_code put(const conversation_entry& e, diagnostics* d = nullptr) { return impl_->put(e, d); }
+    boost::system::error_code put(const conversation_entry& e, diagnostics* d = nullptr) {
+        return impl_ ? impl_->put(e, d) : empty_error(d);
+    }
     boost::system::error_code patch(const std::string& app, const std::string& key, const conversation_patch& p,
                                     conversation_entry& out, diagnostics* d = nullptr) {
-        return impl_->patch(app, key, p, out, d);
+        return impl_ ? impl_->patch(app, key, p, out, d) : empty_error(d);
     }
     boost::system::error_code list(const conversation_query& q, std::vector<conversation_entry>& out,
                                    diagnostics* d = nullptr) {
-        return impl_->list(q, out, d);
+        return impl_ ? impl_->list(q, out, d) : empty_error(d);
     }
     boost::system::error_code erase(const std::string& app, const std::string& key, diagnostics* d = nullptr) {
-        return impl_->erase(app, key, d);
+        return impl_ ? impl_->erase(app, key, d) : empty_error(d);
     }
     boost::system::error_code replace(const std::string& app, const std::vector<conversation_entry>& entries,
                                       diagnostics* d = nullptr) {
-        return impl_->replace(app, entries, d);
+        return impl_ ? impl_->replace(app, entries, d) : empty_error(d);
     }
 
     // ---- asynchronous

@@ -12,9 +12,15 @@
 // has nothing to flush (async_flush succeeds at once); a store without a batch append
 // refuses async_append_batch with boost::asio::error::operation_not_supported (splitting
 // it into single appends would break its all-or-nothing promise): supports_batch() tells.
+//
+// A moved-from any_store is empty (operator bool is false): every operation completes with
+// boost::asio::error::not_connected (and "any_store: empty (moved-from)" in the
+// diagnostics), never inside the initiating call; get_executor() is empty, supports_batch()
+// false, target() nullptr.
 
 #include <libretto/async.hpp>
 #include <libretto/diagnostics.hpp>
+#include <libretto/http/detail/post_completion.hpp>
 #include <libretto/store/detail/post_result.hpp>
 #include <libretto/store/detail/store_op.hpp>
 #include <libretto/store/session_store.hpp>
@@ -125,6 +131,20 @@ class any_store {
         }
     };
 
+    // An operation of a moved-from store: not_connected and default values, posted (to the
+    // handler's executor: the store's is gone), as an empty any_transport does.
+    template <class Sig>
+    struct empty_op;
+    template <class... Args>
+    struct empty_op<void(ec_t, Args...)> {
+        template <class H>
+        static void complete(H h, diagnostics* d) {
+            if (d) d->assign("any_store: empty (moved-from)");
+            const ec_t ec(boost::asio::error::not_connected);
+            http::detail::post_completion({}, std::move(h), ec, std::decay_t<Args>{}...);
+        }
+    };
+
 public:
     using executor_type = boost::asio::any_io_executor;
 
@@ -133,15 +153,19 @@ public:
         requires(!std::is_same_v<std::decay_t<S>, any_store> && session_store<std::decay_t<S>>)
     any_store(S&& s) : p_(std::make_shared<model<std::decay_t<S>>>(std::forward<S>(s))) {}
 
-    executor_type get_executor() const { return p_->executor(); }
+    /// The wrapped store's executor; an empty one when moved from.
+    executor_type get_executor() const { return p_ ? p_->executor() : executor_type(); }
 
-    /// Whether the wrapped store has the all-or-nothing async_append_batch.
-    bool supports_batch() const noexcept { return p_->supports_batch(); }
+    /// True if a store is wrapped (false when moved from).
+    explicit operator bool() const noexcept { return p_ != nullptr; }
 
-    /// The wrapped store if it is an S, else nullptr.
+    /// Whether the wrapped store has the all-or-nothing async_append_batch (false when empty).
+    bool supports_batch() const noexcept { return p_ && p_->supports_batch(); }
+
+    /// The wrapped store if it is an S, else nullptr (also when empty).
     template <class S>
     S* target() noexcept {
-        return static_cast<S*>(const_cast<void*>(p_->target(typeid(S))));
+        return p_ ? static_cast<S*>(const_cast<void*>(p_->target(typeid(S)))) : nullptr;
     }
 
     template <boost::asio::completion_token_for<create_signature> Token = default_completion_token_t>
@@ -214,7 +238,10 @@ private:
     auto create_op(diagnostics* d, create_options o, Token&& token) {
         return detail::initiate_with_diagnostics<create_signature>(
             d, std::forward<Token>(token),
-            [p = p_](auto h, diagnostics* d, create_options o) { p->create(std::move(o), d, std::move(h)); },
+            [p = p_](auto h, diagnostics* d, create_options o) {
+                if (!p) return empty_op<create_signature>::complete(std::move(h), d);
+                p->create(std::move(o), d, std::move(h));
+            },
             std::move(o));
     }
     template <class Token>
@@ -222,6 +249,7 @@ private:
         return detail::initiate_with_diagnostics<get_signature>(
             d, std::forward<Token>(token),
             [p = p_](auto h, diagnostics* d, session_key k, get_options o) {
+                if (!p) return empty_op<get_signature>::complete(std::move(h), d);
                 p->get(std::move(k), std::move(o), d, std::move(h));
             },
             std::move(k), std::move(o));
@@ -230,26 +258,38 @@ private:
     auto list_op(diagnostics* d, list_options o, Token&& token) {
         return detail::initiate_with_diagnostics<list_signature>(
             d, std::forward<Token>(token),
-            [p = p_](auto h, diagnostics* d, list_options o) { p->list(std::move(o), d, std::move(h)); }, std::move(o));
+            [p = p_](auto h, diagnostics* d, list_options o) {
+                if (!p) return empty_op<list_signature>::complete(std::move(h), d);
+                p->list(std::move(o), d, std::move(h));
+            },
+            std::move(o));
     }
     template <class Token>
     auto delete_op(diagnostics* d, session_key k, Token&& token) {
         return detail::initiate_with_diagnostics<delete_signature>(
             d, std::forward<Token>(token),
-            [p = p_](auto h, diagnostics* d, session_key k) { p->remove(std::move(k), d, std::move(h)); }, std::move(k));
+            [p = p_](auto h, diagnostics* d, session_key k) {
+                if (!p) return empty_op<delete_signature>::complete(std::move(h), d);
+                p->remove(std::move(k), d, std::move(h));
+            },
+            std::move(k));
     }
     template <class Token>
     auto append_op(diagnostics* d, session& s, event&& e, Token&& token) {
         return detail::initiate_with_diagnostics<append_signature>(
             d, std::forward<Token>(token),
-            [p = p_](auto h, diagnostics* d, session* s, event e) { p->append(*s, std::move(e), d, std::move(h)); }, &s,
-            std::move(e));
+            [p = p_](auto h, diagnostics* d, session* s, event e) {
+                if (!p) return empty_op<append_signature>::complete(std::move(h), d);
+                p->append(*s, std::move(e), d, std::move(h));
+            },
+            &s, std::move(e));
     }
     template <class Token>
     auto batch_op(diagnostics* d, session& s, std::vector<event> evs, Token&& token) {
         return detail::initiate_with_diagnostics<append_signature>(
             d, std::forward<Token>(token),
             [p = p_](auto h, diagnostics* d, session* s, std::vector<event> evs) {
+                if (!p) return empty_op<append_signature>::complete(std::move(h), d);
                 p->append_batch(*s, std::move(evs), d, std::move(h));
             },
             &s, std::move(evs));
@@ -258,7 +298,11 @@ private:
     auto flush_op(diagnostics* d, session_key k, Token&& token) {
         return detail::initiate_with_diagnostics<flush_signature>(
             d, std::forward<Token>(token),
-            [p = p_](auto h, diagnostics* d, session_key k) { p->flush(std::move(k), d, std::move(h)); }, std::move(k));
+            [p = p_](auto h, diagnostics* d, session_key k) {
+                if (!p) return empty_op<flush_signature>::complete(std::move(h), d);
+                p->flush(std::move(k), d, std::move(h));
+            },
+            std::move(k));
     }
 
     std::shared_ptr<iface> p_;
