@@ -237,12 +237,31 @@ BOOST_AUTO_TEST_CASE(branch_rules) {
     BOOST_TEST(rooted.branch() == "root");
 }
 
-BOOST_AUTO_TEST_CASE(empty_agent_name_and_suffix) {
+BOOST_AUTO_TEST_CASE(empty_agent_name_and_suffix_are_refused) {
+    // orxhestra appends an empty segment (f"{branch}.{''}"): "root.", and at the top level
+    // the parent's own branch "", where the child sees its siblings' events and they its.
+    // Refused here, as is a suffix with an empty segment.
+    auto refused = [](auto f, const std::string& why) {
+        try {
+            (void)f();
+            BOOST_ERROR("taken: " << why);
+        } catch (const boost::system::system_error& e) {
+            BOOST_TEST((e.code() == libretto::errc::invalid_argument));
+            BOOST_TEST(std::string(e.what()).find(why) != std::string::npos, e.what());
+        }
+    };
     invocation_context rooted(opts("inv", "root"));
-    // Both empty: an empty segment is appended (orxhestra: f"{branch}.{''}").
-    BOOST_TEST(rooted.derive("").branch() == "root.");
     invocation_context bare(opts("inv", ""));
-    BOOST_TEST(bare.derive("").branch() == "");
+    refused([&] { return rooted.derive(""); }, "invocation_context::derive: empty agent name");
+    refused([&] { return bare.derive(""); }, "invocation_context::derive: empty agent name");
+    refused([&] { return bare.derive("", "x"); }, "empty agent name");
+    for (std::string_view bad : {"x.", ".x", "p..c", "."})
+        refused([&] { return rooted.derive("d", bad); }, "branch suffix '" + std::string(bad) + "' has an empty segment");
+    refused([&] { return rooted.derive("a.", ""); }, "branch suffix 'a.' has an empty segment");
+    refused([&] { return rooted.for_agent(""); }, "invocation_context::for_agent: empty agent name");
+    // Dots between segments are paths, as parallel_agent's "p.c".
+    BOOST_TEST(rooted.derive("c", "p.c").branch() == "root.p.c");
+    BOOST_TEST(bare.derive("c", "p.c").branch() == "p.c");
 }
 
 BOOST_AUTO_TEST_CASE(identity_is_copied) {

@@ -390,6 +390,16 @@ void case_json_no_back_end_could_read_back_is_refused() {
         q = query();                                                                                             \
         q.active_since = 199;                                                                                    \
         BOOST_TEST(keys(list(ix, q)) == (v{"agent:a:main", "cron:nightly"}));                                     \
+        /* A NaN time listed nothing, silently: refused, naming the member. */                                 \
+        for (int which = 0; which < 2; ++which) {                                                                \
+            q = query();                                                                                         \
+            (which ? q.inactive_since : q.active_since) = std::numeric_limits<double>::quiet_NaN();              \
+            std::vector<lb::conversation_entry> none;                                                            \
+            lb::diagnostics nd;                                                                                  \
+            BOOST_TEST((ix.index_list(q, none, &nd) == lb::errc::invalid_argument));                             \
+            BOOST_TEST(nd.message().find(which ? "inactive_since is NaN" : "active_since is NaN") !=              \
+                           std::string::npos, nd.message());                                                      \
+        }                                                                                                        \
         q = query();                                                                                             \
         q.parent_session_id = "s1";                                                                              \
         BOOST_TEST(list(ix, q).empty());                                                                         \

@@ -10,6 +10,7 @@
 // event callback) is shared by reference between a context and everything derived from
 // it. The session is held per context (clear_session gives a child its own).
 
+#include <libretto/error.hpp>
 #include <libretto/event/event.hpp>
 #include <libretto/session/session.hpp>
 #include <libretto/session/state.hpp>
@@ -18,6 +19,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <functional>
 #include <map>
@@ -207,9 +209,18 @@ public:
 
     /// A context for sub-agent `agent_name`: same invocation, branch extended by
     /// `branch_suffix` (default: the agent's name) with a dot; everything shared stays shared.
+    /// Throws system_error(errc::invalid_argument) for an empty name, or a suffix with an
+    /// empty segment (leading, trailing or doubled dot): an empty segment would give the
+    /// child its parent's branch, or a path no branch test reads as meant.
     invocation_context derive(std::string agent_name, std::string_view branch_suffix = {}) const {
-        invocation_context c = *this;
         std::string_view suffix = branch_suffix.empty() ? std::string_view(agent_name) : branch_suffix;
+        if (agent_name.empty() || suffix.front() == '.' || suffix.back() == '.' ||
+            suffix.find("..") != std::string_view::npos)
+            throw boost::system::system_error(make_error_code(errc::invalid_argument),
+                                              agent_name.empty() ? std::string("invocation_context::derive: empty agent name")
+                                                                 : "invocation_context::derive: branch suffix '" +
+                                                                       std::string(suffix) + "' has an empty segment");
+        invocation_context c = *this;
         c.branch_ = branch_.empty() ? std::string(suffix) : branch_ + "." + std::string(suffix);
         c.agent_name_ = std::move(agent_name);
         return c;
@@ -218,7 +229,11 @@ public:
     /// A context for sub-agent `agent_name` on this context's branch: same invocation,
     /// everything shared. The children of sequential_agent and loop_agent run on it (ADK:
     /// only a parallel fork opens a branch; a sequence's children see each other).
+    /// Throws system_error(errc::invalid_argument) for an empty name.
     invocation_context for_agent(std::string agent_name) const {
+        if (agent_name.empty())
+            throw boost::system::system_error(make_error_code(errc::invalid_argument),
+                                              "invocation_context::for_agent: empty agent name");
         invocation_context c = *this;
         c.agent_name_ = std::move(agent_name);
         return c;

@@ -88,6 +88,7 @@ public:
         if (d) d->clear();
         out.reset();
         if (auto ec = detail::validate_key(k)) return fail(d, ec, "get: " + detail::key_problem(k));
+        if (auto why = detail::get_options_problem(o); !why.empty()) return fail(d, errc::invalid_argument, "get: " + why);
         std::lock_guard lock(data_->mutex);
         const stored* s = find(k);
         if (!s) return {};

@@ -324,6 +324,12 @@ inline boost::system::error_code check_query(const conversation_query& q, diagno
         if (diag) diag->assign("session index: list: the app id " + p);
         return errc::invalid_argument;
     }
+    // A NaN time compares false with every time: the query would list nothing, silently.
+    for (auto [name, t] : {std::pair{"active_since", q.active_since}, {"inactive_since", q.inactive_since}})
+        if (t && std::isnan(*t)) {
+            if (diag) diag->assign(std::string("session index: list: conversation_query::") + name + " is NaN");
+            return errc::invalid_argument;
+        }
     return {};
 }
 

@@ -156,6 +156,7 @@ inline error_code engine::get(diagnostics* d, const session_key& k, const get_op
                               std::optional<session>& out) {
     out.reset();
     if (auto ec = detail::validate_key(k)) return bad_key(d, ec, detail::key_problem(k));
+    if (auto why = detail::get_options_problem(o); !why.empty()) return bad_key(d, errc::invalid_argument, why);
     std::shared_ptr<open_session> sp;
     std::unique_lock<std::mutex> lk;
     if (auto ec = enter(d, k, false, sp, lk)) return ec;

@@ -86,6 +86,8 @@ template <class = void>
 inline awaitable<std::tuple<error_code, std::optional<session>>> get_op(pool_ptr p, diagnostics* d, session_key k, get_options o) {
     using result_t = std::tuple<error_code, std::optional<session>>;
     if (auto ec = detail::validate_key(k)) co_return result_t{failed(d, ec, detail::key_problem(k)), std::nullopt};
+    if (auto why = detail::get_options_problem(o); !why.empty())
+        co_return result_t{failed(d, errc::invalid_argument, why), std::nullopt};
     const bool want_events = !(o.num_recent_events && *o.num_recent_events == 0);
     detail::pg::params q;
     q.add(k.app_name).add(k.user_id).add(k.session_id);

@@ -50,6 +50,7 @@ inline sqlite_core::result sqlite_core::create_impl(create_options o, session& o
 inline sqlite_core::result sqlite_core::get_impl(const session_key& k, const get_options& o, std::optional<session>& out) {
     out.reset();
     if (auto ec = validate_key(k)) return {ec, key_problem(k)};
+    if (auto why = get_options_problem(o); !why.empty()) return {errc::invalid_argument, why};
     std::lock_guard lock(mutex_);
     // One read transaction: the session row, shared state and events are one snapshot.
     sqlite::transaction tx(begin_, commit_, rollback_);

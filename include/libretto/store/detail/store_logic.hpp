@@ -305,6 +305,14 @@ inline std::string key_problem(std::string_view app, std::string_view user, std:
 }
 inline std::string key_problem(const session_key& k) { return key_problem(k.app_name, k.user_id, k.session_id); }
 
+/// Why a get cannot take `o`, or "": a NaN from_timestamp compares false with every time,
+/// and the back ends then disagreed (no events from one, all from another). An infinity
+/// is a time like any other (+inf: none, -inf: all).
+inline std::string get_options_problem(const get_options& o) {
+    if (o.from_timestamp && std::isnan(*o.from_timestamp)) return "get_options::from_timestamp is NaN";
+    return {};
+}
+
 } // namespace libretto::detail
 
 #endif
