@@ -20,7 +20,7 @@
 
 #include <libretto/async.hpp>
 #include <libretto/diagnostics.hpp>
-#include <libretto/http/detail/post_completion.hpp>
+#include <libretto/detail/post_completion.hpp>
 #include <libretto/store/detail/post_result.hpp>
 #include <libretto/store/detail/store_op.hpp>
 #include <libretto/store/session_store.hpp>
@@ -141,7 +141,7 @@ class any_store {
         static void complete(H h, diagnostics* d) {
             if (d) d->assign("any_store: empty (moved-from)");
             const ec_t ec(boost::asio::error::not_connected);
-            http::detail::post_completion({}, std::move(h), ec, std::decay_t<Args>{}...);
+            detail::post_completion({}, std::move(h), ec, std::decay_t<Args>{}...);
         }
     };
 

@@ -10,7 +10,7 @@
 
 #include <libretto/detail/async_op.hpp>
 #include <libretto/diagnostics.hpp>
-#include <libretto/http/detail/post_completion.hpp>
+#include <libretto/detail/post_completion.hpp>
 #include <libretto/store/detail/post_result.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -82,7 +82,7 @@ struct empty_handle_completion<void(boost::system::error_code, Args...)> {
     template <class Handler>
     static void post(Handler handler, const boost::asio::any_io_executor& ex) {
         const boost::system::error_code ec(boost::asio::error::not_connected);
-        http::detail::post_completion(ex, std::move(handler), ec, std::decay_t<Args>{}...);
+        post_completion(ex, std::move(handler), ec, std::decay_t<Args>{}...);
     }
 };
 
