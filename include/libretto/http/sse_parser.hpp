@@ -83,8 +83,8 @@ public:
                 if (!lf) lf = end;
             }
             const char* cr = static_cast<const char*>(std::memchr(p, '\r', static_cast<std::size_t>(lf - p)));
-            const char* eol = cr ? cr : (lf != end ? lf : nullptr);
-            if (!eol) {
+            const char* const eol = cr ? cr : lf;
+            if (eol == end) {
                 // An incomplete line: keep it for the next chunk.
                 if (!append_partial(std::string_view(p, left))) return fail();
                 break;
