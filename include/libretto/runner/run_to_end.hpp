@@ -21,6 +21,7 @@
 #include <libretto/async.hpp>
 #include <libretto/detail/async_op.hpp>
 #include <libretto/detail/config.hpp>
+#include <libretto/detail/deadline.hpp>
 #include <libretto/diagnostics.hpp>
 #include <libretto/error.hpp>
 #include <libretto/event/event.hpp>
@@ -74,7 +75,8 @@ struct run_to_end_options {
     /// The turn's time limit, from the start of the operation; zero (the default): none.
     /// When it passes the turn is cancelled (what was stored stays stored) and the
     /// operation completes with errc::limit_exceeded. A negative limit is refused
-    /// (errc::invalid_argument, the turn never starts); one beyond a century is none.
+    /// (errc::invalid_argument, the turn never starts); milliseconds::max() waits as long
+    /// as the clock can count.
     std::chrono::milliseconds time_limit{0};
     /// Called with every event as it arrives, partial ones included (to show text as the
     /// model writes it), on the turn's executor, before the event is kept. An exception it
@@ -231,9 +233,9 @@ struct run_to_end_op {
                 boost::asio::dispatch(s->ex, [s] { s->stop_turn(run_to_end_state::stop::cancelled); });
             });
         }
-        // Past a century means none (and the timer's nanoseconds would overflow).
-        if (st->options.time_limit.count() > 0 && st->options.time_limit < std::chrono::hours(24 * 36525)) {
-            st->timer.emplace(st->ex, st->options.time_limit);
+        if (st->options.time_limit.count() > 0) {
+            // A deadline, saturated: milliseconds::max() would overflow the timer's nanoseconds.
+            st->timer.emplace(st->ex, detail::deadline_after(st->options.time_limit));
             st->timer->async_wait([s = st](boost::system::error_code ec) {
                 if (!ec) s->stop_turn(run_to_end_state::stop::time_limit);
             });

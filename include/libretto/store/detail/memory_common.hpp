@@ -124,14 +124,16 @@ inline constexpr char32_t stray_byte = 0x110000;
 // Decodes the code point at s[i] and moves i past it. The texts an entry holds and the
 // queries are checked UTF-8, but the runner's preload asks for the words of any text.
 inline char32_t next(std::string_view s, std::size_t& i) noexcept {
-    const auto c = static_cast<unsigned char>(s[i]);
-    const std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    if (n == 1) {
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data()) + i;
+    const unsigned char c = *p;
+    if (c < 0x80) {
         ++i;
         return c;
     }
-    // find_invalid_utf8 also refuses overlong forms, surrogates and what is past U+10FFFF.
-    if (n == 0 || i + n > s.size() || find_invalid_utf8(s.substr(i, n))) {
+    // utf8_sequence (json_text.hpp) also refuses overlong forms, surrogates and what is past
+    // U+10FFFF, and a sequence cut short.
+    const std::size_t n = utf8_sequence(p, reinterpret_cast<const unsigned char*>(s.data()) + s.size());
+    if (n == 0) {
         ++i;
         return stray_byte + c;
     }
